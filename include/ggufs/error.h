@@ -1,0 +1,40 @@
+// Errors raised by ggufs and the process exit codes they map to.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace ggufs {
+
+/// Process exit codes of the `ggufs` command (documented in the README).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitUsage = 1,        ///< bad command line
+  kExitCannotRead = 2,   ///< the model file cannot be opened or read
+  kExitInvalidGguf = 3,  ///< the file is not a valid GGUF file (or a variant not supported yet)
+  kExitMountFailed = 4,  ///< FUSE could not mount or serve
+};
+
+/// The file cannot be opened or read (an OS error), as opposed to being malformed.
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A GGUF file is malformed or unsupported. what() is the full message
+/// "FILE: at byte OFFSET: PROBLEM"; the parts are kept for tests and callers.
+class ParseError : public std::runtime_error {
+ public:
+  ParseError(std::string file, std::uint64_t offset, std::string problem);
+  const std::string& file() const { return file_; }
+  std::uint64_t offset() const { return offset_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string file_;
+  std::uint64_t offset_;
+  std::string problem_;
+};
+
+}  // namespace ggufs

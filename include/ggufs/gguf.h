@@ -1,0 +1,96 @@
+// The GGUF container model (header, metadata key/values, tensor infos) and its validating parser.
+// Format: GGUF spec (gguf.md) as summarised in shared ggml-types.md §6.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "ggufs/byte_source.h"
+
+namespace ggufs {
+
+/// GGUF metadata value types (ggml-types.md §6).
+enum class ValueType : std::uint32_t {
+  kUint8 = 0,
+  kInt8 = 1,
+  kUint16 = 2,
+  kInt16 = 3,
+  kUint32 = 4,
+  kInt32 = 5,
+  kFloat32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kUint64 = 10,
+  kInt64 = 11,
+  kFloat64 = 12,
+};
+
+/// The spec's name of a value type: "uint8", "float32", "string", "array", …
+std::string_view value_type_name(ValueType t);
+
+struct Value;
+
+/// An array value: its element type and elements (which may themselves be arrays: the spec
+/// allows nesting, ggml does not).
+struct Array {
+  ValueType elem_type = ValueType::kUint8;
+  std::vector<Value> items;
+};
+
+/// One metadata value. Unsigned integers are held as uint64_t, signed as int64_t, float32 as
+/// float, float64 as double, bool as bool, string as its raw bytes (not checked for UTF-8).
+struct Value {
+  ValueType type = ValueType::kUint8;
+  std::variant<std::uint64_t, std::int64_t, float, double, bool, std::string, Array> data;
+};
+
+/// One metadata key/value pair.
+struct KeyValue {
+  std::string key;
+  Value value;
+  std::uint64_t offset = 0;  ///< byte offset of the pair (its key length) in the file
+};
+
+/// One tensor info, with the derived sizes.
+struct TensorInfo {
+  std::string name;
+  std::uint32_t n_dims = 0;
+  std::array<std::uint64_t, 4> ne{1, 1, 1, 1};  ///< elements per dimension, ne[0] fastest; padded
+  std::uint32_t type = 0;                       ///< ggml type id (may be removed or unknown)
+  std::uint64_t offset = 0;       ///< offset of the data relative to the data section (bytes)
+  std::uint64_t file_offset = 0;  ///< absolute offset of the data in the file (bytes)
+  std::uint64_t n_elements = 0;   ///< ne[0] × ne[1] × ne[2] × ne[3]
+  std::optional<std::uint64_t> n_bytes;  ///< stored size; nullopt for a removed/unknown type
+  std::uint64_t info_offset = 0;         ///< byte offset of this tensor info in the file
+};
+
+/// A parsed and validated GGUF file.
+struct GgufFile {
+  std::string path;  ///< as given by the user; used in messages
+  std::uint32_t version = 0;
+  std::uint64_t tensor_count = 0;
+  std::uint64_t kv_count = 0;
+  std::uint32_t alignment = 32;   ///< general.alignment, default 32
+  std::uint64_t data_offset = 0;  ///< start of the data section (bytes)
+  std::uint64_t file_size = 0;
+  std::vector<KeyValue> kv;
+  std::vector<TensorInfo> tensors;
+};
+
+/// Parses and validates a whole GGUF file before anything is served (ggml-types.md §6):
+/// magic, version 2 or 3 (1 and big-endian files are refused with a message saying so),
+/// every count, length, value type, dimension, type id and offset checked against the file
+/// size before allocating; unique non-empty keys; general.alignment a uint32 power of two;
+/// unique tensor names of at most 64 bytes; n_dims ≤ 4; ne[0] a multiple of the block size;
+/// aligned, in-bounds, non-overlapping tensor data. Tensors of removed or unknown type ids are
+/// kept (with n_bytes = nullopt) and their data is not checked.
+/// Throws ParseError (file, byte offset, problem) on invalid input, IoError on read failure.
+GgufFile parse_gguf(const ByteSource& src, const std::string& path);
+
+}  // namespace ggufs

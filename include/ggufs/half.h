@@ -1,0 +1,37 @@
+// IEEE 754 binary16 and bfloat16 conversions (ggml-types.md §2).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+namespace ggufs {
+
+/// Exact half → float conversion (ggml-types.md §2, F16): every half converts exactly.
+inline float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1fu;
+  const std::uint32_t man = h & 0x3ffu;
+  std::uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) return std::bit_cast<float>(sign);
+    // Subnormal: m × 2^-24, exact in float.
+    const float v = static_cast<float>(man) * 0x1p-24f;
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) | sign);
+  }
+  if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+/// Float → half, round to nearest even; used by our own writer and quantizers, not by decoding.
+std::uint16_t float_to_half(float f);
+
+/// bfloat16 → float: the 16 bits become the upper half of the float (ggml-types.md §2, BF16).
+inline float bf16_to_float(std::uint16_t b) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+}  // namespace ggufs

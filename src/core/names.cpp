@@ -1,0 +1,47 @@
+// Name rules: key and tensor names as file names, and file-derived text made safe to print.
+#include "ggufs/names.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace ggufs {
+
+std::string file_name_for(std::string_view name) {
+  // The three names a directory entry cannot have. None of them can come out of the loop below
+  // for another name: every other result holding '%' has it followed by two hex digits.
+  if (name.empty()) return "%";
+  if (name == ".") return "%2E";
+  if (name == "..") return "%2E%2E";
+  std::string out;
+  out.reserve(name.size());
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    // '%' is the escape character, so it is always escaped: decoding every "%XX" gives the name
+    // back, which makes the mapping injective. DEL counts as a control byte.
+    if (c == '%' || c == '/' || c < 0x20 || c == 0x7f) {
+      fmt::format_to(std::back_inserter(out), "%{:02X}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c < 0x20 || c == 0x7f) {
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", c);
+    } else {
+      out += ch;  // bytes >= 0x80 (UTF-8) are kept
+    }
+  }
+  return out;
+}
+
+}  // namespace ggufs

@@ -1,0 +1,159 @@
+#include "fuse_adapter.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cfloat>
+#include <cstring>
+#include <exception>
+#include <vector>
+
+#include "ggufs/names.h"
+
+namespace ggufs {
+namespace {
+
+// The image never changes while mounted, so entries, attributes and negative lookups may be
+// cached for as long as the kernel likes.
+constexpr double kForever = DBL_MAX;
+
+const MountContext& ctx(fuse_req_t req) {
+  return *static_cast<const MountContext*>(fuse_req_userdata(req));
+}
+
+struct stat make_stat(const MountContext& c, Ino ino, const Node& n) {
+  struct stat st {};
+  st.st_ino = ino;
+  if (n.kind == NodeKind::kDirectory) {
+    st.st_mode = S_IFDIR | 0555;
+    st.st_nlink = 2;
+  } else {
+    st.st_mode = S_IFREG | 0444;
+    st.st_nlink = 1;
+  }
+  st.st_size = static_cast<off_t>(n.size);
+  st.st_blksize = 4096;
+  st.st_blocks = static_cast<blkcnt_t>((n.size + 511) / 512);
+  st.st_uid = c.uid;
+  st.st_gid = c.gid;
+  st.st_atim = st.st_mtim = st.st_ctim = c.mtime;
+  return st;
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const MountContext& c = ctx(req);
+  fuse_entry_param e{};
+  e.attr_timeout = e.entry_timeout = kForever;
+  const Node* p = c.tree.node(parent);
+  if (!p) return void(fuse_reply_err(req, ENOENT));
+  if (p->kind != NodeKind::kDirectory) return void(fuse_reply_err(req, ENOTDIR));
+  if (const Ino ino = c.tree.lookup(parent, name)) {
+    e.ino = ino;
+    e.attr = make_stat(c, ino, *c.tree.node(ino));
+  }  // else ino 0: a cached negative entry
+  fuse_reply_entry(req, &e);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  const MountContext& c = ctx(req);
+  const Node* n = c.tree.node(ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  const struct stat st = make_stat(c, ino, *n);
+  fuse_reply_attr(req, &st, kForever);
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const Node* n = ctx(req).tree.node(ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
+  if ((fi->flags & O_ACCMODE) != O_RDONLY) return void(fuse_reply_err(req, EROFS));
+  fi->keep_cache = 1;  // content never changes: keep the page cache across opens
+  fuse_reply_open(req, fi);
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  const MountContext& c = ctx(req);
+  const Node* n = c.tree.node(ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
+  thread_local std::vector<char> buf;
+  try {
+    buf.resize(size);
+    const std::size_t got = c.reader.read(*n, buf.data(), size, static_cast<std::uint64_t>(off));
+    fuse_reply_buf(req, buf.data(), got);
+  } catch (const std::exception& e) {
+    // Never let a fault under the mount take the daemon down: this read fails, others go on.
+    fmt::print(stderr, "ggufs: read of '{}' failed: {}\n", printable(n->name), printable(e.what()));
+    fuse_reply_err(req, EIO);
+  }
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const Node* n = ctx(req).tree.node(ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  if (n->kind != NodeKind::kDirectory) return void(fuse_reply_err(req, ENOTDIR));
+  fi->cache_readdir = 1;
+  fi->keep_cache = 1;
+  fuse_reply_open(req, fi);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  const MountContext& c = ctx(req);
+  const Node* dir = c.tree.node(ino);
+  if (!dir) return void(fuse_reply_err(req, ENOENT));
+  // Entry k (0 = ".", 1 = "..", then the children in file order) has offset k + 1.
+  std::vector<char> buf(size);
+  std::size_t used = 0;
+  const std::size_t total = dir->children.size() + 2;
+  for (std::size_t k = static_cast<std::size_t>(off); k < total; ++k) {
+    struct stat st {};
+    const char* name;
+    if (k < 2) {
+      name = k == 0 ? "." : "..";
+      st.st_ino = k == 0 ? ino : dir->parent;
+      st.st_mode = S_IFDIR;
+    } else {
+      const Ino child = dir->children[k - 2];
+      const Node* n = c.tree.node(child);
+      name = n->name.c_str();
+      st.st_ino = child;
+      st.st_mode = n->kind == NodeKind::kDirectory ? S_IFDIR : S_IFREG;
+    }
+    const std::size_t need = fuse_add_direntry(req, buf.data() + used, size - used, name, &st,
+                                               static_cast<off_t>(k + 1));
+    if (need > size - used) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+  struct statvfs s {};
+  s.f_bsize = s.f_frsize = 4096;
+  s.f_files = ctx(req).tree.count();
+  s.f_namemax = 255;
+  s.f_flag = ST_RDONLY;
+  fuse_reply_statfs(req, &s);
+}
+
+const fuse_lowlevel_ops kOps = [] {
+  fuse_lowlevel_ops ops{};
+  ops.lookup = op_lookup;
+  ops.getattr = op_getattr;
+  ops.open = op_open;
+  ops.read = op_read;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.statfs = op_statfs;
+  return ops;
+}();
+
+}  // namespace
+
+const fuse_lowlevel_ops& fuse_operations() { return kOps; }
+
+}  // namespace ggufs

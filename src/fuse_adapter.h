@@ -1,0 +1,26 @@
+// The FUSE low-level adapter: translates requests into Tree lookups and ContentReader reads.
+// No format logic lives here.
+#pragma once
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <sys/types.h>
+
+#include "ggufs/content.h"
+#include "ggufs/tree.h"
+
+namespace ggufs {
+
+/// What every request handler needs; immutable while mounted. Passed as the session userdata.
+struct MountContext {
+  const Tree& tree;
+  const ContentReader& reader;
+  uid_t uid;
+  gid_t gid;
+  struct timespec mtime;  ///< of the backing file; reported for every node
+};
+
+/// The table of request handlers (lookup, getattr, open, read, opendir, readdir, statfs).
+const fuse_lowlevel_ops& fuse_operations();
+
+}  // namespace ggufs

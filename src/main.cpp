@@ -1,0 +1,204 @@
+// ggufs: mount a GGUF model file as a read-only tree. Parses and validates the whole file first,
+// then mounts, goes to the background (unless -f) and serves requests until unmounted.
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "fuse_adapter.h"
+#include "ggufs/byte_source.h"
+#include "ggufs/content.h"
+#include "ggufs/error.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/gguf.h"
+#include "ggufs/names.h"
+#include "ggufs/render.h"
+#include "ggufs/tree.h"
+
+namespace {
+
+using namespace ggufs;
+
+constexpr const char* kUsage =
+    "usage: ggufs [options] FILE MOUNTPOINT\n"
+    "\n"
+    "Mounts the GGUF model FILE read-only at MOUNTPOINT:\n"
+    "  gguf.json  tensors.tsv  metadata/<key>  raw/<tensor>  f32/<tensor>  npy/<tensor>.npy\n"
+    "Unmount with: fusermount3 -u MOUNTPOINT\n"
+    "\n"
+    "options:\n"
+    "  -h, --help          print this help and exit\n"
+    "  -V, --version       print the version and exit\n"
+    "  -f                  stay in the foreground (SIGINT/SIGTERM unmount)\n"
+    "  -d                  debug: log every FUSE request (implies -f)\n"
+    "  -s                  serve requests on a single thread\n"
+    "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other)\n"
+    "\n"
+    "exit codes: 0 ok, 1 usage error, 2 cannot open/read FILE, 3 not a valid GGUF file,\n"
+    "            4 mount failed\n";
+
+struct Config {
+  const char* file = nullptr;
+  int help = 0;
+  int version = 0;
+};
+
+enum { kKeyHelp, kKeyVersion };
+
+const fuse_opt kOptions[] = {
+    FUSE_OPT_KEY("-h", kKeyHelp),
+    FUSE_OPT_KEY("--help", kKeyHelp),
+    FUSE_OPT_KEY("-V", kKeyVersion),
+    FUSE_OPT_KEY("--version", kKeyVersion),
+    FUSE_OPT_END,
+};
+
+int option_proc(void* data, const char* arg, int key, fuse_args*) {
+  auto* conf = static_cast<Config*>(data);
+  switch (key) {
+    case kKeyHelp:
+      conf->help = 1;
+      return 0;
+    case kKeyVersion:
+      conf->version = 1;
+      return 0;
+    case FUSE_OPT_KEY_NONOPT:
+      if (!conf->file) {
+        conf->file = arg;
+        return 0;  // consumed: FILE is ours, MOUNTPOINT goes on to libfuse
+      }
+      return 1;
+    default:
+      return 1;
+  }
+}
+
+// The fsname shown in /proc/mounts; ',' and '\' must be escaped for libfuse's option parser.
+std::string fsname_option(const std::string& path) {
+  std::string out = "-ofsname=";
+  for (char ch : path) {
+    if (ch == ',' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+// One line naming the types that have raw/ files only, and the ids that have no files.
+void warn_undecoded(const GgufFile& f) {
+  std::map<std::uint32_t, std::size_t> raw_only, unknown;
+  for (const TensorInfo& t : f.tensors) {
+    const TypeTraits* tr = type_traits(t.type);
+    if (!tr)
+      ++unknown[t.type];
+    else if (!tr->to_float)
+      ++raw_only[t.type];
+  }
+  if (!raw_only.empty()) {
+    std::string names;
+    for (auto [id, n] : raw_only)
+      names +=
+          fmt::format("{}{} ({} tensors)", names.empty() ? "" : ", ", type_display_name(id), n);
+    fmt::print(stderr, "ggufs: warning: {}: no float32 decoding yet for {}: raw/ only\n",
+               printable(f.path), names);
+  }
+  if (!unknown.empty()) {
+    std::string ids;
+    for (auto [id, n] : unknown)
+      ids += fmt::format("{}{} ({} tensors)", ids.empty() ? "" : ", ", id, n);
+    fmt::print(stderr,
+               "ggufs: warning: {}: removed or unknown type ids {}: listed in gguf.json and "
+               "tensors.tsv only\n",
+               printable(f.path), ids);
+  }
+}
+
+int serve(fuse_args& args, const fuse_cmdline_opts& opts, const MountContext& mctx) {
+  fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops),
+                                      const_cast<MountContext*>(&mctx));
+  if (!se) return kExitMountFailed;  // libfuse printed why (e.g. an unknown -o option)
+  int rc = kExitMountFailed;
+  if (fuse_set_signal_handlers(se) == 0) {
+    if (fuse_session_mount(se, opts.mountpoint) == 0) {
+      // The mount is live before we detach, so the command returns once it can be used.
+      fuse_daemonize(opts.foreground);
+      int loop;
+      if (opts.singlethread) {
+        loop = fuse_session_loop(se);
+      } else {
+        fuse_loop_config* cfg = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
+        fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
+        loop = fuse_session_loop_mt(se, cfg);
+        fuse_loop_cfg_destroy(cfg);
+      }
+      rc = loop == 0 ? kExitOk : kExitMountFailed;
+      fuse_session_unmount(se);
+    }
+    fuse_remove_signal_handlers(se);
+  }
+  fuse_session_destroy(se);
+  return rc;
+}
+
+int run(int argc, char** argv) {
+  fuse_args args = FUSE_ARGS_INIT(argc, argv);
+  std::unique_ptr<fuse_args, void (*)(fuse_args*)> args_guard(&args, fuse_opt_free_args);
+  Config conf;
+  if (fuse_opt_parse(&args, &conf, kOptions, option_proc) != 0) {
+    fmt::print(stderr, "{}", kUsage);
+    return kExitUsage;
+  }
+  if (conf.help) {
+    fmt::print("{}\nFUSE options:\n", kUsage);
+    std::fflush(stdout);
+    fuse_lowlevel_help();
+    return kExitOk;
+  }
+  if (conf.version) {
+    fmt::print("ggufs {}\n", GGUFS_VERSION);
+    return kExitOk;
+  }
+  fuse_cmdline_opts opts{};
+  if (fuse_parse_cmdline(&args, &opts) != 0) {
+    fmt::print(stderr, "{}", kUsage);
+    return kExitUsage;
+  }
+  std::unique_ptr<char, void (*)(void*)> mountpoint_guard(opts.mountpoint, std::free);
+  if (!conf.file || !opts.mountpoint) {
+    fmt::print(stderr, "ggufs: {} is missing\n{}", conf.file ? "MOUNTPOINT" : "FILE", kUsage);
+    return kExitUsage;
+  }
+
+  const std::string path = conf.file;
+  std::unique_ptr<FileSource> backing;
+  GgufFile file;
+  try {
+    backing = std::make_unique<FileSource>(path);
+    file = parse_gguf(*backing, path);
+  } catch (const IoError& e) {
+    fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
+    return kExitCannotRead;
+  } catch (const ParseError& e) {
+    fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
+    return kExitInvalidGguf;
+  }
+  warn_undecoded(file);
+  const Tree tree(file);
+  const ContentReader reader(file, *backing);
+  struct stat st {};
+  ::fstat(backing->fd(), &st);
+  const MountContext mctx{tree, reader, ::getuid(), ::getgid(), st.st_mtim};
+
+  fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
+  fuse_opt_add_arg(&args, fsname_option(path).c_str());
+  return serve(args, opts, mctx);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }

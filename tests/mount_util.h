@@ -1,0 +1,89 @@
+// Helpers of the mount tests: run commands, mount ggufs for real and always unmount.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "test_util.h"
+
+namespace ggufs::test {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout, and stderr where the command redirects it
+};
+
+/// Runs `cmd` with /bin/sh and captures its stdout.
+inline RunResult run(const std::string& cmd) {
+  RunResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline std::string quote(const std::filesystem::path& p) {
+  std::string out = "'";
+  for (char c : p.string()) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// True when /usr/bin/python3 has numpy.
+inline bool have_numpy() {
+  return run("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1").exit_code == 0;
+}
+
+#define GGUFS_REQUIRE_FUSE()                 \
+  if (!std::filesystem::exists("/dev/fuse")) \
+  GTEST_SKIP() << "/dev/fuse is missing: mount tests need FUSE"
+
+#define GGUFS_REQUIRE_NUMPY()       \
+  if (!::ggufs::test::have_numpy()) \
+  GTEST_SKIP() << "/usr/bin/python3 has no numpy (apt python3-numpy)"
+
+/// A real ggufs mount of `file` in a fresh temporary folder; unmounted by the destructor even
+/// when the test fails.
+class Mount {
+ public:
+  explicit Mount(const std::filesystem::path& file, const std::string& options = "") {
+    mountpoint_ = dir_.path() / "mnt";
+    std::filesystem::create_directory(mountpoint_);
+    const RunResult r = run(std::string(GGUFS_BINARY) + " " + options + " " + quote(file) + " " +
+                            quote(mountpoint_) + " 2>&1");
+    exit_code_ = r.exit_code;
+    output_ = r.output;
+    mounted_ = exit_code_ == 0;
+  }
+  ~Mount() {
+    if (!mounted_) return;
+    if (run("fusermount3 -u " + quote(mountpoint_) + " 2>&1").exit_code != 0) {
+      run("fusermount3 -uz " + quote(mountpoint_) + " 2>&1");  // never leave a mount behind
+    }
+  }
+  Mount(const Mount&) = delete;
+  Mount& operator=(const Mount&) = delete;
+
+  bool mounted() const { return mounted_; }
+  int exit_code() const { return exit_code_; }
+  const std::string& output() const { return output_; }
+  std::filesystem::path operator/(const std::string& rel) const { return mountpoint_ / rel; }
+  const std::filesystem::path& path() const { return mountpoint_; }
+
+ private:
+  TempDir dir_;
+  std::filesystem::path mountpoint_;
+  int exit_code_ = -1;
+  std::string output_;
+  bool mounted_ = false;
+};
+
+}  // namespace ggufs::test

@@ -1,0 +1,72 @@
+#include "test_util.h"
+
+#include <openssl/evp.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+
+namespace ggufs::test {
+
+std::optional<std::filesystem::path> testdata_dir() {
+  const char* env = std::getenv("GGUFS_TESTDATA");
+  std::filesystem::path p = env && *env ? env : GGUFS_TESTDATA_DEFAULT;
+  if (std::filesystem::is_directory(p)) return p;
+  return std::nullopt;
+}
+
+std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + p.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  auto b = read_file(p);
+  return {b.begin(), b.end()};
+}
+
+void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  return nlohmann::json::parse(read_text(p));
+}
+
+std::string sha256_hex(const void* data, std::size_t n) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data, n, md, &len, EVP_sha256(), nullptr) != 1) throw std::runtime_error("sha256");
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (unsigned i = 0; i < len; ++i) {
+    s += hex[md[i] >> 4];
+    s += hex[md[i] & 15];
+  }
+  return s;
+}
+
+TempDir::TempDir() {
+  std::random_device rd;
+  for (int i = 0; i < 100; ++i) {
+    auto p = std::filesystem::temp_directory_path() / ("ggufs-test-" + std::to_string(rd()));
+    if (std::filesystem::create_directory(p)) {
+      path_ = p;
+      return;
+    }
+  }
+  throw std::runtime_error("cannot create a temporary directory");
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+}  // namespace ggufs::test

@@ -1,0 +1,42 @@
+// Shared helpers of the test suites: where the shared test data lives, files, hashes, JSON.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ggufs::test {
+
+/// The shared test data folder: $GGUFS_TESTDATA if set, else ../shared/testdata beside the
+/// source tree; nullopt when it does not exist (tests then GTEST_SKIP with a message).
+std::optional<std::filesystem::path> testdata_dir();
+
+/// Skips the current test with a message when the shared test data is absent; else its path.
+#define GGUFS_REQUIRE_TESTDATA(var)                                                  \
+  auto var##_opt = ::ggufs::test::testdata_dir();                                    \
+  if (!var##_opt) GTEST_SKIP() << "shared test data not found (set GGUFS_TESTDATA)"; \
+  const std::filesystem::path var = *var##_opt
+
+std::vector<std::uint8_t> read_file(const std::filesystem::path& p);
+std::string read_text(const std::filesystem::path& p);
+void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes);
+nlohmann::json read_json(const std::filesystem::path& p);
+
+/// Lower-case hex sha256 of `n` bytes.
+std::string sha256_hex(const void* data, std::size_t n);
+
+/// A fresh empty directory under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace ggufs::test
