@@ -136,7 +136,8 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const MountContext& mc
         loop = fuse_session_loop_mt(se, cfg);
         fuse_loop_cfg_destroy(cfg);
       }
-      rc = loop == 0 ? kExitOk : kExitMountFailed;
+      // libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP: a clean unmount too.
+      rc = loop >= 0 ? kExitOk : kExitMountFailed;
       fuse_session_unmount(se);
     }
     fuse_remove_signal_handlers(se);

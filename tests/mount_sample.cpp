@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 
 #include "ggufs/ggml_type.h"
@@ -172,6 +173,98 @@ TEST(MountCli, ExitCodes) {
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_NE(bad.output.find("bad.gguf: at byte 0: not a GGUF file"), std::string::npos)
       << bad.output;
+}
+
+}  // namespace
+}  // namespace ggufs::test
+
+namespace ggufs::test {
+namespace {
+
+bool is_mounted(const std::filesystem::path& p) {
+  return read_text("/proc/mounts").find(" " + p.string() + " fuse.ggufs ") != std::string::npos;
+}
+
+TEST(MountTypes, RemovedAndUnknownTypeIdsAreListedNotServed) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  GgufWriter g;
+  g.add_tensor("ok", 0, {4}, std::vector<std::uint8_t>(16, 0));
+  g.add_tensor("removed", 4, {32}, {});  // Q4_2: removed from GGUF, size unknown
+  g.add_tensor("future", 99, {32}, {});
+  const auto file = dir.path() / "types.gguf";
+  g.write_file(file.string());
+  Mount m(file);
+  ASSERT_TRUE(m.mounted()) << m.output();
+  EXPECT_NE(m.output().find("warning: "), std::string::npos) << m.output();
+  EXPECT_NE(m.output().find("removed or unknown type ids 4 (1 tensors), 99 (1 tensors)"),
+            std::string::npos)
+      << m.output();
+  EXPECT_EQ(run("ls -U " + quote(m / "raw")).output, "ok\n");
+  EXPECT_EQ(run("ls -U " + quote(m / "f32")).output, "ok\n");
+  const std::string tsv = read_text(m / "tensors.tsv");
+  EXPECT_NE(tsv.find("\nremoved\ttype_4\t32\t"), std::string::npos) << tsv;
+  EXPECT_NE(tsv.find("\nfuture\ttype_99\t32\t"), std::string::npos) << tsv;
+}
+
+TEST(MountLifecycle, ForegroundSigtermUnmountsCleanly) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  GgufWriter g;
+  g.add_string("general.architecture", "test");
+  const auto file = dir.path() / "m.gguf";
+  g.write_file(file.string());
+  const auto mnt = dir.path() / "mnt";
+  std::filesystem::create_directory(mnt);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl(GGUFS_BINARY, "ggufs", "-f", "-s", file.c_str(), mnt.c_str(), nullptr);
+    ::_exit(127);
+  }
+  for (int i = 0; i < 500 && !is_mounted(mnt); ++i) ::usleep(10000);
+  const bool mounted = is_mounted(mnt);
+  std::string content = mounted ? read_text(mnt / "metadata/general.architecture") : "";
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (is_mounted(mnt)) run("fusermount3 -uz " + quote(mnt));  // never leave a mount behind
+  ASSERT_TRUE(mounted);
+  EXPECT_EQ(content, "test\n");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_FALSE(is_mounted(mnt));
+}
+
+TEST(MountFaults, ReadsBeyondATruncatedBackingFileFailWithEio) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  GgufWriter g;
+  std::vector<float> x(4096);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  g.add_tensor("first", 0, {4096}, quantize(0, x));
+  g.add_tensor("last", 8, {4096}, quantize(8, x));
+  const auto file = dir.path() / "t.gguf";
+  g.write_file(file.string());
+  Mount m(file);
+  ASSERT_TRUE(m.mounted()) << m.output();
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) - 100);
+  for (const char* p : {"raw/last", "f32/last", "npy/last.npy"}) {
+    const int fd = ::open((m / p).c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << p;
+    std::vector<char> buf(1 << 16);
+    ssize_t r = 0;
+    while ((r = ::read(fd, buf.data(), buf.size())) > 0) {
+    }
+    EXPECT_EQ(r, -1) << p;
+    EXPECT_EQ(errno, EIO) << p;
+    ::close(fd);
+  }
+  // The daemon is still up and unaffected files still read.
+  const auto first = read_file(m / "f32/first");
+  ASSERT_EQ(first.size(), 4096u * 4);
+  float v;
+  std::memcpy(&v, first.data() + 4 * 4095, 4);
+  EXPECT_EQ(v, 4095.0f);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../src/core/ggml_tables.h"
+#include "ggufs/ggml_tables.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/half.h"
 #include "test_util.h"

@@ -2,7 +2,7 @@
 // table files named above each one (docs/tables/*.txt: ggml's values in ggml's order). Their
 // sha256 (values packed little-endian at their element width) is checked by the unit tests
 // against docs/tables/README.md.
-#include "ggml_tables.h"
+#include "ggufs/ggml_tables.h"
 
 namespace ggufs::tables {
 

@@ -3,9 +3,10 @@
 // left to right as the doc writes them, each rounded on its own (-ffp-contract=off).
 #include <cstdint>
 
-#include "ggml_tables.h"
+#include "ggufs/ggml_tables.h"
 #include "ggufs/half.h"
 #include "ggufs/kernels.h"
+#include "le_load.h"
 
 namespace ggufs::kernels {
 
@@ -26,14 +27,6 @@ constexpr std::size_t kIq4XsSize = 2 + 2 + 4 + 128;     // d, scales_h, scales_l
 static_assert(kIq2XxsSize == 66 && kIq2XsSize == 74 && kIq2SSize == 82 && kIq3XxsSize == 98 &&
               kIq3SSize == 110 && kIq1SSize == 50 && kIq1MSize == 56 && kIq4NlSize == 18 &&
               kIq4XsSize == 136);
-
-std::uint16_t load_u16(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>(p[0] | p[1] << 8);
-}
-std::uint32_t load_u32(const std::uint8_t* p) {
-  return std::uint32_t{load_u16(p)} | std::uint32_t{load_u16(p + 2)} << 16;
-}
-float load_half(const std::uint8_t* p) { return half_to_float(load_u16(p)); }
 
 // Byte j (little-endian) of a grid entry is element j of its group.
 unsigned grid_byte(std::uint64_t entry, int j) { return (entry >> (8 * j)) & 0xff; }

@@ -5,6 +5,7 @@
 
 #include "ggufs/half.h"
 #include "ggufs/kernels.h"
+#include "le_load.h"
 
 namespace ggufs::kernels {
 
@@ -20,10 +21,6 @@ constexpr std::size_t kQ5KSize = 2 + 2 + 12 + 32 + 128;  // d, dmin, scales, qh,
 constexpr std::size_t kQ6KSize = 128 + 64 + 16 + 2;      // ql, qh, scales, d
 static_assert(kQ2KSize == 84 && kQ3KSize == 110 && kQ4KSize == 144 && kQ5KSize == 176 &&
               kQ6KSize == 210);
-
-float load_half(const std::uint8_t* p) {
-  return half_to_float(static_cast<std::uint16_t>(p[0] | p[1] << 8));
-}
 
 // Q4_K / Q5_K: the 6-bit scale and min of sub-block j, packed in 12 bytes (§4, Q4_K).
 struct ScaleMin {

@@ -5,6 +5,7 @@
 
 #include "ggufs/half.h"
 #include "ggufs/kernels.h"
+#include "le_load.h"
 
 namespace ggufs::kernels {
 
@@ -21,15 +22,6 @@ constexpr std::size_t kQ5_1Size = 2 + 2 + 4 + 16;
 constexpr std::size_t kQ8_0Size = 2 + 32;
 static_assert(kQ4_0Size == 18 && kQ4_1Size == 20 && kQ5_0Size == 22 && kQ5_1Size == 24 &&
               kQ8_0Size == 34);
-
-float load_half(const std::uint8_t* p) {
-  return half_to_float(static_cast<std::uint16_t>(p[0] | p[1] << 8));
-}
-
-std::uint32_t load_u32(const std::uint8_t* p) {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-         std::uint32_t{p[3]} << 24;
-}
 
 // The 5-bit quants of element j and j + 16: a nibble of qs[j] plus bit j / j + 16 of qh.
 int q5_lo(const std::uint8_t* qs, std::uint32_t qh, int j) {

@@ -4,9 +4,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "ggml_tables.h"
+#include "ggufs/ggml_tables.h"
 #include "ggufs/half.h"
 #include "ggufs/kernels.h"
+#include "le_load.h"
 
 namespace ggufs::kernels {
 
@@ -23,15 +24,6 @@ constexpr std::size_t kQ1_0Size = 2 + 16;           // d, qs
 constexpr std::size_t kQ2_0Size = 2 + 16;           // d, qs
 static_assert(kQ8_1Size == 36 && kQ8KSize == 292 && kTq1_0Size == 54 && kTq2_0Size == 66 &&
               kMxfp4Size == 17 && kNvfp4Size == 36 && kQ1_0Size == 18 && kQ2_0Size == 18);
-
-float load_half(const std::uint8_t* p) {
-  return half_to_float(static_cast<std::uint16_t>(p[0] | p[1] << 8));
-}
-
-float load_f32(const std::uint8_t* p) {
-  return std::bit_cast<float>(std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 |
-                              std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24);
-}
 
 // TQ1_0: ternary digit n (0..4) of a byte packed 5 (or 4) digits per byte, as −1, 0 or +1.
 int ternary_digit(std::uint8_t b, int n) {

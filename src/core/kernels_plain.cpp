@@ -5,22 +5,11 @@
 
 #include "ggufs/half.h"
 #include "ggufs/kernels.h"
+#include "le_load.h"
 
 namespace ggufs::kernels {
 
 namespace {
-
-// Little-endian loads assembled byte by byte: no alignment needs, no host-endianness assumption.
-std::uint16_t load_u16(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>(p[0] | p[1] << 8);
-}
-std::uint32_t load_u32(const std::uint8_t* p) {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-         std::uint32_t{p[3]} << 24;
-}
-std::uint64_t load_u64(const std::uint8_t* p) {
-  return std::uint64_t{load_u32(p)} | std::uint64_t{load_u32(p + 4)} << 32;
-}
 
 // F64 → float relies on IEEE conversion (out of range → ±inf, NaN stays NaN), as §2 requires.
 static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<double>::is_iec559);

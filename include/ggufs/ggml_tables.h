@@ -1,5 +1,5 @@
 // Lookup tables of the i-quants and FP4 types (ggml-types.md §5), defined in ggml_tables.cpp.
-// Internal to the kernels (and their tests); not part of the public API.
+// Used by the kernels and checked by the tests against the checksums in tables/README.md.
 #pragma once
 
 #include <array>

@@ -1,0 +1,25 @@
+// Little-endian loads from block bytes, shared by the kernels. Byte-wise, so they are correct on
+// any host and never read through a misaligned pointer.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+#include "ggufs/half.h"
+
+namespace ggufs::kernels {
+
+inline std::uint16_t load_u16(const std::uint8_t* p) {
+  return static_cast<std::uint16_t>(p[0] | p[1] << 8);
+}
+inline std::uint32_t load_u32(const std::uint8_t* p) {
+  return std::uint32_t{load_u16(p)} | std::uint32_t{load_u16(p + 2)} << 16;
+}
+inline std::uint64_t load_u64(const std::uint8_t* p) {
+  return std::uint64_t{load_u32(p)} | std::uint64_t{load_u32(p + 4)} << 32;
+}
+inline float load_f32(const std::uint8_t* p) { return std::bit_cast<float>(load_u32(p)); }
+/// A binary16 field converted exactly to float (ggml-types.md §2).
+inline float load_half(const std::uint8_t* p) { return half_to_float(load_u16(p)); }
+
+}  // namespace ggufs::kernels
