@@ -1,0 +1,133 @@
+// The read path without a mount: any byte range of f32/ and npy/ files equals the matching slice
+// of ggml's reference output; chunk borders inside large tensors; the tree's shape.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ggufs/content.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/gguf_writer.h"
+#include "ggufs/quantize.h"
+#include "ggufs/tree.h"
+#include "test_util.h"
+
+namespace ggufs {
+namespace {
+
+// Reads [off, off + n) of `node` through the reader.
+std::vector<char> read_range(const ContentReader& r, const Node& node, std::uint64_t off,
+                             std::size_t n) {
+  std::vector<char> out(n);
+  out.resize(r.read(node, out.data(), n, off));
+  return out;
+}
+
+TEST(Content, OddRangesOfEveryConformanceTensorEqualTheReference) {
+  GGUFS_REQUIRE_TESTDATA(dir);
+  const auto manifest = test::read_json(dir / "conformance" / "manifest.json");
+  std::mt19937_64 rng(7);
+  int checked = 0;
+  for (const auto& mf : manifest["files"]) {
+    const std::string path = (dir / "conformance" / mf["file"].get<std::string>()).string();
+    const FileSource src(path);
+    const GgufFile f = parse_gguf(src, path);
+    const Tree tree(f);
+    const ContentReader reader(f, src);
+    const Ino f32_dir = tree.lookup(kRootIno, "f32"), npy_dir = tree.lookup(kRootIno, "npy");
+    for (const auto& mt : mf["tensors"]) {
+      const std::string name = mt["name"];
+      SCOPED_TRACE(path + " " + name);
+      const auto ref = test::read_file(dir / "conformance" / mt["ref"].get<std::string>());
+      const Node* f32 = tree.node(tree.lookup(f32_dir, name));
+      const Node* npy = tree.node(tree.lookup(npy_dir, name + ".npy"));
+      ASSERT_TRUE(f32 && npy);
+      ASSERT_EQ(f32->size, ref.size());
+      ASSERT_EQ(npy->size, npy->text.size() + ref.size());
+      const auto whole = read_range(reader, *f32, 0, ref.size() + 100);  // clipped at st_size
+      ASSERT_EQ(whole.size(), ref.size());
+      EXPECT_EQ(0, std::memcmp(whole.data(), ref.data(), ref.size()));
+      for (int i = 0; i < 50; ++i) {
+        const std::uint64_t off = rng() % ref.size();
+        const std::size_t n = 1 + rng() % (ref.size() - off);
+        const auto got = read_range(reader, *f32, off, n);
+        ASSERT_EQ(got.size(), n);
+        EXPECT_EQ(0, std::memcmp(got.data(), ref.data() + off, n)) << off << "+" << n;
+        // The same range shifted into the .npy file, sometimes starting inside the header.
+        const std::uint64_t noff =
+            off + npy->text.size() - (i % 2 ? 0 : std::min<std::uint64_t>(off, 7));
+        const auto ngot = read_range(reader, *npy, noff, n);
+        ASSERT_EQ(ngot.size(), n);
+        for (std::size_t k = 0; k < n; ++k) {
+          const std::uint64_t at = noff + k;
+          const char want =
+              at < npy->text.size() ? npy->text[at] : static_cast<char>(ref[at - npy->text.size()]);
+          ASSERT_EQ(ngot[k], want) << at;
+        }
+      }
+      EXPECT_TRUE(read_range(reader, *f32, ref.size(), 10).empty());  // at EOF
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 35 * 3);
+}
+
+// A tensor much larger than one decode chunk: every range, wherever its ends fall relative to
+// blocks and chunks, equals the same bytes of one whole-tensor decode.
+TEST(Content, RangesAcrossChunkBordersOfALargeTensor) {
+  const std::uint64_t n = 256 * 1024;  // 1 MiB of float32 output: four 256 KiB chunks
+  std::vector<float> x(n);
+  for (std::uint64_t i = 0; i < n; ++i)
+    x[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i)));
+  const std::uint32_t kQ4K = 12;
+  GgufWriter g;
+  g.add_tensor("big", kQ4K, {1024, 256}, quantize(kQ4K, x));
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "mem");
+  const Tree tree(f);
+  const ContentReader reader(f, src);
+  const Node* node = tree.node(tree.lookup(tree.lookup(kRootIno, "f32"), "big"));
+  ASSERT_NE(node, nullptr);
+
+  std::vector<std::uint8_t> raw(*f.tensors[0].n_bytes);
+  ASSERT_EQ(src.read_at(f.tensors[0].file_offset, raw.data(), raw.size()), raw.size());
+  std::vector<float> whole(n);
+  type_traits(kQ4K)->to_float(raw.data(), whole.data(), n / 256);
+  const char* expect = reinterpret_cast<const char*>(whole.data());
+
+  const std::uint64_t chunk = 256 * 1024;
+  for (std::uint64_t off : {std::uint64_t{0}, chunk - 1, chunk, chunk + 1, 2 * chunk - 3,
+                            std::uint64_t{1000 * 4 + 2}}) {
+    for (std::size_t len : {std::size_t{1}, std::size_t{5}, std::size_t{1024}, std::size_t{chunk},
+                            std::size_t{chunk + 7}, std::size_t{2 * chunk + 1}}) {
+      const auto got = read_range(reader, *node, off, len);
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(len, n * 4 - off));
+      ASSERT_EQ(got.size(), want);
+      EXPECT_EQ(0, std::memcmp(got.data(), expect + off, want)) << off << "+" << len;
+    }
+  }
+}
+
+TEST(Content, TreeHasTheContractLayout) {
+  GgufWriter g;
+  g.add_string("general.architecture", "x");
+  g.add_tensor("t", 0, {2, 3}, std::vector<std::uint8_t>(24, 0));
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "mem");
+  const Tree tree(f);
+  std::vector<std::string> root;
+  for (Ino c : tree.node(kRootIno)->children) root.push_back(tree.node(c)->name);
+  EXPECT_EQ(root, (std::vector<std::string>{"gguf.json", "tensors.tsv", "metadata", "raw", "f32",
+                                            "npy"}));
+  const Node* npy = tree.node(tree.lookup(tree.lookup(kRootIno, "npy"), "t.npy"));
+  ASSERT_NE(npy, nullptr);
+  EXPECT_EQ(npy->text.size() % 64, 0u);
+  EXPECT_NE(npy->text.find("'shape': (3, 2)"), std::string::npos) << npy->text;
+  EXPECT_EQ(tree.lookup(kRootIno, "nope"), 0u);
+  EXPECT_EQ(tree.node(0), nullptr);
+  EXPECT_EQ(tree.node(tree.count() + 1), nullptr);
+}
+
+}  // namespace
+}  // namespace ggufs
