@@ -1,5 +1,13 @@
 // The ggml tensor type table: one entry per type id, the only place that knows block sizes,
 // bytes per block and which decoder a type uses (source: shared ggml-types.md §1).
+//
+// Each type has a scalar reference decoder (kernels.h) and, where it pays, SIMD decoders for x86-64
+// (SSE4.1; AVX2 with F16C; AVX-512). `to_float` is the fastest decoder the CPU supports, chosen
+// once at the first use of the table, so one binary runs on every machine. The environment
+// variable GGUFS_ISA caps the level for tests and benchmarks: `scalar`, `sse4.1`, `avx2` or
+// `avx512` (a level above what the CPU supports is lowered to it; unset, empty or an unknown name
+// means the best level). SIMD decoders give the same float32 bits as the reference (a NaN may come
+// out as another NaN). Other architectures (arm64 NEON: not written yet) use the reference.
 #pragma once
 
 #include <cstddef>
@@ -17,12 +25,35 @@ using BlockDecoder = void (*)(const std::uint8_t* src, float* dst, std::size_t n
 
 /// Traits of one ggml type (ggml-types.md §1, "All types").
 struct TypeTraits {
-  std::uint32_t id;          ///< ggml type id as stored in a tensor info
-  std::string_view name;     ///< ggml type name as users know it: "Q4_K", "BF16"
-  std::uint32_t block_size;  ///< elements per block (1 for plain types, 32..256 for quants)
-  std::uint32_t type_size;   ///< bytes per block
-  BlockDecoder to_float;     ///< nullptr where ggufs does not decode this type (yet)
+  std::uint32_t id;           ///< ggml type id as stored in a tensor info
+  std::string_view name;      ///< ggml type name as users know it: "Q4_K", "BF16"
+  std::uint32_t block_size;   ///< elements per block (1 for plain types, 32..256 for quants)
+  std::uint32_t type_size;    ///< bytes per block
+  BlockDecoder to_float;      ///< the fastest decoder for this CPU; nullptr where ggufs does not
+                              ///< decode this type (yet)
+  BlockDecoder to_float_ref;  ///< the scalar reference decoder (for tests), nullptr likewise
 };
+
+/// Instruction set levels of the decoders, in increasing order; each includes the ones below.
+enum class Isa {
+  kScalar,  ///< portable C++: the reference decoders
+  kSse41,   ///< x86-64 SSE4.1
+  kAvx2,    ///< x86-64 AVX2 and F16C
+  kAvx512,  ///< x86-64 AVX-512 F, BW, VL and DQ (and AVX2, F16C)
+};
+
+/// "scalar", "sse4.1", "avx2", "avx512": the names GGUFS_ISA accepts.
+std::string_view isa_name(Isa isa);
+
+/// The best level this CPU (and OS) supports; kScalar on other architectures.
+Isa cpu_isa();
+
+/// The level `to_float` was chosen for: cpu_isa(), lowered by GGUFS_ISA if that is set.
+Isa active_isa();
+
+/// The decoder `traits` would use at level `isa` (lowered to cpu_isa() if above it): the SIMD
+/// decoder of the highest level ≤ `isa` that has one, else the reference. For tests and benchmarks.
+BlockDecoder decoder_for(const TypeTraits& traits, Isa isa);
 
 /// The traits of type `id`, or nullptr for a removed id (4, 5, 31–33, 36–38) or an unknown one
 /// (≥ 43): such tensors have no computable byte size (ggml-types.md §1).

@@ -1,0 +1,149 @@
+// x86-64 SIMD block decoders (internal): one namespace per instruction set level, each function
+// with the BlockDecoder signature and bit-exact with the scalar reference of the same name in
+// kernels.h. Every function carries its own target attribute (GGUFS_TARGET_*), so the files need
+// no per-file compiler flags and the binary still runs on CPUs without these instructions: the
+// type table (ggml_type.cpp) calls a level's decoders only after checking the CPU supports it.
+//
+// Bit-exactness: the same float operations in the same order as the reference, each rounded on
+// its own. No FMA intrinsics; the library is compiled with -ffp-contract=off so the compiler
+// never fuses a multiply and an add either.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GGUFS_X86_KERNELS 1
+#else
+#define GGUFS_X86_KERNELS 0
+#endif
+
+#if GGUFS_X86_KERNELS
+
+// Scalar helpers shared by the SIMD files: the packed K-quant scales unpacked four at a time with
+// 32-bit word operations (ggml-types.md §4). A shift inside a word moves bits across bytes only
+// into places the mask clears. Words a, b, c are the little-endian bytes 0–3, 4–7, 8–11.
+
+namespace ggufs::kernels::simd {
+
+inline std::uint32_t le32(const std::uint8_t* p) {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+         std::uint32_t{p[3]} << 24;
+}
+
+// Tail of a plain type: the reference decoder does elements [done, n) (fewer than a vector).
+template <typename Fn>
+inline void tail(Fn ref, const std::uint8_t* src, float* dst, std::size_t done, std::size_t n,
+                 std::size_t in_size) {
+  if (done < n) ref(src + in_size * done, dst + done, n - done);
+}
+
+// MXFP4: the E8M0 scale 2^(e − 128) built from its bits (e = 0, 1: float subnormals).
+inline float e8m0_scale(unsigned e) {
+  const std::uint32_t bits = e < 2 ? 0x200000u << e : (e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
+
+// NVFP4: the UE4M3 scale byte halved (§5), for every byte; all exact. Bit 7 is ignored except
+// that 0x7f alone (not 0xff) means 0.
+struct Ue4m3Table {
+  float v[256];
+  constexpr Ue4m3Table() : v{} {
+    for (int x = 1; x < 256; ++x) {
+      if (x == 0x7f) continue;
+      const int e = (x >> 3) & 15, m = x & 7;
+      // M × 2^-10 for E = 0, else (8 + M) × 2^(E − 11), as powers of two times small integers.
+      const int exponent = e == 0 ? -10 : e - 11;
+      float p = 1.0f;
+      for (int k = 0; k < exponent; ++k) p *= 2.0f;
+      for (int k = 0; k > exponent; --k) p *= 0.5f;
+      v[x] = static_cast<float>(e == 0 ? m : 8 + m) * p;
+    }
+  }
+};
+inline constexpr Ue4m3Table kUe4m3Half;
+
+/// Q4_K / Q5_K: byte j of `sc` (of `mn`) is the 6-bit scale (min) of sub-block j (§4, Q4_K):
+/// sc[j] = a_j & 63, mn[j] = b_j & 63; for j + 4 the nibble of c_j (low for sc, high for mn)
+/// with the top two bits of a_j (b_j) as bits 4, 5.
+struct PackedK4 {
+  std::uint64_t sc, mn;
+};
+inline PackedK4 unpack_scales_k4(const std::uint8_t* scales) {
+  const std::uint32_t a = le32(scales), b = le32(scales + 4), c = le32(scales + 8);
+  const std::uint32_t sc_hi = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
+  const std::uint32_t mn_hi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
+  return {(a & 0x3f3f3f3fu) | std::uint64_t{sc_hi} << 32,
+          (b & 0x3f3f3f3fu) | std::uint64_t{mn_hi} << 32};
+}
+
+/// Q3_K: bytes i of the result (i = 0..15) are the 6-bit scales S[i] + 32, still biased (§4,
+/// Q3_K): low 4 bits from a, b (i < 8) or their high nibbles (i ≥ 8), high 2 bits from bits
+/// 2(i div 4), +1 of c_(i mod 4).
+struct PackedQ3K {
+  std::uint64_t lo, hi;  ///< bytes 0–7 and 8–15
+};
+inline PackedQ3K unpack_scales_q3_k(const std::uint8_t* scales) {
+  const std::uint32_t a = le32(scales), b = le32(scales + 4), c = le32(scales + 8);
+  const std::uint32_t m4 = 0x0f0f0f0fu, m2 = 0x30303030u;
+  const std::uint32_t s0 = (a & m4) | ((c << 4) & m2);         // S[0..3]: bits 0, 1 of c
+  const std::uint32_t s1 = (b & m4) | ((c << 2) & m2);         // S[4..7]: bits 2, 3
+  const std::uint32_t s2 = ((a >> 4) & m4) | (c & m2);         // S[8..11]: bits 4, 5
+  const std::uint32_t s3 = ((b >> 4) & m4) | ((c >> 2) & m2);  // S[12..15]: bits 6, 7
+  return {s0 | std::uint64_t{s1} << 32, s2 | std::uint64_t{s3} << 32};
+}
+
+}  // namespace ggufs::kernels::simd
+
+// The instruction sets of each level (ggml_type.cpp checks the same list at run time).
+#define GGUFS_TARGET_SSE41 __attribute__((target("sse4.1")))
+#define GGUFS_TARGET_AVX2 __attribute__((target("avx2,f16c")))
+#define GGUFS_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,f16c")))
+
+// The decoders of each level: X(name) for each dequantize_<name> in namespace sse41, avx2 and
+// avx512. ggml_type.cpp builds its dispatch tables from these lists.
+// clang-format off
+
+// SSE4.1 (x86-64 CPUs without AVX2): the plain, legacy and K-quant types and IQ4.
+#define GGUFS_SSE41_DECODERS(X)                                                              \
+  X(f32) X(f16) X(bf16) X(i8) X(i16) X(i32)                                                  \
+  X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q8_1)                                            \
+  X(q2_k) X(q3_k) X(q4_k) X(q5_k) X(q6_k) X(q8_k)                                            \
+  X(iq4_nl) X(iq4_xs)
+
+// AVX2 + F16C (Haswell, Zen 1 and later): every type but I64 (no AVX2 conversion).
+#define GGUFS_AVX2_DECODERS(X)                                                               \
+  X(f16) X(bf16) X(f64) X(i8) X(i16) X(i32)                                                  \
+  X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q8_1)                                            \
+  X(q2_k) X(q3_k) X(q4_k) X(q5_k) X(q6_k) X(q8_k)                                            \
+  X(iq2_xxs) X(iq2_xs) X(iq2_s) X(iq3_xxs) X(iq3_s) X(iq1_s) X(iq1_m) X(iq4_nl) X(iq4_xs)    \
+  X(tq1_0) X(tq2_0) X(mxfp4) X(nvfp4) X(q1_0) X(q2_0)
+
+// AVX-512 F/BW/VL/DQ (Skylake-SP, Zen 4 and later): where it beats the AVX2 decoder (not the
+// i-quant grids, whose table lookups are scalar, nor types already limited by memory).
+#define GGUFS_AVX512_DECODERS(X)                                                             \
+  X(f16) X(bf16) X(i64)                                                                      \
+  X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q8_1)                                            \
+  X(q2_k) X(q3_k) X(q4_k) X(q5_k) X(q6_k) X(q8_k)                                            \
+  X(iq4_nl) X(iq4_xs) X(mxfp4) X(nvfp4) X(q1_0) X(q2_0) X(tq1_0) X(tq2_0)
+
+// clang-format on
+
+// Declares one decoder of a level.
+#define GGUFS_DECLARE_DECODER(name) \
+  void dequantize_##name(const std::uint8_t* src, float* dst, std::size_t n_blocks);
+
+namespace ggufs::kernels::sse41 {
+GGUFS_SSE41_DECODERS(GGUFS_DECLARE_DECODER)
+}  // namespace ggufs::kernels::sse41
+
+namespace ggufs::kernels::avx2 {
+GGUFS_AVX2_DECODERS(GGUFS_DECLARE_DECODER)
+}  // namespace ggufs::kernels::avx2
+
+namespace ggufs::kernels::avx512 {
+GGUFS_AVX512_DECODERS(GGUFS_DECLARE_DECODER)
+}  // namespace ggufs::kernels::avx512
+
+#endif  // GGUFS_X86_KERNELS
