@@ -9,7 +9,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "bdi.h"
 #include "fuse_adapter.h"
 #include "ggufs/byte_source.h"
 #include "ggufs/content.h"
@@ -19,6 +21,7 @@
 #include "ggufs/names.h"
 #include "ggufs/render.h"
 #include "ggufs/tree.h"
+#include "stale_mount.h"
 
 namespace {
 
@@ -37,15 +40,23 @@ constexpr const char* kUsage =
     "  -f                  stay in the foreground (SIGINT/SIGTERM unmount)\n"
     "  -d                  debug: log every FUSE request (implies -f)\n"
     "  -s                  serve requests on a single thread\n"
-    "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other)\n"
+    "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other), and:\n"
+    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 1024; 0 keeps the\n"
+    "                      kernel's default; needs root)\n"
+    "     force            clear a stale mount at MOUNTPOINT first (one whose daemon was\n"
+    "                      killed: \"Transport endpoint is not connected\") with\n"
+    "                      fusermount3 -uz; without it ggufs prints that command and exits 4\n"
     "\n"
     "exit codes: 0 ok, 1 usage error, 2 cannot open/read FILE, 3 not a valid GGUF file,\n"
     "            4 mount failed\n";
 
 struct Config {
   const char* file = nullptr;
+  const char* mountpoint = nullptr;  // as given; libfuse resolves it (which fails if stale)
+  int force = 0;                     // -o force: clear a stale mount first
   int help = 0;
   int version = 0;
+  unsigned read_ahead_kb = 1024;  // one request of the largest size FUSE allows (1 MiB)
 };
 
 enum { kKeyHelp, kKeyVersion };
@@ -55,6 +66,8 @@ const fuse_opt kOptions[] = {
     FUSE_OPT_KEY("--help", kKeyHelp),
     FUSE_OPT_KEY("-V", kKeyVersion),
     FUSE_OPT_KEY("--version", kKeyVersion),
+    {"read_ahead_kb=%u", offsetof(Config, read_ahead_kb), 0},
+    {"force", offsetof(Config, force), 1},
     FUSE_OPT_END,
 };
 
@@ -72,6 +85,7 @@ int option_proc(void* data, const char* arg, int key, fuse_args*) {
         conf->file = arg;
         return 0;  // consumed: FILE is ours, MOUNTPOINT goes on to libfuse
       }
+      if (!conf->mountpoint) conf->mountpoint = arg;
       return 1;
     default:
       return 1;
@@ -117,7 +131,8 @@ void warn_undecoded(const GgufFile& f) {
   }
 }
 
-int serve(fuse_args& args, const fuse_cmdline_opts& opts, const MountContext& mctx) {
+int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
+          const MountContext& mctx) {
   fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops),
                                       const_cast<MountContext*>(&mctx));
   if (!se) return kExitMountFailed;  // libfuse printed why (e.g. an unknown -o option)
@@ -126,6 +141,17 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const MountContext& mc
     if (fuse_session_mount(se, opts.mountpoint) == 0) {
       // The mount is live before we detach, so the command returns once it can be used.
       fuse_daemonize(opts.foreground);
+      // Raise the read-ahead (best effort, needs root) once the mount answers: the kernel resets
+      // it when it processes our INIT reply, and without it sequential reads arrive as 128 KiB
+      // requests.
+      std::thread tuner;
+      if (conf.read_ahead_kb) {
+        tuner = std::thread([&] {
+          struct stat st {};
+          if (::stat(opts.mountpoint, &st) == 0)
+            set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
+        });
+      }
       int loop;
       if (opts.singlethread) {
         loop = fuse_session_loop(se);
@@ -138,6 +164,7 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const MountContext& mc
       }
       // libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP: a clean unmount too.
       rc = loop >= 0 ? kExitOk : kExitMountFailed;
+      if (tuner.joinable()) tuner.join();
       fuse_session_unmount(se);
     }
     fuse_remove_signal_handlers(se);
@@ -164,6 +191,8 @@ int run(int argc, char** argv) {
     fmt::print("ggufs {}\n", GGUFS_VERSION);
     return kExitOk;
   }
+  // Before libfuse resolves MOUNTPOINT: a stale mount would only give "bad mount point".
+  if (conf.mountpoint && !clear_stale_mount(conf.mountpoint, conf.force)) return kExitMountFailed;
   fuse_cmdline_opts opts{};
   if (fuse_parse_cmdline(&args, &opts) != 0) {
     fmt::print(stderr, "{}", kUsage);
@@ -185,7 +214,8 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
     return kExitCannotRead;
   } catch (const ParseError& e) {
-    fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
+    // The problem text already escapes what it quotes from the file: escape only the path.
+    fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
     return kExitInvalidGguf;
   }
   warn_undecoded(file);
@@ -197,7 +227,7 @@ int run(int argc, char** argv) {
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
   fuse_opt_add_arg(&args, fsname_option(path).c_str());
-  return serve(args, opts, mctx);
+  return serve(args, opts, conf, mctx);
 }
 
 }  // namespace

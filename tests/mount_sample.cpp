@@ -9,6 +9,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
@@ -265,6 +266,44 @@ TEST(MountFaults, ReadsBeyondATruncatedBackingFileFailWithEio) {
   float v;
   std::memcpy(&v, first.data() + 4 * 4095, 4);
   EXPECT_EQ(v, 4095.0f);
+}
+
+}  // namespace
+}  // namespace ggufs::test
+
+namespace ggufs::test {
+namespace {
+
+// The FUSE bdi's read_ahead_kb of the mount at `mnt` ("" where it cannot be read).
+std::string read_ahead_kb(const std::filesystem::path& mnt) {
+  const RunResult dev = run("mountpoint -d " + quote(mnt));
+  if (dev.exit_code != 0) return "";
+  std::string d = dev.output;
+  while (!d.empty() && d.back() == '\n') d.pop_back();
+  std::ifstream in("/sys/class/bdi/" + d + "/read_ahead_kb");
+  std::string v;
+  in >> v;
+  return v;
+}
+
+// Without a raised read-ahead, page-cache reads reach the daemon as 128 KiB requests (see the
+// README's performance notes). The daemon raises it just after the mount answers, so poll.
+TEST(MountReadAhead, IsRaisedTo1MiBByDefaultAndSettable) {
+  GGUFS_REQUIRE_FUSE();
+  if (::geteuid() != 0) GTEST_SKIP() << "setting read_ahead_kb needs root";
+  TempDir dir;
+  GgufWriter g;
+  g.add_string("general.architecture", "test");
+  const auto file = dir.path() / "m.gguf";
+  g.write_file(file.string());
+  for (const auto& [options, expected] :
+       {std::pair<std::string, std::string>{"", "1024"}, {"-o read_ahead_kb=512", "512"}}) {
+    Mount m(file, options);
+    ASSERT_TRUE(m.mounted()) << m.output();
+    std::string value;
+    for (int i = 0; i < 200 && (value = read_ahead_kb(m.path())) != expected; ++i) ::usleep(10000);
+    EXPECT_EQ(value, expected) << "options: " << options;
+  }
 }
 
 }  // namespace

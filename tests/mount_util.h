@@ -2,9 +2,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -65,6 +68,14 @@ class Mount {
   }
   ~Mount() {
     if (!mounted_) return;
+    // A daemon that died while mounted (a crash, or a sanitizer finding in the sanitizer build,
+    // whose report a detached daemon cannot print) leaves "Transport endpoint is not connected".
+    // statfs always reaches the daemon; stat may be answered from cached attributes.
+    struct statfs sfs {};
+    if (::statfs(mountpoint_.c_str(), &sfs) != 0 && errno == ENOTCONN) {
+      ADD_FAILURE() << "the ggufs daemon of " << mountpoint_
+                    << " died while mounted (rerun the test's mount with ggufs -f to see why)";
+    }
     if (run("fusermount3 -u " + quote(mountpoint_) + " 2>&1").exit_code != 0) {
       run("fusermount3 -uz " + quote(mountpoint_) + " 2>&1");  // never leave a mount behind
     }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "gguf_bytes.h"
 #include "ggufs/error.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
@@ -30,25 +31,10 @@ void expect_error(const Bytes& b, std::uint64_t offset, const std::string& text)
   }
 }
 
-// A GGUF header with the given counts; the caller appends key/values and tensor infos.
 ByteWriter header(std::uint64_t n_tensors, std::uint64_t n_kv, std::uint32_t version = 3) {
-  ByteWriter w;
-  w.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
-  w.u32(version);
-  w.u64(n_tensors);
-  w.u64(n_kv);
-  return w;
+  return test::gguf_header(n_tensors, n_kv, version);
 }
-
-// A tensor info: name, dims, type, relative offset.
-void tensor_info(ByteWriter& w, std::string_view name, std::vector<std::uint64_t> ne,
-                 std::uint32_t type, std::uint64_t offset) {
-  w.str(name);
-  w.u32(static_cast<std::uint32_t>(ne.size()));
-  for (auto d : ne) w.u64(d);
-  w.u32(type);
-  w.u64(offset);
-}
+using test::tensor_info;
 
 // Pads to the data section and appends `data_bytes` zero bytes.
 Bytes with_data(ByteWriter w, std::size_t data_bytes, std::uint64_t alignment = 32) {

@@ -23,7 +23,8 @@ class IoError : public std::runtime_error {
 };
 
 /// A GGUF file is malformed or unsupported. what() is the full message
-/// "FILE: at byte OFFSET: PROBLEM"; the parts are kept for tests and callers.
+/// "FILE: at byte OFFSET: PROBLEM"; the parts are kept for tests and callers. PROBLEM quotes
+/// names from the file only through printable(), so it holds no control bytes.
 class ParseError : public std::runtime_error {
  public:
   ParseError(std::string file, std::uint64_t offset, std::string problem);

@@ -13,6 +13,16 @@ namespace ggufs {
 /// contains '/' or NUL and is never "", "." or "..".
 std::string file_name_for(std::string_view name);
 
+/// Longest file name the kernel accepts (NAME_MAX): a longer one cannot be looked up, and one
+/// above 1024 bytes makes the kernel refuse the whole directory listing.
+inline constexpr std::size_t kMaxFileNameBytes = 255;
+
+/// The file name of metadata entry `index` (0-based, file order) with key `key`:
+/// file_name_for(key) when that fits in kMaxFileNameBytes; else its first at most 200 bytes (never
+/// cut inside a %XX escape or a UTF-8 character), then "%~" and `index` in decimal. No other
+/// file name contains "%~" (every other '%' starts a %XX escape), so names stay unique.
+std::string key_file_name(std::string_view key, std::size_t index);
+
 /// `s` with control bytes and DEL escaped as \xNN (and backslash as \\) so that text from a
 /// file cannot inject terminal sequences into messages and logs.
 std::string printable(std::string_view s);

@@ -22,6 +22,14 @@ constexpr std::uint64_t kInt64Max =
 constexpr std::uint32_t kMaxDims = 4;            // ggml's GGML_MAX_DIMS
 constexpr std::size_t kMaxTensorNameBytes = 64;  // GGUF spec
 constexpr int kMaxArrayDepth = 16;               // nested arrays beyond this are refused (stack)
+// Counts are checked against the bytes left in the file, but a sparse file can claim terabytes
+// of zeros: vectors are reserved up to this many items only and grow with what is really read.
+constexpr std::uint64_t kMaxReserve = 4096;
+// Memory the parsed metadata may take (the largest vocabularies need ~50 MB). Checked before each
+// string or array is allocated, so a sparse file cannot make the parser allocate or loop for
+// ever; the f32/ and npy/ sizes (4 bytes per element plus the .npy header) must fit an off_t.
+constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{1} << 30;
+constexpr std::uint64_t kMaxDecodedElements = (kInt64Max - 4096) / 4;
 
 // Smallest encoded size of one value of each type; bounds array counts before allocating.
 std::uint64_t min_value_bytes(ValueType t) {
@@ -96,13 +104,17 @@ class Cursor {
     return v;  // host order: big-endian hosts are not supported (little-endian files only)
   }
 
-  std::string string(std::string_view what) {
+  // A GGUF string in two steps, so that its length can be checked before it is allocated.
+  std::uint64_t string_length(std::string_view what) {
     const std::uint64_t at = pos_;
     const auto len = get<std::uint64_t>(what);
     if (len > remaining()) {
       fail(at, fmt::format("{}: string length {} exceeds the {} bytes left in the file", what, len,
                            remaining()));
     }
+    return len;
+  }
+  std::string string_bytes(std::uint64_t len, std::string_view what) {
     std::string s(static_cast<std::size_t>(len), '\0');
     read(s.data(), s.size(), what);
     return s;
@@ -169,6 +181,26 @@ class Parser {
     f_.kv_count = count("metadata_kv_count", 8 + 4 + 1);     // key len, value type, 1-byte value
   }
 
+  // Accounts for `n` items of `item_bytes` of parsed metadata, refusing them (at `at`, named by
+  // `what`: "string length 5000000000") when the total would exceed kMaxMetadataBytes.
+  template <typename What>
+  void charge(std::uint64_t at, std::uint64_t n, std::uint64_t item_bytes, What&& what) {
+    if (n > (kMaxMetadataBytes - metadata_bytes_) / item_bytes) {
+      c_.fail(at, fmt::format("{}: the metadata would need more than {} MiB of memory (the limit "
+                              "of ggufs)",
+                              what(), kMaxMetadataBytes >> 20));
+    }
+    metadata_bytes_ += n * item_bytes;
+  }
+
+  // A metadata string (key or value), charged to the metadata memory before it is allocated.
+  std::string string(std::string_view what) {
+    const std::uint64_t at = c_.pos();
+    const std::uint64_t len = c_.string_length(what);
+    charge(at, len, 1, [&] { return fmt::format("{}: string length {}", what, len); });
+    return c_.string_bytes(len, what);
+  }
+
   // A uint64 count whose items need at least `min_item_bytes` each.
   std::uint64_t count(std::string_view what, std::uint64_t min_item_bytes) {
     const std::uint64_t at = c_.pos();
@@ -226,7 +258,7 @@ class Parser {
         v.data = c_.get<double>("float64 value");
         break;
       case ValueType::kString:
-        v.data = c_.string("string value");
+        v.data = string("string value");
         break;
       case ValueType::kBool: {
         const auto b = c_.get<std::uint8_t>("bool value");
@@ -240,8 +272,10 @@ class Parser {
         }
         Array a;
         a.elem_type = value_type("array element type");
+        const std::uint64_t count_at = c_.pos();
         const std::uint64_t n = count("array length", min_value_bytes(a.elem_type));
-        a.items.reserve(static_cast<std::size_t>(n));
+        charge(count_at, n, sizeof(Value), [&] { return fmt::format("array length {}", n); });
+        a.items.reserve(static_cast<std::size_t>(std::min(n, kMaxReserve)));
         for (std::uint64_t i = 0; i < n; ++i) a.items.push_back(value(a.elem_type, depth + 1));
         v.data = std::move(a);
         break;
@@ -252,11 +286,12 @@ class Parser {
 
   void key_values() {
     std::unordered_set<std::string_view> seen;
-    f_.kv.reserve(static_cast<std::size_t>(f_.kv_count));
+    f_.kv.reserve(static_cast<std::size_t>(std::min(f_.kv_count, kMaxReserve)));
     for (std::uint64_t i = 0; i < f_.kv_count; ++i) {
       KeyValue kv;
       kv.offset = c_.pos();
-      kv.key = c_.string(fmt::format("key of metadata entry {}", i));
+      charge(kv.offset, 1, sizeof(KeyValue), [&] { return fmt::format("metadata entry {}", i); });
+      kv.key = string(fmt::format("key of metadata entry {}", i));
       if (kv.key.empty()) c_.fail(kv.offset, fmt::format("metadata entry {} has an empty key", i));
       const ValueType t = value_type(fmt::format("value type of key '{}'", printable(kv.key)));
       kv.value = value(t, 0);
@@ -285,17 +320,20 @@ class Parser {
 
   void tensor_infos() {
     std::unordered_set<std::string_view> seen;
-    f_.tensors.reserve(static_cast<std::size_t>(f_.tensor_count));
-    offset_fields_.reserve(static_cast<std::size_t>(f_.tensor_count));
+    const auto reserve = static_cast<std::size_t>(std::min(f_.tensor_count, kMaxReserve));
+    f_.tensors.reserve(reserve);
+    offset_fields_.reserve(reserve);
     for (std::uint64_t i = 0; i < f_.tensor_count; ++i) {
       TensorInfo t;
       t.info_offset = c_.pos();
-      t.name = c_.string(fmt::format("name of tensor {}", i));
-      if (t.name.size() > kMaxTensorNameBytes) {
+      const std::string what = fmt::format("name of tensor {}", i);
+      const std::uint64_t name_len = c_.string_length(what);
+      if (name_len > kMaxTensorNameBytes) {
         c_.fail(t.info_offset,
                 fmt::format("tensor {} name is {} bytes; the GGUF spec allows at most {}", i,
-                            t.name.size(), kMaxTensorNameBytes));
+                            name_len, kMaxTensorNameBytes));
       }
+      t.name = c_.string_bytes(name_len, what);
       const std::string label = fmt::format("tensor '{}'", printable(t.name));
       const std::uint64_t dims_at = c_.pos();
       t.n_dims = c_.get<std::uint32_t>("n_dims");
@@ -320,6 +358,10 @@ class Parser {
         t.n_bytes = tensor_bytes(*tr, t.ne.data());
         if (!t.n_bytes || *t.n_bytes > kInt64Max) {
           c_.fail(type_at, fmt::format("{}: byte size overflows", label));
+        }
+        if (t.n_elements > kMaxDecodedElements) {
+          c_.fail(type_at,
+                  fmt::format("{}: {} elements: the float32 size overflows", label, t.n_elements));
         }
       }
       offset_fields_.push_back(c_.pos());
@@ -389,6 +431,7 @@ class Parser {
 
   Cursor c_;
   GgufFile f_;
+  std::uint64_t metadata_bytes_ = 0;          // memory charged to the parsed metadata so far
   std::vector<std::uint64_t> offset_fields_;  // byte offset of each tensor's offset field
 };
 

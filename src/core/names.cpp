@@ -28,6 +28,23 @@ std::string file_name_for(std::string_view name) {
   return out;
 }
 
+std::string key_file_name(std::string_view key, std::size_t index) {
+  std::string name = file_name_for(key);
+  if (name.size() <= kMaxFileNameBytes) return name;
+  constexpr std::size_t kPrefixBytes = 200;
+  std::size_t cut = kPrefixBytes;
+  // Back off from the middle of a %XX escape, then from the middle of a UTF-8 sequence.
+  if (name[cut - 1] == '%') {
+    cut -= 1;
+  } else if (name[cut - 2] == '%') {
+    cut -= 2;
+  }
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xc0) == 0x80) --cut;
+  name.resize(cut);
+  fmt::format_to(std::back_inserter(name), "%~{}", index);
+  return name;
+}
+
 std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -43,8 +43,8 @@ Tree::Tree(const GgufFile& file) {
   const Ino f32 = dir("f32");
   const Ino npy = dir("npy");
 
-  for (const KeyValue& kv : file.kv) {
-    text(metadata, file_name_for(kv.key), render_metadata_value(kv.value));
+  for (std::size_t i = 0; i < file.kv.size(); ++i) {
+    text(metadata, key_file_name(file.kv[i].key, i), render_metadata_value(file.kv[i].value));
   }
 
   for (std::size_t i = 0; i < file.tensors.size(); ++i) {

@@ -1,0 +1,39 @@
+// Files built in code with our writer and ByteWriter: valid fixtures that exercise every value
+// type, tensor type and naming rule, and hostile files that attack every field of the container.
+// The corpus tests check each hostile file's outcome; the fuzz seed generator writes them all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ggufs::corpus {
+
+using Bytes = std::vector<std::uint8_t>;
+
+/// A named file.
+struct Fixture {
+  std::string name;
+  Bytes bytes;
+};
+
+/// A malformed or hostile file and what ggufs must do with it: refuse it with a ParseError at
+/// `offset` whose problem contains `problem`, or (accepted) serve it safely.
+struct Hostile {
+  std::string name;  ///< short identifier: the field attacked and how
+  Bytes bytes;
+  bool accepted = false;
+  std::uint64_t offset = 0;
+  std::string problem;
+};
+
+/// Valid files: one tensor of every known type (random bytes), every metadata value type
+/// (nested and empty arrays, non-finite floats, control bytes, invalid UTF-8), names that need
+/// escaping, alignment 64, version 2, unknown type ids, empty tensors, unordered data.
+std::vector<Fixture> valid_fixtures();
+
+/// At least 40 hostile files covering the header, the key/values, the tensor infos and the data
+/// section; a few are harmless and accepted.
+std::vector<Hostile> hostile_files();
+
+}  // namespace ggufs::corpus

@@ -1,0 +1,64 @@
+// Names of metadata files for keys too long to be file names (NAME_MAX).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "ggufs/gguf.h"
+#include "ggufs/gguf_writer.h"
+#include "ggufs/names.h"
+#include "ggufs/tree.h"
+
+namespace ggufs {
+namespace {
+
+TEST(KeyFileName, ShortKeysAreFileNameFor) {
+  EXPECT_EQ(key_file_name("general.architecture", 3), "general.architecture");
+  EXPECT_EQ(key_file_name("a/b", 0), "a%2Fb");
+  const std::string k255(255, 'k');
+  EXPECT_EQ(key_file_name(k255, 9), k255);
+}
+
+TEST(KeyFileName, LongKeysAreCutAndNumbered) {
+  EXPECT_EQ(key_file_name(std::string(256, 'k'), 7), std::string(200, 'k') + "%~7");
+  EXPECT_EQ(key_file_name(std::string(100000, 'k'), 123456), std::string(200, 'k') + "%~123456");
+  // Never cut inside an escape: 199 bytes, then "%2F" would straddle byte 200.
+  EXPECT_EQ(key_file_name(std::string(199, 'a') + std::string(100, '/'), 1),
+            std::string(199, 'a') + "%~1");
+  EXPECT_EQ(key_file_name(std::string(198, 'a') + std::string(100, '/'), 1),
+            std::string(198, 'a') + "%~1");
+  EXPECT_EQ(key_file_name(std::string(197, 'a') + std::string(100, '/'), 1),
+            std::string(197, 'a') + "%2F%~1");
+  // Never cut inside a UTF-8 character (é is c3 a9).
+  std::string utf8(199, 'a');
+  for (int i = 0; i < 40; ++i) utf8 += "\xc3\xa9";
+  EXPECT_EQ(key_file_name(utf8, 2), std::string(199, 'a') + "%~2");
+}
+
+TEST(KeyFileName, LongKeysStayUniqueAndReachableInTheTree) {
+  GgufWriter g;
+  const std::string base(300, 'x');
+  g.add_string(base + "1", "one");
+  g.add_string(base + "2", "two");
+  g.add_string(std::string(200, 'x') + "%~1", "looks like a shortened name");
+  g.add_string(std::string(5000, '/'), "slashes");
+  const std::vector<std::uint8_t> bytes = g.finish();
+  const GgufFile f = parse_gguf(MemorySource(bytes), "t.gguf");
+  const Tree tree(f);
+  const Node& dir = *tree.node(tree.lookup(kRootIno, "metadata"));
+  ASSERT_EQ(dir.children.size(), 4u);
+  std::set<std::string> names;
+  for (Ino ino : dir.children) {
+    const Node& n = *tree.node(ino);
+    EXPECT_LE(n.name.size(), kMaxFileNameBytes);
+    EXPECT_EQ(tree.lookup(tree.lookup(kRootIno, "metadata"), n.name), ino);
+    names.insert(n.name);
+  }
+  EXPECT_EQ(names.size(), 4u);
+  EXPECT_TRUE(names.count(std::string(200, 'x') + "%~0"));
+  EXPECT_TRUE(names.count(std::string(200, 'x') + "%~1"));
+  EXPECT_TRUE(names.count(std::string(200, 'x') + "%25~1"));  // the real key's '%' is escaped
+}
+
+}  // namespace
+}  // namespace ggufs
