@@ -6,12 +6,14 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cfloat>
 #include <cstring>
 #include <exception>
 #include <vector>
 
+#include "ggufs/error.h"
 #include "ggufs/names.h"
 
 namespace ggufs {
@@ -23,6 +25,16 @@ constexpr double kForever = DBL_MAX;
 
 const MountContext& ctx(fuse_req_t req) {
   return *static_cast<const MountContext*>(fuse_req_userdata(req));
+}
+
+// One line on stderr (seen with -f; a detached daemon's stderr is /dev/null) for the first
+// fault of each kind, not one per read: a truncated file fails every read of its tail.
+void log_fault_once(Fault fault, const std::string& message) {
+  static std::atomic<unsigned> logged{0};
+  const unsigned bit = 1u << static_cast<unsigned>(fault);
+  if (logged.fetch_or(bit) & bit) return;
+  fmt::print(stderr, "ggufs: {} (EIO; later faults of this kind are not logged)\n",
+             printable(message));
 }
 
 struct stat make_stat(const MountContext& c, Ino ino, const Node& n) {
@@ -85,9 +97,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     buf.resize(size);
     const std::size_t got = c.reader.read(*n, buf.data(), size, static_cast<std::uint64_t>(off));
     fuse_reply_buf(req, buf.data(), got);
-  } catch (const std::exception& e) {
+  } catch (const IoError& e) {
     // Never let a fault under the mount take the daemon down: this read fails, others go on.
-    fmt::print(stderr, "ggufs: read of '{}' failed: {}\n", printable(n->name), printable(e.what()));
+    log_fault_once(e.fault(), fmt::format("read of '{}' failed: {}", n->name, e.what()));
+    fuse_reply_err(req, EIO);
+  } catch (const std::exception& e) {
+    log_fault_once(Fault::kReadError, fmt::format("read of '{}' failed: {}", n->name, e.what()));
     fuse_reply_err(req, EIO);
   }
 }

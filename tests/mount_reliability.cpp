@@ -70,10 +70,6 @@ TEST(MountHostile, HarmlessOnesAreMountedAndEveryFileReads) {
   EXPECT_GE(mounted, 8);
 }
 
-bool is_mounted(const std::filesystem::path& p) {
-  return read_text("/proc/mounts").find(" " + p.string() + " fuse") != std::string::npos;
-}
-
 // A mount point left stale: ggufs -f is killed with SIGKILL while mounted.
 class StaleMount : public ::testing::Test {
  protected:

@@ -182,10 +182,6 @@ TEST(MountCli, ExitCodes) {
 namespace ggufs::test {
 namespace {
 
-bool is_mounted(const std::filesystem::path& p) {
-  return read_text("/proc/mounts").find(" " + p.string() + " fuse.ggufs ") != std::string::npos;
-}
-
 TEST(MountTypes, RemovedAndUnknownTypeIdsAreListedNotServed) {
   GGUFS_REQUIRE_FUSE();
   TempDir dir;
@@ -234,38 +230,6 @@ TEST(MountLifecycle, ForegroundSigtermUnmountsCleanly) {
   EXPECT_EQ(content, "test\n");
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_FALSE(is_mounted(mnt));
-}
-
-TEST(MountFaults, ReadsBeyondATruncatedBackingFileFailWithEio) {
-  GGUFS_REQUIRE_FUSE();
-  TempDir dir;
-  GgufWriter g;
-  std::vector<float> x(4096);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
-  g.add_tensor("first", 0, {4096}, quantize(0, x));
-  g.add_tensor("last", 8, {4096}, quantize(8, x));
-  const auto file = dir.path() / "t.gguf";
-  g.write_file(file.string());
-  Mount m(file);
-  ASSERT_TRUE(m.mounted()) << m.output();
-  std::filesystem::resize_file(file, std::filesystem::file_size(file) - 100);
-  for (const char* p : {"raw/last", "f32/last", "npy/last.npy"}) {
-    const int fd = ::open((m / p).c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0) << p;
-    std::vector<char> buf(1 << 16);
-    ssize_t r = 0;
-    while ((r = ::read(fd, buf.data(), buf.size())) > 0) {
-    }
-    EXPECT_EQ(r, -1) << p;
-    EXPECT_EQ(errno, EIO) << p;
-    ::close(fd);
-  }
-  // The daemon is still up and unaffected files still read.
-  const auto first = read_file(m / "f32/first");
-  ASSERT_EQ(first.size(), 4096u * 4);
-  float v;
-  std::memcpy(&v, first.data() + 4 * 4095, 4);
-  EXPECT_EQ(v, 4095.0f);
 }
 
 }  // namespace

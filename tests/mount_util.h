@@ -53,6 +53,11 @@ inline bool have_numpy() {
   if (!::ggufs::test::have_numpy()) \
   GTEST_SKIP() << "/usr/bin/python3 has no numpy (apt python3-numpy)"
 
+/// True while a ggufs FUSE file system (live or stale) is mounted at `p` (/proc/mounts).
+inline bool is_mounted(const std::filesystem::path& p) {
+  return read_text("/proc/mounts").find(" " + p.string() + " fuse.ggufs ") != std::string::npos;
+}
+
 /// A real ggufs mount of `file` in a fresh temporary folder; unmounted by the destructor even
 /// when the test fails.
 class Mount {

@@ -20,6 +20,13 @@ class ByteSource {
 };
 
 /// A file opened read-only; the descriptor is closed by the destructor.
+///
+/// The model file may change under a mount. Every read first checks it is still the file that
+/// was parsed: the same size and modification time on our descriptor, and the path still naming
+/// the same inode. A read throws IoError with Fault::kTruncated when the file shrank below the
+/// bytes asked for (bytes before the new end are still served), kModified when it changed
+/// otherwise, kReplaced when the path was renamed over, kReadError when pread fails. A deleted
+/// path is not a fault: the descriptor keeps the same bytes.
 class FileSource final : public ByteSource {
  public:
   /// Opens `path` read-only. Throws IoError naming the path and the OS error.
@@ -32,9 +39,14 @@ class FileSource final : public ByteSource {
   int fd() const { return fd_; }
 
  private:
+  /// Throws the IoError for a change since opening that affects [offset, offset + n).
+  void check_unchanged(std::uint64_t offset, std::size_t n) const;
+
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  std::int64_t mtime_ns_ = 0;
+  std::uint64_t dev_ = 0, ino_ = 0;
 };
 
 /// Bytes held in memory.

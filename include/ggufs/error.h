@@ -16,10 +16,23 @@ enum ExitCode : int {
   kExitMountFailed = 4,  ///< FUSE could not mount or serve
 };
 
+/// What went wrong with the backing file while it was mounted (one log line per kind).
+enum class Fault {
+  kReadError,  ///< the OS failed a read (EIO from the device, a dead network or FUSE mount)
+  kTruncated,  ///< the file shrank below a byte that was asked for
+  kModified,   ///< its modification time or size changed: its bytes can no longer be trusted
+  kReplaced,   ///< its path now names another file (renamed over): ours is no longer the model
+};
+
 /// The file cannot be opened or read (an OS error), as opposed to being malformed.
 class IoError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit IoError(const std::string& what, Fault fault = Fault::kReadError)
+      : std::runtime_error(what), fault_(fault) {}
+  Fault fault() const { return fault_; }
+
+ private:
+  Fault fault_;
 };
 
 /// A GGUF file is malformed or unsupported. what() is the full message

@@ -12,6 +12,13 @@
 #include "ggufs/error.h"
 
 namespace ggufs {
+namespace {
+
+std::int64_t mtime_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace
 
 FileSource::FileSource(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -27,6 +34,36 @@ FileSource::FileSource(const std::string& path) : path_(path) {
     throw IoError(fmt::format("{}: not a regular file", path));
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
+  mtime_ns_ = mtime_ns(st);
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
+}
+
+void FileSource::check_unchanged(std::uint64_t offset, std::size_t n) const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    throw IoError(fmt::format("{}: cannot stat: {}", path_, std::strerror(errno)));
+  }
+  const auto now = static_cast<std::uint64_t>(st.st_size);
+  if (now < size_) {
+    // Shrinking keeps the bytes before the new end: only reads past it fail.
+    if (offset + n > now) {
+      throw IoError(
+          fmt::format("{}: truncated while mounted (now {} bytes, was {})", path_, now, size_),
+          Fault::kTruncated);
+    }
+  } else if (now != size_ || mtime_ns(st) != mtime_ns_) {
+    throw IoError(
+        fmt::format("{}: modified while mounted; its tensors are no longer served", path_),
+        Fault::kModified);
+  }
+  struct stat at_path {};
+  if (::stat(path_.c_str(), &at_path) == 0 && (at_path.st_dev != dev_ || at_path.st_ino != ino_)) {
+    throw IoError(fmt::format("{}: replaced by another file while mounted; its tensors are no "
+                              "longer served",
+                              path_),
+                  Fault::kReplaced);
+  }
 }
 
 FileSource::~FileSource() {
@@ -34,6 +71,7 @@ FileSource::~FileSource() {
 }
 
 std::size_t FileSource::read_at(std::uint64_t offset, void* dst, std::size_t n) const {
+  check_unchanged(offset, n);
   auto* out = static_cast<char*>(dst);
   std::size_t done = 0;
   while (done < n) {

@@ -35,7 +35,8 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
       const TensorInfo& t = file_.tensors[node.tensor];
       if (backing_.read_at(t.file_offset + offset, dst, size) != size) {
         throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", file_.path,
-                                  printable(t.name), t.file_offset + offset + size));
+                                  printable(t.name), t.file_offset + offset + size),
+                      Fault::kTruncated);
       }
       return size;
     }
@@ -72,7 +73,8 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
     const std::uint64_t at = t.file_offset + b * tr.type_size;
     if (backing_.read_at(at, raw.data(), raw_bytes) != raw_bytes) {
       throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", file_.path,
-                                printable(t.name), at + raw_bytes));
+                                printable(t.name), at + raw_bytes),
+                    Fault::kTruncated);
     }
     const std::uint64_t chunk_begin = b * block_out, chunk_end = (b + n) * block_out;
     const std::uint64_t lo = std::max(begin, chunk_begin), hi = std::min(end, chunk_end);
