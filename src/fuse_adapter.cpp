@@ -33,8 +33,9 @@ void log_fault_once(Fault fault, const std::string& message) {
   static std::atomic<unsigned> logged{0};
   const unsigned bit = 1u << static_cast<unsigned>(fault);
   if (logged.fetch_or(bit) & bit) return;
-  fmt::print(stderr, "ggufs: {} (EIO; later faults of this kind are not logged)\n",
-             printable(message));
+  // `message` holds no raw control bytes: tree names are percent-escaped and IoError texts quote
+  // paths and names through printable().
+  fmt::print(stderr, "ggufs: {} (EIO; later faults of this kind are not logged)\n", message);
 }
 
 struct stat make_stat(const MountContext& c, Ino ino, const Node& n) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <map>
@@ -173,7 +174,24 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
   return rc;
 }
 
+// libfuse's own messages (its -d request log, mount errors) go through printable() too, so no
+// text that reaches the terminal can carry control sequences.
+void log_escaped(enum fuse_log_level, const char* fmt, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n < 0) return;
+  std::string msg(static_cast<std::size_t>(n) + 1, '\0');
+  std::vsnprintf(msg.data(), msg.size(), fmt, ap);
+  msg.resize(static_cast<std::size_t>(n));
+  const bool newline = !msg.empty() && msg.back() == '\n';
+  if (newline) msg.pop_back();
+  std::fputs((printable(msg) + (newline ? "\n" : "")).c_str(), stderr);
+}
+
 int run(int argc, char** argv) {
+  fuse_set_log_func(log_escaped);
   fuse_args args = FUSE_ARGS_INIT(argc, argv);
   std::unique_ptr<fuse_args, void (*)(fuse_args*)> args_guard(&args, fuse_opt_free_args);
   Config conf;

@@ -174,6 +174,21 @@ TEST_F(MountFaults, TruncationIsLoggedOnceAndOnlyTheTailFails) {
   EXPECT_EQ(count_lines(log_, "truncated while mounted"), 1) << read_text(log_);
 }
 
+// Log lines quote tensor names from the file: a crafted name must not reach the terminal raw.
+TEST_F(MountFaults, LoggedNamesHaveControlBytesEscaped) {
+  GgufWriter g;
+  g.add_string("general.architecture", "faults");
+  g.add_tensor("evil\x1b[2J", kF32, {1024}, std::vector<std::uint8_t>(4096, 0));
+  g.write_file(file_.string());
+  ForegroundDaemon d(file_, mnt_, log_);
+  ASSERT_TRUE(d.mounted());
+  std::filesystem::resize_file(file_, std::filesystem::file_size(file_) - 8);
+  EXPECT_EQ(read_errno(mnt_ / "f32/evil%1B[2J"), EIO);
+  const std::string log = read_text(log_);
+  EXPECT_NE(log.find("evil%1B[2J"), std::string::npos) << log;
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+}
+
 // The backing file is itself a file of another ggufs mount (the raw/ file of a tensor that holds
 // a whole GGUF file); killing that daemon makes every read of the backing file fail (ENOTCONN),
 // as a dead disk or network mount would.

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "ggufs/error.h"
+#include "ggufs/names.h"
 
 namespace ggufs {
 namespace {
@@ -42,26 +43,26 @@ FileSource::FileSource(const std::string& path) : path_(path) {
 void FileSource::check_unchanged(std::uint64_t offset, std::size_t n) const {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
-    throw IoError(fmt::format("{}: cannot stat: {}", path_, std::strerror(errno)));
+    throw IoError(fmt::format("{}: cannot stat: {}", printable(path_), std::strerror(errno)));
   }
   const auto now = static_cast<std::uint64_t>(st.st_size);
   if (now < size_) {
     // Shrinking keeps the bytes before the new end: only reads past it fail.
     if (offset + n > now) {
-      throw IoError(
-          fmt::format("{}: truncated while mounted (now {} bytes, was {})", path_, now, size_),
-          Fault::kTruncated);
+      throw IoError(fmt::format("{}: truncated while mounted (now {} bytes, was {})",
+                                printable(path_), now, size_),
+                    Fault::kTruncated);
     }
   } else if (now != size_ || mtime_ns(st) != mtime_ns_) {
-    throw IoError(
-        fmt::format("{}: modified while mounted; its tensors are no longer served", path_),
-        Fault::kModified);
+    throw IoError(fmt::format("{}: modified while mounted; its tensors are no longer served",
+                              printable(path_)),
+                  Fault::kModified);
   }
   struct stat at_path {};
   if (::stat(path_.c_str(), &at_path) == 0 && (at_path.st_dev != dev_ || at_path.st_ino != ino_)) {
     throw IoError(fmt::format("{}: replaced by another file while mounted; its tensors are no "
                               "longer served",
-                              path_),
+                              printable(path_)),
                   Fault::kReplaced);
   }
 }
@@ -78,8 +79,8 @@ std::size_t FileSource::read_at(std::uint64_t offset, void* dst, std::size_t n) 
     const ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) continue;
-      throw IoError(fmt::format("{}: read of {} bytes at byte {} failed: {}", path_, n, offset,
-                                std::strerror(errno)));
+      throw IoError(fmt::format("{}: read of {} bytes at byte {} failed: {}", printable(path_), n,
+                                offset, std::strerror(errno)));
     }
     if (r == 0) break;  // end of file
     done += static_cast<std::size_t>(r);

@@ -34,7 +34,7 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
     case NodeKind::kRaw: {
       const TensorInfo& t = file_.tensors[node.tensor];
       if (backing_.read_at(t.file_offset + offset, dst, size) != size) {
-        throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", file_.path,
+        throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(file_.path),
                                   printable(t.name), t.file_offset + offset + size),
                       Fault::kTruncated);
       }
@@ -72,7 +72,7 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
     raw.resize(raw_bytes);
     const std::uint64_t at = t.file_offset + b * tr.type_size;
     if (backing_.read_at(at, raw.data(), raw_bytes) != raw_bytes) {
-      throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", file_.path,
+      throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(file_.path),
                                 printable(t.name), at + raw_bytes),
                     Fault::kTruncated);
     }
