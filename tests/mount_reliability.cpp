@@ -1,5 +1,6 @@
 // The ggufs command on hostile files (refused with exit code 3 and the offset, or mounted and
 // served safely) and on a stale mount point left by a daemon killed with SIGKILL.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -183,6 +184,52 @@ TEST(MountNames, KeysTooLongForAFileNameAreListedAndRead) {
   for (int i = 0; i < 66; ++i) escaped += "%2F";  // 198 bytes: byte 200 is inside an escape
   EXPECT_EQ(ls.output, "short\n" + std::string(200, 'k') + "%~1\n" + escaped + "%~2\n");
   EXPECT_EQ(read_text(m / ("metadata/" + std::string(200, 'k') + "%~1")), "long\n");
+}
+
+}  // namespace
+}  // namespace ggufs::test
+
+namespace ggufs::test {
+namespace {
+
+// The options of the mount at `mnt` as /proc/mounts lists them ("" when not mounted).
+std::string mount_options(const std::filesystem::path& mnt) {
+  const std::string mounts = read_text("/proc/mounts");
+  const std::string key = " " + mnt.string() + " fuse.ggufs ";
+  const std::size_t at = mounts.find(key);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + key.size(), end = mounts.find(' ', begin);
+  return "," + mounts.substr(begin, end - begin) + ",";
+}
+
+TEST(MountSecurity, ReadOnlyDefaultPermissionsOwnedByTheUserNoAllowOther) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  GgufWriter g;
+  g.add_string("general.architecture", "secure");
+  const auto file = dir.path() / "m.gguf";
+  g.write_file(file.string());
+  {
+    Mount m(file);
+    ASSERT_TRUE(m.mounted()) << m.output();
+    const std::string opts = mount_options(m.path());
+    EXPECT_NE(opts.find(",ro,"), std::string::npos) << opts;
+    EXPECT_NE(opts.find(",default_permissions,"), std::string::npos) << opts;
+    EXPECT_EQ(opts.find("allow_other"), std::string::npos) << opts;
+    struct stat st {};
+    ASSERT_EQ(::stat((m / "metadata/general.architecture").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, ::getuid());
+    EXPECT_EQ(st.st_gid, ::getgid());
+    EXPECT_EQ(st.st_mode & 07777, 0444u);
+    const int fd = ::open((m / "metadata/general.architecture").c_str(), O_WRONLY);
+    EXPECT_EQ(fd, -1);
+    EXPECT_TRUE(errno == EROFS || errno == EACCES) << std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+  }
+  Mount shared(file, "-o allow_other");
+  ASSERT_TRUE(shared.mounted()) << shared.output();
+  EXPECT_NE(mount_options(shared.path()).find(",allow_other,"), std::string::npos)
+      << mount_options(shared.path());
 }
 
 }  // namespace
