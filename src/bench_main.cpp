@@ -1,7 +1,9 @@
 // ggufs-bench: the measuring helpers behind scripts/bench. Kernel throughput in-process (every
 // decodable type, against memcpy), a GGUF file with one tensor of every decodable type, the
-// tensor list of a file with byte offsets, and sequential 1 MiB reads of files or byte ranges
-// (the backing file natively, or files through a mount). Mounting is left to the script.
+// tensor list of a file with byte offsets, sequential 1 MiB reads of files or byte ranges (the
+// backing file natively, or files through a mount), random 4 KiB pread latencies, and the files
+// of the mount and memory targets: a large vocabulary with many small tensors, and a sparse
+// model whose tensor data is a hole. Mounting is left to the script.
 // Benchmarks only: nothing here runs in the test suite and nothing asserts on timings.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -22,6 +25,9 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ggufs/byte_source.h"
@@ -58,6 +64,27 @@ constexpr std::string_view kUsage =
     "      caches are flushed by writing a scratch buffer of N MiB (default 64, twice the L3 of\n"
     "      the development machines; 0: no flush), so a small file is not read back from L3.\n"
     "      Columns: file, bytes, then MB/s of each pass.\n"
+    "  random [--reads N] [--block BYTES] [--seed SEED] FILE...\n"
+    "      N (default 10000) pread() calls of BYTES (default 4096) at BYTES-aligned offsets drawn\n"
+    "      from SEED (default 1) over the smallest FILE, each timed alone; every offset is read\n"
+    "      from each FILE in turn, so load on the machine hits all files alike. No warm-up: the\n"
+    "      first read of a page is timed as it comes.\n"
+    "      Columns: file, bytes, reads, median_us, mean_us, p99_us.\n"
+    "  info FILE.gguf\n"
+    "      Columns: data_offset (bytes before the tensor data: the header size), file_size,\n"
+    "      tensor_count, kv_count.\n"
+    "  write-vocab OUT.gguf [--tokens N] [--tensors N]\n"
+    "      Writes the mount-time file: tokenizer.ggml.tokens with N (default 256000) distinct\n"
+    "      token strings of 1 to 16 bytes (byte tokens <0xXX>, words with and without a leading\n"
+    "      U+2581, some multi-byte UTF-8), then N (default 2000) F32 tensors of 32 elements named\n"
+    "      blk.<i>.<attn_q|ffn_up|...>.weight.\n"
+    "  write-sparse OUT.gguf [--data-mib N] [--tensors N] [--tokens N]\n"
+    "      Writes a model of N MiB (default 8192) of tensor data that is a hole in the file (its\n"
+    "      header is written, then the file is extended with ftruncate), so it takes no disk "
+    "space\n"
+    "      and reads as zeros: N (default 320) tensors blk.<i>.<...>.weight of ne = {4096, rows},\n"
+    "      cycling F32, F16, Q8_0, Q4_K, Q6_K, all of one shape; a vocabulary of N (default\n"
+    "      32000) tokens as in write-vocab.\n"
     "\n"
     "exit status: 0 on success, 1 on a usage error, 2 when a file cannot be read or written\n";
 
@@ -405,6 +432,320 @@ int cmd_read(Args& args) {
   return 0;
 }
 
+// --- random ------------------------------------------------------------------------------------
+
+/// Latency statistics of one file's reads, in microseconds.
+struct Latency {
+  double median_us = 0;
+  double mean_us = 0;
+  double p99_us = 0;
+};
+
+/// The statistics of `ns` (nanoseconds per read, not empty); sorts `ns`.
+Latency latency_of(std::vector<std::uint64_t>& ns) {
+  std::sort(ns.begin(), ns.end());
+  const std::size_t n = ns.size();
+  const double median =
+      n % 2 ? static_cast<double>(ns[n / 2])
+            : (static_cast<double>(ns[n / 2 - 1]) + static_cast<double>(ns[n / 2])) / 2;
+  double sum = 0;
+  for (std::uint64_t v : ns) sum += static_cast<double>(v);
+  const std::size_t p99 = std::min(n - 1, n * 99 / 100);
+  return {median / 1e3, sum / static_cast<double>(n) / 1e3, static_cast<double>(ns[p99]) / 1e3};
+}
+
+/// pread() of exactly `buf.size()` bytes at `offset`; throws IoError on an error or end of file.
+void pread_exact(int fd, const std::string& path, std::span<std::uint8_t> buf,
+                 std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < buf.size()) {
+    const ssize_t got =
+        ::pread(fd, buf.data() + done, buf.size() - done, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw ggufs::IoError(path + ": pread: " + std::strerror(errno));
+    }
+    if (got == 0) throw ggufs::IoError(path + ": unexpected end of file");
+    done += static_cast<std::size_t>(got);
+  }
+}
+
+int cmd_random(Args& args) {
+  std::uint64_t reads = 10000;
+  std::uint64_t block = 4096;
+  std::uint64_t seed = 1;
+  std::vector<std::string> files;
+  while (!args.empty()) {
+    const std::string_view arg = args.next();
+    if (Args::is(arg, "--reads")) {
+      reads = parse_u64(args.value("--reads", arg), "--reads");
+      if (reads == 0 || reads > 10'000'000) throw UsageError{"--reads: not from 1 to 10000000"};
+    } else if (Args::is(arg, "--block")) {
+      block = parse_u64(args.value("--block", arg), "--block");
+      if (block == 0 || block > 64 * kMiB) throw UsageError{"--block: not from 1 to 64 MiB"};
+    } else if (Args::is(arg, "--seed")) {
+      seed = parse_u64(args.value("--seed", arg), "--seed");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError{"random: unknown option '" + std::string(arg) + "'"};
+    } else {
+      files.emplace_back(arg);
+    }
+  }
+  if (files.empty()) throw UsageError{"random: no file given"};
+
+  std::deque<Fd> fds;  // a deque: Fd cannot move
+  std::uint64_t size = UINT64_MAX;
+  for (const std::string& path : files) {
+    const Fd& fd = fds.emplace_back(path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) throw ggufs::IoError(path + ": " + std::strerror(errno));
+    size = std::min(size, static_cast<std::uint64_t>(st.st_size));
+  }
+  if (size < block) throw ggufs::IoError("random: a file is smaller than one block");
+
+  // Drawn before any timing, from the seed alone, so every run and every file gets the same ones.
+  std::vector<std::uint64_t> offsets(reads);
+  Random random(seed);
+  for (std::uint64_t& off : offsets) off = random.next() % (size / block) * block;
+
+  std::vector<std::uint8_t> buf(block, 0);  // touched before any timing
+  std::vector<std::vector<std::uint64_t>> ns(files.size());
+  for (std::vector<std::uint64_t>& v : ns) v.reserve(reads);
+  for (std::uint64_t off : offsets) {
+    for (std::size_t f = 0; f < files.size(); ++f) {
+      const Clock::time_point start = Clock::now();
+      pread_exact(fds[f].get(), files[f], buf, off);
+      ns[f].push_back(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+      clobber(buf.data());
+    }
+  }
+
+  std::printf("# file\tbytes\treads\tmedian_us\tmean_us\tp99_us\n");
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const Latency l = latency_of(ns[f]);
+    std::printf("%s\t%llu\t%llu\t%.2f\t%.2f\t%.2f\n", files[f].c_str(),
+                static_cast<unsigned long long>(size), static_cast<unsigned long long>(reads),
+                l.median_us, l.mean_us, l.p99_us);
+  }
+  return 0;
+}
+
+// --- info --------------------------------------------------------------------------------------
+
+int cmd_info(Args& args) {
+  if (args.empty()) throw UsageError{"info: no file given"};
+  const std::string path(args.next());
+  if (!args.empty()) throw UsageError{"info: only one file may be given"};
+
+  const ggufs::FileSource src(path);
+  const ggufs::GgufFile file = ggufs::parse_gguf(src, path);
+  std::printf("# data_offset\tfile_size\ttensor_count\tkv_count\n%llu\t%llu\t%llu\t%llu\n",
+              static_cast<unsigned long long>(file.data_offset),
+              static_cast<unsigned long long>(file.file_size),
+              static_cast<unsigned long long>(file.tensor_count),
+              static_cast<unsigned long long>(file.kv_count));
+  return 0;
+}
+
+// --- synthetic models: write-vocab, write-sparse -----------------------------------------------
+
+constexpr std::uint32_t kF32 = 0;  // ggml type id
+
+/// `n` distinct token strings of 1 to 16 bytes, always the same for the same `n`: first the 256
+/// byte tokens <0x00>…<0xFF> of a SentencePiece vocabulary, then word pieces, short ones the
+/// most common, about half starting with U+2581 (SentencePiece's word-start mark), some holding
+/// a multi-byte UTF-8 letter. Real vocabularies look like this, so the parser and the metadata
+/// renderers see realistic string sizes.
+std::vector<std::string> make_tokens(std::uint64_t n) {
+  // Letters roughly in proportion to their frequency in English text.
+  static constexpr std::string_view kLetters =
+      "eeeeeeeeeeeetttttttttaaaaaaaaooooooooiiiiiiinnnnnnnsssssshhhhhhrrrrrrddddllllcccuuummmww"
+      "ffggyyppbbvkjxqz";
+  static constexpr std::string_view kWide[] = {"\xc3\xa9",    "\xc3\xbc",     "\xc3\xb1",
+                                               "\xd0\xb6",    "\xe4\xb8\xad", "\xe3\x81\xae",
+                                               "\xed\x95\x9c"};
+  static constexpr std::string_view kMark = "\xe2\x96\x81";  // U+2581
+
+  std::vector<std::string> tokens;
+  tokens.reserve(n);
+  std::unordered_set<std::string> seen;
+  for (unsigned b = 0; b < 256 && tokens.size() < n; ++b) {
+    char text[8];
+    std::snprintf(text, sizeof text, "<0x%02X>", b);
+    seen.insert(tokens.emplace_back(text));
+  }
+  Random random(0x70c3e45);
+  while (tokens.size() < n) {
+    // The smaller of two uniform draws: short tokens come more often than long ones.
+    const std::size_t len = 1 + std::min(random.next() % 16, random.next() % 16);
+    std::string t;
+    if (len >= 4 && random.next() % 2) t = kMark;
+    const std::size_t first = t.size();  // of the word after the mark
+    while (t.size() < len) {
+      std::string_view piece = kLetters.substr(random.next() % kLetters.size(), 1);
+      if (random.next() % 24 == 0) {
+        const std::string_view wide = kWide[random.next() % std::size(kWide)];
+        if (t.size() + wide.size() <= len) piece = wide;
+      }
+      t += piece;
+    }
+    if (random.next() % 8 == 0 && t[first] >= 'a' && t[first] <= 'z') {
+      t[first] = static_cast<char>(t[first] - 'a' + 'A');  // a capitalised word
+    }
+    if (seen.insert(t).second) tokens.push_back(std::move(t));
+  }
+  return tokens;
+}
+
+/// Tensor `i` of a synthetic model: blk.<layer>.<role>.weight, the nine roles of a llama layer.
+std::string layer_tensor_name(std::uint64_t i) {
+  static constexpr std::string_view kRoles[] = {"attn_norm", "attn_q",      "attn_k",
+                                                "attn_v",    "attn_output", "ffn_norm",
+                                                "ffn_gate",  "ffn_up",      "ffn_down"};
+  return "blk." + std::to_string(i / std::size(kRoles)) + "." +
+         std::string(kRoles[i % std::size(kRoles)]) + ".weight";
+}
+
+/// The metadata of a synthetic llama-like model named `name` with a vocabulary of `n_tokens`.
+std::vector<std::pair<std::string, ggufs::Value>> synthetic_metadata(const std::string& name,
+                                                                     std::uint64_t n_tokens) {
+  using ggufs::Value;
+  using ggufs::ValueType;
+  ggufs::Array tokens{ValueType::kString, {}};
+  tokens.items.reserve(n_tokens);
+  for (std::string& t : make_tokens(n_tokens)) {
+    tokens.items.push_back(Value{ValueType::kString, std::move(t)});
+  }
+  std::vector<std::pair<std::string, Value>> kv;
+  kv.emplace_back("general.architecture", Value{ValueType::kString, std::string("llama")});
+  kv.emplace_back("general.name", Value{ValueType::kString, name});
+  kv.emplace_back("tokenizer.ggml.model", Value{ValueType::kString, std::string("llama")});
+  kv.emplace_back("tokenizer.ggml.tokens", Value{ValueType::kArray, std::move(tokens)});
+  return kv;
+}
+
+/// Parses "OUT.gguf" and the count options of write-vocab and write-sparse; `counts` maps each
+/// option to its variable and its largest accepted value.
+std::string parse_writer_args(
+    Args& args, std::string_view command,
+    std::span<const std::tuple<std::string_view, std::uint64_t*, std::uint64_t>> counts) {
+  std::string out;
+  while (!args.empty()) {
+    const std::string_view arg = args.next();
+    bool matched = false;
+    for (const auto& [opt, var, max] : counts) {
+      if (!Args::is(arg, opt)) continue;
+      *var = parse_u64(args.value(opt, arg), opt);
+      if (*var == 0 || *var > max) {
+        throw UsageError{std::string(opt) + ": not from 1 to " + std::to_string(max)};
+      }
+      matched = true;
+    }
+    if (matched) continue;
+    if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError{std::string(command) + ": unknown option '" + std::string(arg) + "'"};
+    }
+    if (!out.empty())
+      throw UsageError{std::string(command) + ": only one output file may be given"};
+    out = arg;
+  }
+  if (out.empty()) throw UsageError{std::string(command) + ": no output file given"};
+  return out;
+}
+
+int cmd_write_vocab(Args& args) {
+  std::uint64_t n_tokens = 256000;
+  std::uint64_t n_tensors = 2000;
+  const std::tuple<std::string_view, std::uint64_t*, std::uint64_t> counts[] = {
+      {"--tokens", &n_tokens, 10'000'000}, {"--tensors", &n_tensors, 1'000'000}};
+  const std::string out = parse_writer_args(args, "write-vocab", counts);
+
+  ggufs::GgufWriter w;
+  for (auto& [key, value] : synthetic_metadata("ggufs mount-time benchmark", n_tokens)) {
+    w.add(key, std::move(value));
+  }
+  constexpr std::size_t kElements = 32;
+  for (std::uint64_t i = 0; i < n_tensors; ++i) {
+    std::vector<std::uint8_t> data(kElements * sizeof(float));
+    for (std::size_t e = 0; e < kElements; ++e) {
+      const float v = static_cast<float>(i % 1000) * 0.001f + static_cast<float>(e);
+      std::memcpy(data.data() + e * sizeof(float), &v, sizeof(float));
+    }
+    w.add_tensor(layer_tensor_name(i), kF32, {kElements}, std::move(data));
+  }
+  w.write_file(out);
+  return 0;
+}
+
+int cmd_write_sparse(Args& args) {
+  std::uint64_t data_mib = 8192;
+  std::uint64_t n_tensors = 320;
+  std::uint64_t n_tokens = 32000;
+  const std::tuple<std::string_view, std::uint64_t*, std::uint64_t> counts[] = {
+      {"--data-mib", &data_mib, std::uint64_t{1} << 24},
+      {"--tensors", &n_tensors, 100'000},
+      {"--tokens", &n_tokens, 10'000'000}};
+  const std::string out = parse_writer_args(args, "write-sparse", counts);
+
+  // The types of the benchmark model, in turn; every tensor has ne = {kRow, rows}.
+  static constexpr std::uint32_t kTypes[] = {kF32, 1, 8, 12, 14};  // F32 F16 Q8_0 Q4_K Q6_K
+  auto row_bytes = [](std::uint32_t type) {
+    const ggufs::TypeTraits& t = *ggufs::type_traits(type);
+    return kRow / t.block_size * t.type_size;
+  };
+  std::uint64_t all_rows_bytes = 0;  // one row of every tensor
+  for (std::uint64_t i = 0; i < n_tensors; ++i) all_rows_bytes += row_bytes(kTypes[i % 5]);
+  const std::uint64_t rows = std::max<std::uint64_t>(1, data_mib * kMiB / all_rows_bytes);
+
+  // GgufWriter::write_file() writes every byte of the data; here only the header is written
+  // (with the writer's ByteWriter, in the same layout: GGUF v3, alignment 32), and ftruncate
+  // extends the file over the data, leaving a hole.
+  constexpr std::uint64_t kAlignment = 32;
+  const auto metadata = synthetic_metadata("ggufs sparse benchmark", n_tokens);
+  ggufs::ByteWriter w;
+  w.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+  w.u32(3);
+  w.u64(n_tensors);
+  w.u64(metadata.size());
+  for (const auto& [key, value] : metadata) {
+    w.str(key);
+    w.u32(static_cast<std::uint32_t>(value.type));
+    w.value(value);
+  }
+  std::uint64_t end = 0;  // of the data so far, relative to the data section
+  for (std::uint64_t i = 0; i < n_tensors; ++i) {
+    const std::uint64_t offset = (end + kAlignment - 1) / kAlignment * kAlignment;
+    w.str(layer_tensor_name(i));
+    w.u32(2);
+    w.u64(kRow);
+    w.u64(rows);
+    w.u32(kTypes[i % 5]);
+    w.u64(offset);
+    end = offset + rows * row_bytes(kTypes[i % 5]);
+  }
+  w.pad_to(kAlignment);
+  const std::vector<std::uint8_t>& header = w.data();
+
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw ggufs::IoError(out + ": cannot create: " + std::strerror(errno));
+  std::string error;
+  for (std::size_t done = 0; done < header.size() && error.empty();) {
+    const ssize_t n = ::write(fd, header.data() + done, header.size() - done);
+    if (n < 0 && errno != EINTR) error = std::strerror(errno);
+    if (n > 0) done += static_cast<std::size_t>(n);
+  }
+  if (error.empty() && ::ftruncate(fd, static_cast<off_t>(header.size() + end)) != 0) {
+    error = std::strerror(errno);
+  }
+  if (::close(fd) != 0 && error.empty()) error = std::strerror(errno);
+  if (!error.empty()) {
+    ::unlink(out.c_str());
+    throw ggufs::IoError(out + ": cannot write: " + error);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -423,6 +764,10 @@ int main(int argc, char** argv) {
     if (command == "write-all-types") return cmd_write_all_types(args);
     if (command == "tensors") return cmd_tensors(args);
     if (command == "read") return cmd_read(args);
+    if (command == "random") return cmd_random(args);
+    if (command == "info") return cmd_info(args);
+    if (command == "write-vocab") return cmd_write_vocab(args);
+    if (command == "write-sparse") return cmd_write_sparse(args);
     throw UsageError{"unknown command '" + std::string(command) + "'"};
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ggufs-bench: %s (see --help)\n", e.message.c_str());
