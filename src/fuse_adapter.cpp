@@ -95,6 +95,17 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
   thread_local std::vector<char> buf;
   try {
+    // raw/: let libfuse splice the bytes from the backing file into /dev/fuse (no copy through
+    // our memory); it falls back to reading them itself where splice is not available.
+    if (const auto ext = c.reader.raw_extent(*n, size, static_cast<std::uint64_t>(off))) {
+      fuse_bufvec data = FUSE_BUFVEC_INIT(ext->size);
+      data.buf[0].flags =
+          static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
+      data.buf[0].fd = ext->fd;
+      data.buf[0].pos = static_cast<off_t>(ext->offset);
+      fuse_reply_data(req, &data, FUSE_BUF_SPLICE_MOVE);
+      return;
+    }
     buf.resize(size);
     const std::size_t got = c.reader.read(*n, buf.data(), size, static_cast<std::uint64_t>(off));
     fuse_reply_buf(req, buf.data(), got);
@@ -156,8 +167,17 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &s);
 }
 
+void op_init(void*, fuse_conn_info* conn) {
+  // Splice raw/ replies (see op_read). Requests stay at most 1008 KiB (the read-ahead ggufs
+  // sets, and max_read), as libfuse's splice path cannot grow its pipe for larger ones here.
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
+  conn->max_read = kMaxReadBytes;  // libfuse requires the same value as the max_read option
+}
+
 const fuse_lowlevel_ops kOps = [] {
   fuse_lowlevel_ops ops{};
+  ops.init = op_init;
   ops.lookup = op_lookup;
   ops.getattr = op_getattr;
   ops.open = op_open;

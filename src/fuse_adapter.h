@@ -20,6 +20,10 @@ struct MountContext {
   struct timespec mtime;  ///< of the backing file; reported for every node
 };
 
+/// The largest read request (bytes): what libfuse 3.14 can still splice through a 1 MiB pipe with
+/// its reply header (1008 KiB); larger replies take its slow copy path. Passed as -o max_read.
+inline constexpr unsigned kMaxReadBytes = 1032192;
+
 /// The table of request handlers (lookup, getattr, open, read, opendir, readdir, statfs).
 const fuse_lowlevel_ops& fuse_operations();
 

@@ -2,6 +2,7 @@
 // then mounts, goes to the background (unless -f) and serves requests until unmounted.
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -10,8 +11,8 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "background.h"
 #include "bdi.h"
 #include "fuse_adapter.h"
 #include "ggufs/byte_source.h"
@@ -42,7 +43,7 @@ constexpr const char* kUsage =
     "  -d                  debug: log every FUSE request (implies -f)\n"
     "  -s                  serve requests on a single thread\n"
     "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other), and:\n"
-    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 1024; 0 keeps the\n"
+    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 1008; 0 keeps the\n"
     "                      kernel's default; needs root)\n"
     "     force            clear a stale mount at MOUNTPOINT first (one whose daemon was\n"
     "                      killed: \"Transport endpoint is not connected\") with\n"
@@ -57,7 +58,9 @@ struct Config {
   int force = 0;                     // -o force: clear a stale mount first
   int help = 0;
   int version = 0;
-  unsigned read_ahead_kb = 1024;  // one request of the largest size FUSE allows (1 MiB)
+  // The largest request libfuse 3.14 can splice here (a 1 MiB pipe holds 1008 KiB + header);
+  // larger ones take its slow copy path.
+  unsigned read_ahead_kb = 1008;
 };
 
 enum { kKeyHelp, kKeyVersion };
@@ -140,19 +143,24 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
   int rc = kExitMountFailed;
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, opts.mountpoint) == 0) {
-      // The mount is live before we detach, so the command returns once it can be used.
-      fuse_daemonize(opts.foreground);
-      // Raise the read-ahead (best effort, needs root) once the mount answers: the kernel resets
-      // it when it processes our INIT reply, and without it sequential reads arrive as 128 KiB
-      // requests.
-      std::thread tuner;
-      if (conf.read_ahead_kb) {
-        tuner = std::thread([&] {
-          struct stat st {};
-          if (::stat(opts.mountpoint, &st) == 0)
-            set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
-        });
+      // Detach, but let the command return only when the mount answers (the kernel has our
+      // INIT reply) and its read-ahead is raised: a user may unmount right away, and the
+      // read-ahead must be set after INIT, which resets it (best effort, needs root; without it
+      // sequential reads arrive as 128 KiB requests). A child process waits for the mount: a
+      // thread of ours would hang for ever in its own FUSE request if we were killed meanwhile.
+      Background bg = Background::detach(opts.foreground);
+      const pid_t tuner = ::fork();  // no threads yet: fork is safe
+      if (tuner == 0) {
+        // Without /dev/fuse: if the daemon dies, the connection must die with it.
+        ::close(fuse_session_fd(se));
+        struct stat st {};
+        if (::stat(opts.mountpoint, &st) != 0) ::_exit(1);
+        if (conf.read_ahead_kb) set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
+        bg.ready();
+        ::_exit(0);
       }
+      if (tuner < 0) bg.ready();  // cannot wait for the mount: report it usable now
+      bg.drop();
       int loop;
       if (opts.singlethread) {
         loop = fuse_session_loop(se);
@@ -165,7 +173,7 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
       }
       // libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP: a clean unmount too.
       rc = loop >= 0 ? kExitOk : kExitMountFailed;
-      if (tuner.joinable()) tuner.join();
+      if (tuner > 0) ::waitpid(tuner, nullptr, WNOHANG);  // reaped if done; else init will
       fuse_session_unmount(se);
     }
     fuse_remove_signal_handlers(se);
@@ -244,6 +252,7 @@ int run(int argc, char** argv) {
   const MountContext mctx{tree, reader, ::getuid(), ::getgid(), st.st_mtim};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
+  fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
   fuse_opt_add_arg(&args, fsname_option(path).c_str());
   return serve(args, opts, conf, mctx);
 }

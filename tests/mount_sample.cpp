@@ -252,7 +252,7 @@ std::string read_ahead_kb(const std::filesystem::path& mnt) {
 
 // Without a raised read-ahead, page-cache reads reach the daemon as 128 KiB requests (see the
 // README's performance notes). The daemon raises it just after the mount answers, so poll.
-TEST(MountReadAhead, IsRaisedTo1MiBByDefaultAndSettable) {
+TEST(MountReadAhead, IsRaisedTo1008KiBByDefaultAndSettable) {
   GGUFS_REQUIRE_FUSE();
   if (::geteuid() != 0) GTEST_SKIP() << "setting read_ahead_kb needs root";
   TempDir dir;
@@ -261,7 +261,7 @@ TEST(MountReadAhead, IsRaisedTo1MiBByDefaultAndSettable) {
   const auto file = dir.path() / "m.gguf";
   g.write_file(file.string());
   for (const auto& [options, expected] :
-       {std::pair<std::string, std::string>{"", "1024"}, {"-o read_ahead_kb=512", "512"}}) {
+       {std::pair<std::string, std::string>{"", "1008"}, {"-o read_ahead_kb=512", "512"}}) {
     Mount m(file, options);
     ASSERT_TRUE(m.mounted()) << m.output();
     std::string value;

@@ -1,6 +1,7 @@
 // The read path without a mount: any byte range of f32/ and npy/ files equals the matching slice
 // of ggml's reference output; chunk borders inside large tensors; the tree's shape.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -127,6 +128,61 @@ TEST(Content, TreeHasTheContractLayout) {
   EXPECT_EQ(tree.lookup(kRootIno, "nope"), 0u);
   EXPECT_EQ(tree.node(0), nullptr);
   EXPECT_EQ(tree.node(tree.count() + 1), nullptr);
+}
+
+}  // namespace
+}  // namespace ggufs
+
+namespace ggufs {
+namespace {
+
+// raw/ reads are spliced from the backing file: the extent must name exactly the bytes a copying
+// read returns.
+TEST(Content, RawExtentNamesTheBytesACopyingReadReturns) {
+  test::TempDir dir;
+  GgufWriter g;
+  std::vector<std::uint8_t> bytes(1000);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  const std::uint32_t kI8 = 24;
+  g.add_tensor("pad", kI8, {13}, std::vector<std::uint8_t>(13, 1));
+  g.add_tensor("t", kI8, {1000}, bytes);
+  const auto path = dir.path() / "m.gguf";
+  g.write_file(path.string());
+  const FileSource src(path.string());
+  const GgufFile f = parse_gguf(src, path.string());
+  const Tree tree(f);
+  const ContentReader reader(f, src);
+  const Node* raw = tree.node(tree.lookup(tree.lookup(kRootIno, "raw"), "t"));
+  const Node* f32 = tree.node(tree.lookup(tree.lookup(kRootIno, "f32"), "t"));
+  ASSERT_NE(raw, nullptr);
+  ASSERT_NE(f32, nullptr);
+  EXPECT_FALSE(reader.raw_extent(*f32, 10, 0).has_value());
+  for (const auto& [off, len] : {std::pair<std::uint64_t, std::size_t>{0, 1000},
+                                 {3, 17},
+                                 {990, 100},
+                                 {999, 1},
+                                 {1000, 5},
+                                 {5000, 5}}) {
+    const auto ext = reader.raw_extent(*raw, len, off);
+    ASSERT_TRUE(ext.has_value());
+    EXPECT_EQ(ext->fd, src.fd());
+    std::vector<std::uint8_t> via_fd(ext->size);
+    ASSERT_EQ(::pread(ext->fd, via_fd.data(), via_fd.size(), static_cast<off_t>(ext->offset)),
+              static_cast<ssize_t>(via_fd.size()));
+    std::vector<char> copied(len);
+    const std::size_t got = reader.read(*raw, copied.data(), len, off);
+    ASSERT_EQ(got, ext->size) << off << "+" << len;
+    EXPECT_EQ(0, std::memcmp(via_fd.data(), copied.data(), got)) << off << "+" << len;
+    if (off < 1000) {
+      ASSERT_FALSE(via_fd.empty());
+      EXPECT_EQ(via_fd[0], bytes[off]);
+    }
+  }
+  // A memory source has no descriptor: reads are copied.
+  const MemorySource mem(g.finish());
+  const GgufFile fm = parse_gguf(mem, "mem");
+  const ContentReader mem_reader(fm, mem);
+  EXPECT_FALSE(mem_reader.raw_extent(*raw, 10, 0).has_value());
 }
 
 }  // namespace

@@ -17,6 +17,11 @@ class ByteSource {
   /// Copies up to `n` bytes at byte `offset` into `dst`; returns the count copied (short only at
   /// the end of the data). Throws IoError when the underlying read fails. Thread-safe.
   virtual std::size_t read_at(std::uint64_t offset, void* dst, std::size_t n) const = 0;
+  /// Throws IoError when bytes [offset, offset + n) can no longer be trusted (the source changed
+  /// since it was opened); read_at does this itself. For callers that read the bytes another way.
+  virtual void check(std::uint64_t /*offset*/, std::size_t /*n*/) const {}
+  /// A descriptor the bytes can be read from at their own offsets (for splice), or -1.
+  virtual int fd() const { return -1; }
 };
 
 /// A file opened read-only; the descriptor is closed by the destructor.
@@ -36,12 +41,11 @@ class FileSource final : public ByteSource {
   FileSource& operator=(const FileSource&) = delete;
   std::uint64_t size() const override { return size_; }
   std::size_t read_at(std::uint64_t offset, void* dst, std::size_t n) const override;
-  int fd() const { return fd_; }
+  /// Throws the IoError for a change since opening that affects [offset, offset + n).
+  void check(std::uint64_t offset, std::size_t n) const override;
+  int fd() const override { return fd_; }
 
  private:
-  /// Throws the IoError for a change since opening that affects [offset, offset + n).
-  void check_unchanged(std::uint64_t offset, std::size_t n) const;
-
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;

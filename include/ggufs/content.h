@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "ggufs/byte_source.h"
 #include "ggufs/gguf.h"
@@ -21,6 +22,17 @@ class ContentReader {
   /// of bounded size (memory stays bounded whatever the tensor size). Throws IoError when the
   /// backing file cannot supply the tensor's bytes (short read or OS error).
   std::size_t read(const Node& node, char* dst, std::size_t size, std::uint64_t offset) const;
+
+  /// Where the bytes of a read of a kRaw node lie in the backing file, so the caller can splice
+  /// them instead of copying: `size` bytes (clipped to st_size) at byte `offset` of descriptor
+  /// `fd`. Empty for other nodes or a backing source without a descriptor. Throws IoError (as
+  /// read does) when the backing file no longer holds those bytes.
+  struct Extent {
+    int fd;
+    std::uint64_t offset;  ///< byte offset in the backing file
+    std::size_t size;      ///< bytes
+  };
+  std::optional<Extent> raw_extent(const Node& node, std::size_t size, std::uint64_t offset) const;
 
  private:
   std::size_t read_decoded(const Node& node, char* dst, std::size_t size,

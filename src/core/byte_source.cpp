@@ -40,7 +40,7 @@ FileSource::FileSource(const std::string& path) : path_(path) {
   ino_ = st.st_ino;
 }
 
-void FileSource::check_unchanged(std::uint64_t offset, std::size_t n) const {
+void FileSource::check(std::uint64_t offset, std::size_t n) const {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     throw IoError(fmt::format("{}: cannot stat: {}", printable(path_), std::strerror(errno)));
@@ -72,7 +72,7 @@ FileSource::~FileSource() {
 }
 
 std::size_t FileSource::read_at(std::uint64_t offset, void* dst, std::size_t n) const {
-  check_unchanged(offset, n);
+  check(offset, n);
   auto* out = static_cast<char*>(dst);
   std::size_t done = 0;
   while (done < n) {

@@ -34,9 +34,10 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
     case NodeKind::kRaw: {
       const TensorInfo& t = file_.tensors[node.tensor];
       if (backing_.read_at(t.file_offset + offset, dst, size) != size) {
-        throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(file_.path),
-                                  printable(t.name), t.file_offset + offset + size),
-                      Fault::kTruncated);
+        throw IoError(
+            fmt::format("{}: tensor '{}': file ends before byte {}", printable(file_.path),
+                        printable(t.name), t.file_offset + offset + size),
+            Fault::kTruncated);
       }
       return size;
     }
@@ -44,6 +45,16 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
       return read_decoded(node, dst, size, offset);
   }
   return 0;
+}
+
+std::optional<ContentReader::Extent> ContentReader::raw_extent(const Node& node, std::size_t size,
+                                                               std::uint64_t offset) const {
+  if (node.kind != NodeKind::kRaw || backing_.fd() < 0) return std::nullopt;
+  if (offset >= node.size) return Extent{backing_.fd(), 0, 0};
+  size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
+  const std::uint64_t at = file_.tensors[node.tensor].file_offset + offset;
+  backing_.check(at, size);
+  return Extent{backing_.fd(), at, size};
 }
 
 std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t size,
