@@ -1,6 +1,7 @@
 // ggufs: mount a GGUF model file as a read-only tree. Parses and validates the whole file first,
 // then mounts, goes to the background (unless -f) and serves requests until unmounted.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -246,6 +247,10 @@ int run(int argc, char** argv) {
   }
   warn_undecoded(file);
   const Tree tree(file);
+  // The tree holds every metadata file rendered; the parsed values are not needed any more, and
+  // a large vocabulary takes several times its size in the file as parsed values.
+  std::vector<KeyValue>().swap(file.kv);
+  ::malloc_trim(0);
   const ContentReader reader(file, *backing);
   struct stat st {};
   ::fstat(backing->fd(), &st);
