@@ -288,6 +288,39 @@ TEST(RenderJson, HandBuiltDocument) {
   EXPECT_EQ(t[2]["ne"], nlohmann::ordered_json::array());
 }
 
+// gguf.json is written without a JSON library; its layout is that of a two-space indented dump
+// (one member or element per line), which nlohmann::json's dump(2) is the reference for.
+TEST(RenderJson, LayoutIsAnIndentedDump) {
+  GgufFile f = hand_built();
+  f.kv.push_back(
+      {"x.floats", arr(ValueType::kFloat64, {f64(100.0), f64(1e300), f64(-2.5e-7)}), 300});
+  f.kv.push_back({"x.empty", arr(ValueType::kString, {}), 340});
+  const std::string text = render_gguf_json(f);
+  const auto doc = nlohmann::ordered_json::parse(text);
+  EXPECT_EQ(text, doc.dump(2) + "\n");
+  // Integral doubles stay floats.
+  EXPECT_TRUE(doc["metadata"][6]["value"][0].is_number_float());
+  EXPECT_EQ(doc["metadata"][6]["value"][1].get<double>(), 1e300);
+  EXPECT_EQ(doc["metadata"][7]["value"], nlohmann::ordered_json::array());
+}
+
+TEST(RenderJson, IllFormedUtf8IsReplacedByteByByte) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+      {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                                  // overlong '/'
+      {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},                  // a surrogate
+      {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  // > U+10FFFF
+      {"cut \xe2\x82", "cut \xef\xbf\xbd\xef\xbf\xbd"},
+      {"\x80x", "\xef\xbf\xbdx"},
+  };
+  for (const auto& [in, want] : cases) {
+    GgufFile f;
+    f.kv.push_back({"k", str(in), 24});
+    const auto doc = nlohmann::ordered_json::parse(render_gguf_json(f));
+    EXPECT_EQ(doc["metadata"][0]["value"].get<std::string>(), want);
+  }
+}
+
 TEST(RenderTsv, HandBuilt) {
   EXPECT_EQ(render_tensors_tsv(hand_built()),
             "name\ttype\tne\tn_elements\tfile_offset\tbytes\n"

@@ -7,17 +7,15 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <nlohmann/json.hpp>
+#include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "ggufs/ggml_type.h"
 
 namespace ggufs {
 namespace {
-
-// Ordered so that gguf.json lists keys in file order, not alphabetically.
-using Json = nlohmann::ordered_json;
 
 template <class... F>
 struct Overloaded : F... {
@@ -91,45 +89,172 @@ void append_value_text(std::string& out, const Value& v, bool top_level) {
              v.data);
 }
 
-Json json_float(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  return x;
-}
+// Writes JSON text in the layout of a two-space indented dump: one member or element per line,
+// empty containers as {} and []. gguf.json is written with it straight into one string: a
+// document tree of a 256 000-token vocabulary would cost more time and memory than the parse.
+class JsonOut {
+ public:
+  explicit JsonOut(std::string& out) : out_(out) {}
+  void begin_object() { open('{'); }
+  void end_object() { close('}'); }
+  void begin_array() { open('['); }
+  void end_array() { close(']'); }
+  void key(std::string_view k) {
+    next();
+    quoted(k);
+    out_ += ": ";
+    after_key_ = true;
+  }
+  void string(std::string_view s) {
+    next();
+    quoted(s);
+  }
+  void null() {
+    next();
+    out_ += "null";
+  }
+  void boolean(bool b) {
+    next();
+    out_ += b ? "true" : "false";
+  }
+  template <class T>
+  void integer(T x) {
+    next();
+    append_number(out_, x);
+  }
+  template <class T>
+  void integer_member(std::string_view k, T x) {
+    key(k);
+    integer(x);
+  }
+  // Non-finite values are not JSON numbers: they become the strings "nan", "inf" and "-inf".
+  // Others are the shortest decimal that reads back as the same double, with ".0" added to an
+  // integral one so that it still reads as a float.
+  void real(double x) {
+    if (std::isnan(x)) return string("nan");
+    if (std::isinf(x)) return string(x > 0 ? "inf" : "-inf");
+    next();
+    const std::size_t start = out_.size();
+    append_number(out_, x);
+    if (out_.find_first_of(".e", start) == std::string::npos) out_ += ".0";
+  }
 
-Json json_value(const Value& v);
+ private:
+  // Before a member or element: the separator and the indentation of its own line.
+  void next() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (counts_.empty()) return;
+    if (counts_.back()++ > 0) out_ += ',';
+    newline(counts_.size());
+  }
+  void open(char c) {
+    next();
+    out_ += c;
+    counts_.push_back(0);
+  }
+  void close(char c) {
+    const bool empty = counts_.back() == 0;
+    counts_.pop_back();
+    if (!empty) newline(counts_.size());
+    out_ += c;
+  }
+  void newline(std::size_t depth) {
+    out_ += '\n';
+    out_.append(2 * depth, ' ');
+  }
+  // A JSON string: escaped as append_json_escaped does, and every byte sequence that is not
+  // well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF) replaced
+  // by U+FFFD, byte by byte, so the document is valid UTF-8 (RFC 8259 §8.1) for any input.
+  void quoted(std::string_view s) {
+    out_ += '"';
+    std::size_t i = 0;
+    while (i < s.size()) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c < 0x80) {
+        std::size_t j = i;
+        while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80) ++j;
+        append_json_escaped(out_, s.substr(i, j - i));
+        i = j;
+        continue;
+      }
+      const std::size_t n = utf8_length(s.substr(i));
+      if (n == 0) {
+        out_ += "\xEF\xBF\xBD";
+        ++i;
+      } else {
+        out_.append(s.substr(i, n));
+        i += n;
+      }
+    }
+    out_ += '"';
+  }
+  // Length of the well-formed UTF-8 sequence of 2 to 4 bytes that starts `s`, or 0.
+  static std::size_t utf8_length(std::string_view s) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned c = b(0);
+    std::size_t n;
+    unsigned lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 3;
+      if (c == 0xe0) lo = 0xa0;  // no overlong forms
+      if (c == 0xed) hi = 0x9f;  // no surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 4;
+      if (c == 0xf0) lo = 0x90;  // no overlong forms
+      if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+    } else {
+      return 0;
+    }
+    if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k) {
+      if (b(k) < 0x80 || b(k) > 0xbf) return 0;
+    }
+    return n;
+  }
 
-// The body of an array value: element type, count and elements, each nested array as an object
-// of the same shape (with "type": "array").
-void add_array_fields(Json& j, const Array& a) {
-  j["element_type"] = value_type_name(a.elem_type);
-  j["count"] = a.items.size();
-  Json items = Json::array();
+  std::string& out_;
+  std::vector<std::size_t> counts_;  // members or elements written so far, per open container
+  bool after_key_ = false;
+};
+
+// A value as JSON: scalars as numbers, booleans and strings (float32 widened to double, which
+// is exact); an array as an object with its element type, count and elements, nested arrays
+// the same way (with "type": "array").
+void write_value(JsonOut& j, const Value& v);
+
+void write_array_fields(JsonOut& j, const Array& a) {
+  j.key("element_type");
+  j.string(value_type_name(a.elem_type));
+  j.integer_member("count", a.items.size());
+  j.key("value");
+  j.begin_array();
   for (const Value& item : a.items) {
     if (const Array* nested = std::get_if<Array>(&item.data)) {
-      Json sub = Json::object();
-      sub["type"] = value_type_name(ValueType::kArray);
-      add_array_fields(sub, *nested);
-      items.push_back(std::move(sub));
+      j.begin_object();
+      j.key("type");
+      j.string(value_type_name(ValueType::kArray));
+      write_array_fields(j, *nested);
+      j.end_object();
     } else {
-      items.push_back(json_value(item));
+      write_value(j, item);
     }
   }
-  j["value"] = std::move(items);
+  j.end_array();
 }
 
-// A scalar value as JSON. 64-bit integers keep their exact value (nlohmann stores them as
-// integers, never as doubles); float32 is widened to double, which is exact.
-Json json_value(const Value& v) {
-  return std::visit(
-      Overloaded{
-          [](std::uint64_t x) { return Json(x); }, [](std::int64_t x) { return Json(x); },
-          [](float x) { return json_float(static_cast<double>(x)); },
-          [](double x) { return json_float(x); }, [](bool x) { return Json(x); },
-          [](const std::string& s) { return Json(s); },
-          [](const Array&) { return Json(); },  // handled by add_array_fields
-      },
-      v.data);
+void write_value(JsonOut& j, const Value& v) {
+  std::visit(Overloaded{
+                 [&](std::uint64_t x) { j.integer(x); }, [&](std::int64_t x) { j.integer(x); },
+                 [&](float x) { j.real(static_cast<double>(x)); }, [&](double x) { j.real(x); },
+                 [&](bool x) { j.boolean(x); }, [&](const std::string& s) { j.string(s); },
+                 [&](const Array&) { j.null(); },  // written by write_array_fields
+             },
+             v.data);
 }
 
 }  // namespace
@@ -155,49 +280,63 @@ std::string render_metadata_value(const Value& v) {
 }
 
 std::string render_gguf_json(const GgufFile& f) {
-  Json doc = Json::object();
-  Json& header = doc["header"];
-  header["version"] = f.version;
-  header["tensor_count"] = f.tensor_count;
-  header["metadata_kv_count"] = f.kv_count;
-  header["alignment"] = f.alignment;
-  header["data_offset"] = f.data_offset;
-  header["file_size"] = f.file_size;
+  std::string out;
+  JsonOut j(out);
+  j.begin_object();
+  j.key("header");
+  j.begin_object();
+  j.integer_member("version", f.version);
+  j.integer_member("tensor_count", f.tensor_count);
+  j.integer_member("metadata_kv_count", f.kv_count);
+  j.integer_member("alignment", f.alignment);
+  j.integer_member("data_offset", f.data_offset);
+  j.integer_member("file_size", f.file_size);
+  j.end_object();
 
-  Json metadata = Json::array();
+  j.key("metadata");
+  j.begin_array();
   for (const KeyValue& kv : f.kv) {
-    Json j = Json::object();
-    j["key"] = kv.key;
-    j["type"] = value_type_name(kv.value.type);
+    j.begin_object();
+    j.key("key");
+    j.string(kv.key);
+    j.key("type");
+    j.string(value_type_name(kv.value.type));
     if (const Array* a = std::get_if<Array>(&kv.value.data)) {
-      add_array_fields(j, *a);
+      write_array_fields(j, *a);
     } else {
-      j["value"] = json_value(kv.value);
+      j.key("value");
+      write_value(j, kv.value);
     }
-    metadata.push_back(std::move(j));
+    j.end_object();
   }
-  doc["metadata"] = std::move(metadata);
+  j.end_array();
 
-  Json tensors = Json::array();
+  j.key("tensors");
+  j.begin_array();
   for (const TensorInfo& t : f.tensors) {
-    Json j = Json::object();
-    j["name"] = t.name;
-    j["type"] = type_display_name(t.type);
-    j["type_id"] = t.type;
-    Json ne = Json::array();
-    for (std::uint32_t d = 0; d < std::min<std::uint32_t>(t.n_dims, 4); ++d) ne.push_back(t.ne[d]);
-    j["ne"] = std::move(ne);
-    j["n_elements"] = t.n_elements;
-    j["offset"] = t.offset;
-    j["file_offset"] = t.file_offset;
-    j["n_bytes"] = t.n_bytes ? Json(*t.n_bytes) : Json();
-    tensors.push_back(std::move(j));
+    j.begin_object();
+    j.key("name");
+    j.string(t.name);
+    j.key("type");
+    j.string(type_display_name(t.type));
+    j.integer_member("type_id", t.type);
+    j.key("ne");
+    j.begin_array();
+    for (std::uint32_t d = 0; d < std::min<std::uint32_t>(t.n_dims, 4); ++d) j.integer(t.ne[d]);
+    j.end_array();
+    j.integer_member("n_elements", t.n_elements);
+    j.integer_member("offset", t.offset);
+    j.integer_member("file_offset", t.file_offset);
+    j.key("n_bytes");
+    if (t.n_bytes) {
+      j.integer(*t.n_bytes);
+    } else {
+      j.null();
+    }
+    j.end_object();
   }
-  doc["tensors"] = std::move(tensors);
-
-  // Indented by two spaces (one array element per line, so grep and less work on big
-  // vocabularies); UTF-8 kept as is, invalid bytes replaced by U+FFFD.
-  std::string out = doc.dump(2, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+  j.end_array();
+  j.end_object();
   out += '\n';
   return out;
 }
