@@ -172,7 +172,9 @@ TEST(Content, RawExtentNamesTheBytesACopyingReadReturns) {
     std::vector<char> copied(len);
     const std::size_t got = reader.read(*raw, copied.data(), len, off);
     ASSERT_EQ(got, ext->size) << off << "+" << len;
-    EXPECT_EQ(0, std::memcmp(via_fd.data(), copied.data(), got)) << off << "+" << len;
+    if (got > 0) {  // memcmp must not see the null data() of empty vectors
+      EXPECT_EQ(0, std::memcmp(via_fd.data(), copied.data(), got)) << off << "+" << len;
+    }
     if (off < 1000) {
       ASSERT_FALSE(via_fd.empty());
       EXPECT_EQ(via_fd[0], bytes[off]);
