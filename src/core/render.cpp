@@ -266,6 +266,13 @@ std::string render_metadata_value(const Value& v) {
     // through append_json_escaped, so '"' becomes \" too: not needed to keep one element per
     // line, but it makes every line exactly the inside of a JSON string literal, which a reader
     // can unescape with any JSON library (and it matches gguf.json and tensors.tsv).
+    // Sized up front (escapes aside) so a large vocabulary is not copied as the text grows.
+    std::size_t estimate = 0;
+    for (const Value& item : a->items) {
+      const auto* str = std::get_if<std::string>(&item.data);
+      estimate += (str ? str->size() : 24) + 1;
+    }
+    out.reserve(estimate);
     for (const Value& item : a->items) {
       append_value_text(out, item, /*top_level=*/false);
       out += '\n';
@@ -281,6 +288,10 @@ std::string render_metadata_value(const Value& v) {
 
 std::string render_gguf_json(const GgufFile& f) {
   std::string out;
+  // The text is about the size of the header plus indentation: twice the header is usually
+  // enough to write it without copying it as it grows (memory is only touched as written).
+  out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(2 * f.data_offset, 1u << 30)) +
+              4096);
   JsonOut j(out);
   j.begin_object();
   j.key("header");
@@ -403,8 +414,13 @@ std::string type_display_name(std::uint32_t id) {
 }
 
 void append_json_escaped(std::string& out, std::string_view s) {
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
+  // Runs of bytes that need no escape are appended whole: vocabularies are mostly such runs.
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '\\' && c != '"') continue;
+    out.append(s.substr(start, i - start));
+    start = i + 1;
     switch (c) {
       case '\\':
         out += "\\\\";
@@ -428,14 +444,11 @@ void append_json_escaped(std::string& out, std::string_view s) {
         out += "\\f";
         break;
       default:
-        if (c < 0x20) {
-          // Lower-case hex, as nlohmann::json writes it, so gguf.json and the text files agree.
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
-        } else {
-          out += ch;
-        }
+        // Lower-case hex, as nlohmann::json writes it, so gguf.json and the text files agree.
+        fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
     }
   }
+  out.append(s.substr(start));
 }
 
 }  // namespace ggufs
