@@ -701,10 +701,9 @@ TARGET void dequantize_iq1_m(const std::uint8_t* src, float* dst, std::size_t n_
   for (std::size_t b = 0; b < n_blocks; ++b, src += 56, dst += 256) {
     const std::uint8_t* qs = src;
     const std::uint8_t* qh = src + 32;
-    const std::uint16_t sc[4] = {load_u16(src + 48), load_u16(src + 50), load_u16(src + 52),
-                                 load_u16(src + 54)};
-    const auto d_bits = static_cast<std::uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
-                                                   ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+    const Iq1MScales scales = load_iq1_m_scales(src);
+    const std::uint16_t* sc = scales.words;
+    const std::uint16_t d_bits = scales.d_bits;
     const float d = _cvtsh_ss(d_bits);
     for (int g = 0; g < 8; ++g) {
       const unsigned w = sc[g / 2], shift = 6 * (g % 2);
