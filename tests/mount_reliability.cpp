@@ -76,10 +76,7 @@ class StaleMount : public ::testing::Test {
  protected:
   void SetUp() override {
     GGUFS_REQUIRE_FUSE();
-    GgufWriter g;
-    g.add_string("general.architecture", "stale");
-    file_ = dir_.path() / "m.gguf";
-    g.write_file(file_.string());
+    file_ = write_one_key_model(dir_.path(), "stale");
     mnt_ = dir_.path() / "mnt";
     std::filesystem::create_directory(mnt_);
     const pid_t pid = ::fork();
@@ -144,10 +141,7 @@ TEST_F(StaleMount, ForceClearsItAndMounts) {
 TEST(MountForce, IsHarmlessOnAHealthyMountPoint) {
   GGUFS_REQUIRE_FUSE();
   TempDir dir;
-  GgufWriter g;
-  g.add_string("general.architecture", "fine");
-  const auto file = dir.path() / "m.gguf";
-  g.write_file(file.string());
+  const auto file = write_one_key_model(dir.path(), "fine");
   Mount m(file, "-o ro,force");
   ASSERT_TRUE(m.mounted()) << m.output();
   EXPECT_EQ(m.output(), "");
@@ -205,10 +199,7 @@ std::string mount_options(const std::filesystem::path& mnt) {
 TEST(MountSecurity, ReadOnlyDefaultPermissionsOwnedByTheUserNoAllowOther) {
   GGUFS_REQUIRE_FUSE();
   TempDir dir;
-  GgufWriter g;
-  g.add_string("general.architecture", "secure");
-  const auto file = dir.path() / "m.gguf";
-  g.write_file(file.string());
+  const auto file = write_one_key_model(dir.path(), "secure");
   {
     Mount m(file);
     ASSERT_TRUE(m.mounted()) << m.output();

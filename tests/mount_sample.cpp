@@ -207,10 +207,7 @@ TEST(MountTypes, RemovedAndUnknownTypeIdsAreListedNotServed) {
 TEST(MountLifecycle, ForegroundSigtermUnmountsCleanly) {
   GGUFS_REQUIRE_FUSE();
   TempDir dir;
-  GgufWriter g;
-  g.add_string("general.architecture", "test");
-  const auto file = dir.path() / "m.gguf";
-  g.write_file(file.string());
+  const auto file = write_one_key_model(dir.path(), "test");
   const auto mnt = dir.path() / "mnt";
   std::filesystem::create_directory(mnt);
   const pid_t pid = ::fork();
@@ -256,10 +253,7 @@ TEST(MountReadAhead, IsRaisedTo1008KiBByDefaultAndSettable) {
   GGUFS_REQUIRE_FUSE();
   if (::geteuid() != 0) GTEST_SKIP() << "setting read_ahead_kb needs root";
   TempDir dir;
-  GgufWriter g;
-  g.add_string("general.architecture", "test");
-  const auto file = dir.path() / "m.gguf";
-  g.write_file(file.string());
+  const auto file = write_one_key_model(dir.path(), "test");
   for (const auto& [options, expected] :
        {std::pair<std::string, std::string>{"", "1008"}, {"-o read_ahead_kb=512", "512"}}) {
     Mount m(file, options);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "ggufs/gguf_writer.h"
 #include "test_util.h"
 
 namespace ggufs::test {
@@ -52,6 +53,17 @@ inline bool have_numpy() {
 #define GGUFS_REQUIRE_NUMPY()       \
   if (!::ggufs::test::have_numpy()) \
   GTEST_SKIP() << "/usr/bin/python3 has no numpy (apt python3-numpy)"
+
+/// Writes `dir`/m.gguf: a model with one metadata key, general.architecture = `architecture`, and
+/// no tensors (for tests of the command and the mount itself). Returns its path.
+inline std::filesystem::path write_one_key_model(const std::filesystem::path& dir,
+                                                 const std::string& architecture) {
+  GgufWriter g;
+  g.add_string("general.architecture", architecture);
+  const auto file = dir / "m.gguf";
+  g.write_file(file.string());
+  return file;
+}
 
 /// True while a ggufs FUSE file system (live or stale) is mounted at `p` (/proc/mounts).
 inline bool is_mounted(const std::filesystem::path& p) {
