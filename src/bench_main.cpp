@@ -612,11 +612,9 @@ std::vector<std::pair<std::string, ggufs::Value>> synthetic_metadata(const std::
                                                                      std::uint64_t n_tokens) {
   using ggufs::Value;
   using ggufs::ValueType;
-  ggufs::Array tokens{ValueType::kString, {}};
-  tokens.items.reserve(n_tokens);
-  for (std::string& t : make_tokens(n_tokens)) {
-    tokens.items.push_back(Value{ValueType::kString, std::move(t)});
-  }
+  ggufs::Array tokens(ValueType::kString);
+  tokens.reserve(n_tokens);
+  for (const std::string& t : make_tokens(n_tokens)) tokens.push_string(t);
   std::vector<std::pair<std::string, Value>> kv;
   kv.emplace_back("general.architecture", Value{ValueType::kString, std::string("llama")});
   kv.emplace_back("general.name", Value{ValueType::kString, name});

@@ -57,12 +57,12 @@ Value u32(std::uint32_t v) { return Value{ValueType::kUint32, std::uint64_t{v}};
 
 template <typename T>
 Value array(ValueType elem_type, const std::vector<T>& items) {
-  Array a{elem_type, {}};
+  Array a(elem_type);
   for (const T& item : items) {
     if constexpr (std::is_same_v<T, std::int32_t>) {
-      a.items.push_back(Value{elem_type, std::int64_t{item}});
+      a.push_back(Value{elem_type, std::int64_t{item}});
     } else {
-      a.items.push_back(Value{elem_type, item});
+      a.push_back(Value{elem_type, item});
     }
   }
   return Value{ValueType::kArray, std::move(a)};

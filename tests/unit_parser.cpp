@@ -61,7 +61,7 @@ TEST(Parser, ValidFileFromOurWriter) {
   ASSERT_EQ(f.kv.size(), 3u);
   EXPECT_EQ(f.kv[0].key, "general.architecture");
   EXPECT_EQ(std::get<std::string>(f.kv[0].value.data), "llama");
-  EXPECT_EQ(std::get<Array>(f.kv[2].value.data).items.size(), 2u);
+  EXPECT_EQ(std::get<Array>(f.kv[2].value.data).size(), 2u);
   ASSERT_EQ(f.tensors.size(), 2u);
   EXPECT_EQ(f.tensors[0].n_elements, 8u);
   EXPECT_EQ(f.tensors[0].n_bytes, 32u);
@@ -165,8 +165,9 @@ TEST(Parser, NestedArraysAreRead) {
   g.add("k", Value{ValueType::kArray, Array{ValueType::kArray, {Value{ValueType::kArray, inner}}}});
   const GgufFile f = parse(g.finish());
   const Array& outer = std::get<Array>(f.kv[0].value.data);
-  ASSERT_EQ(outer.items.size(), 1u);
-  EXPECT_EQ(std::get<std::int64_t>(std::get<Array>(outer.items[0].data).items[0].data), -1);
+  ASSERT_EQ(outer.size(), 1u);
+  ASSERT_EQ(outer.array_at(0).size(), 1u);
+  EXPECT_EQ(std::get<std::int64_t>(outer.array_at(0).at(0).data), -1);
 }
 
 TEST(Parser, Keys) {

@@ -46,10 +46,10 @@ void expect_same_value(const Value& want, const Value& got, const std::string& w
   ASSERT_EQ(want.data.index(), got.data.index()) << where;
   if (const auto* a = std::get_if<Array>(&want.data)) {
     const auto& b = std::get<Array>(got.data);
-    ASSERT_EQ(static_cast<int>(a->elem_type), static_cast<int>(b.elem_type)) << where;
-    ASSERT_EQ(a->items.size(), b.items.size()) << where;
-    for (std::size_t i = 0; i < a->items.size(); ++i) {
-      expect_same_value(a->items[i], b.items[i], where + "[" + std::to_string(i) + "]");
+    ASSERT_EQ(static_cast<int>(a->elem_type()), static_cast<int>(b.elem_type())) << where;
+    ASSERT_EQ(a->size(), b.size()) << where;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      expect_same_value(a->at(i), b.at(i), where + "[" + std::to_string(i) + "]");
     }
   } else if (const auto* f = std::get_if<float>(&want.data)) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>(*f),
@@ -403,22 +403,23 @@ TEST(WriterSampleTool, WritesTheSampleModel) {
   }
   const Value* tokens = find("tokenizer.ggml.tokens");
   ASSERT_NE(tokens, nullptr);
-  const auto& items = std::get<Array>(tokens->data).items;
+  const Array& items = std::get<Array>(tokens->data);
   EXPECT_EQ(items.size(), 16u);
   auto has = [&](char c) {
-    return std::any_of(items.begin(), items.end(), [&](const Value& v) {
-      return std::get<std::string>(v.data).find(c) != std::string::npos;
-    });
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items.string_at(i).find(c) != std::string_view::npos) return true;
+    }
+    return false;
   };
   EXPECT_TRUE(has('\n'));
   EXPECT_TRUE(has('\t'));
   const Value* scores = find("tokenizer.ggml.scores");
   ASSERT_NE(scores, nullptr);
-  EXPECT_EQ(static_cast<int>(std::get<Array>(scores->data).elem_type),
+  EXPECT_EQ(static_cast<int>(std::get<Array>(scores->data).elem_type()),
             static_cast<int>(ValueType::kFloat32));
   const Value* types = find("tokenizer.ggml.token_type");
   ASSERT_NE(types, nullptr);
-  EXPECT_EQ(static_cast<int>(std::get<Array>(types->data).elem_type),
+  EXPECT_EQ(static_cast<int>(std::get<Array>(types->data).elem_type()),
             static_cast<int>(ValueType::kInt32));
   bool has_bool = false, has_f32 = false;
   for (const KeyValue& kv : f.kv) {

@@ -36,11 +36,57 @@ std::string_view value_type_name(ValueType t);
 
 struct Value;
 
-/// An array value: its element type and elements (which may themselves be arrays: the spec
-/// allows nesting, ggml does not).
-struct Array {
-  ValueType elem_type = ValueType::kUint8;
-  std::vector<Value> items;
+/// An array value: its element type and elements. Elements are stored packed by kind, not as
+/// one Value each, so a 256 000-token vocabulary costs its bytes plus 8 bytes per token
+/// (scalars: 8 bytes each; strings: their bytes in one buffer plus an 8-byte end offset;
+/// nested arrays, which the spec allows and ggml does not: one Array each).
+class Array {
+ public:
+  Array() = default;
+  explicit Array(ValueType elem_type) : elem_type_(elem_type) {}
+  /// Builds an array from whole Values; throws std::invalid_argument if an item's type is not
+  /// `elem_type` (or its data does not match its type).
+  Array(ValueType elem_type, const std::vector<Value>& items);
+
+  ValueType elem_type() const { return elem_type_; }
+  /// Number of elements.
+  std::size_t size() const;
+  /// Room for `n` elements without reallocating (string bytes grow as appended).
+  void reserve(std::size_t n);
+  /// Room for `bytes` bytes of string elements in all (kString arrays; ignored otherwise).
+  void reserve_string_bytes(std::size_t bytes);
+
+  /// Appends a Value of the element type; throws std::invalid_argument otherwise.
+  void push_back(const Value& v);
+  /// Appends a string element (only for an array of kString; throws std::invalid_argument).
+  void push_string(std::string_view s);
+  /// Appends a scalar element given as its 8-byte form (see scalar_bits); kString and kArray
+  /// elements are refused with std::invalid_argument.
+  void push_scalar_bits(std::uint64_t bits);
+  /// Appends a nested array (only for an array of kArray; throws std::invalid_argument).
+  void push_array(Array a);
+
+  /// Element `i` as a Value (a copy; strings and nested arrays are copied too).
+  /// Throws std::out_of_range if i >= size().
+  Value at(std::size_t i) const;
+  /// String element `i`, viewed in place (kString arrays only; throws std::logic_error else).
+  std::string_view string_at(std::size_t i) const;
+  /// Nested array element `i` (kArray arrays only; throws std::logic_error else).
+  const Array& array_at(std::size_t i) const;
+
+  /// The 8-byte form of a scalar: unsigned as uint64, signed as int64 two's complement, float32
+  /// and float64 as their IEEE bits (zero-extended), bool as 0/1.
+  static std::uint64_t scalar_bits(const Value& v);
+
+  /// Same element type and elements (floats compared by their bits).
+  bool operator==(const Array&) const = default;
+
+ private:
+  ValueType elem_type_ = ValueType::kUint8;
+  std::vector<std::uint64_t> scalars_;  // scalar elements (scalar_bits)
+  std::string chars_;                   // string elements, back to back
+  std::vector<std::uint64_t> ends_;     // end of string element i in chars_
+  std::vector<Array> arrays_;           // nested array elements
 };
 
 /// One metadata value. Unsigned integers are held as uint64_t, signed as int64_t, float32 as

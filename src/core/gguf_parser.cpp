@@ -25,11 +25,11 @@ constexpr int kMaxArrayDepth = 16;               // nested arrays beyond this ar
 // Counts are checked against the bytes left in the file, but a sparse file can claim terabytes
 // of zeros: vectors are reserved up to this many items only and grow with what is really read.
 constexpr std::uint64_t kMaxReserve = 4096;
-// Metadata arrays are the exception, up to this many items (48 MB of Values): a vocabulary of up
-// to a million tokens is then allocated once instead of doubling from 4096, which touched twice
-// the memory and was most of the mount time of a 256 000-token file.
+// Metadata arrays are the exception, up to this many items (8 MB of packed elements): a
+// vocabulary of up to a million tokens is then allocated once instead of doubling from 4096.
 constexpr std::uint64_t kMaxArrayReserve = std::uint64_t{1} << 20;
-// Memory the parsed metadata may take (the largest vocabularies need ~50 MB). Checked before each
+constexpr std::uint64_t kStringReserveBytes = 16;  // bytes reserved per string array element
+// Memory the parsed metadata may take (the largest vocabularies need a few MB). Checked before each
 // string or array is allocated, so a sparse file cannot make the parser allocate or loop for
 // ever; the f32/ and npy/ sizes (4 bytes per element plus the .npy header) must fit an off_t.
 constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{1} << 30;
@@ -78,6 +78,10 @@ class Cursor {
                              n, remaining()));
     }
     auto* out = static_cast<std::uint8_t*>(dst);
+    if (const char* in = buffered(n)) {  // the common case: small values inside the buffer
+      std::memcpy(out, in, n);
+      return;
+    }
     while (n > 0) {
       if (pos_ >= buf_start_ && pos_ < buf_start_ + buf_len_) {
         const std::size_t at = static_cast<std::size_t>(pos_ - buf_start_);
@@ -99,6 +103,26 @@ class Cursor {
         buf_len_ = want;
       }
     }
+  }
+
+  // `n` bytes at the position viewed in the buffer, the position moved past them; or
+  // nullptr (position unchanged) when they are not all buffered.
+  const char* buffered(std::size_t n) {
+    if (pos_ < buf_start_ || pos_ - buf_start_ > buf_len_ || buf_len_ - (pos_ - buf_start_) < n) {
+      return nullptr;
+    }
+    const char* p = reinterpret_cast<const char*>(buf_.data()) + (pos_ - buf_start_);
+    pos_ += n;
+    return p;
+  }
+
+  // `n` bytes (n ≤ remaining(), checked by the caller) viewed in the buffer when they are all
+  // in it, else copied into `scratch`; valid until the next read.
+  std::string_view view(std::size_t n, std::string& scratch, std::string_view what) {
+    if (const char* p = buffered(n)) return std::string_view(p, n);
+    scratch.resize(n);
+    read(scratch.data(), n, what);
+    return scratch;
   }
 
   template <typename T>
@@ -205,6 +229,15 @@ class Parser {
     return c_.string_bytes(len, what);
   }
 
+  // A metadata string viewed in the read buffer or copied into `buf` (so a vocabulary is not
+  // one allocation per token), charged like string(); valid until the next read.
+  std::string_view string_into(std::string& buf, std::string_view what) {
+    const std::uint64_t at = c_.pos();
+    const std::uint64_t len = c_.string_length(what);
+    charge(at, len, 1, [&] { return fmt::format("{}: string length {}", what, len); });
+    return c_.view(static_cast<std::size_t>(len), buf, what);
+  }
+
   // A uint64 count whose items need at least `min_item_bytes` each.
   std::uint64_t count(std::string_view what, std::uint64_t min_item_bytes) {
     const std::uint64_t at = c_.pos();
@@ -274,13 +307,31 @@ class Parser {
         if (depth >= kMaxArrayDepth) {
           c_.fail(at, fmt::format("arrays nested deeper than {} levels", kMaxArrayDepth));
         }
-        Array a;
-        a.elem_type = value_type("array element type");
+        Array a(value_type("array element type"));
         const std::uint64_t count_at = c_.pos();
-        const std::uint64_t n = count("array length", min_value_bytes(a.elem_type));
-        charge(count_at, n, sizeof(Value), [&] { return fmt::format("array length {}", n); });
-        a.items.reserve(static_cast<std::size_t>(std::min(n, kMaxArrayReserve)));
-        for (std::uint64_t i = 0; i < n; ++i) a.items.push_back(value(a.elem_type, depth + 1));
+        const std::uint64_t n = count("array length", min_value_bytes(a.elem_type()));
+        // Packed storage (see Array): 8 bytes per scalar or string (its end offset, the bytes
+        // are charged as read), one Array per nested array.
+        const std::uint64_t item_bytes =
+            a.elem_type() == ValueType::kArray ? sizeof(Array) : sizeof(std::uint64_t);
+        charge(count_at, n, item_bytes, [&] { return fmt::format("array length {}", n); });
+        const std::uint64_t reserve = std::min(n, kMaxArrayReserve);
+        a.reserve(static_cast<std::size_t>(reserve));
+        if (a.elem_type() == ValueType::kString) {
+          // Vocabulary tokens average under 16 bytes: one allocation instead of copying the
+          // bytes at each doubling; never more than the file has left.
+          a.reserve_string_bytes(static_cast<std::size_t>(
+              std::min(reserve * kStringReserveBytes, c_.remaining() - 8 * n)));
+        }
+        for (std::uint64_t i = 0; i < n; ++i) {
+          if (a.elem_type() == ValueType::kString) {
+            a.push_string(string_into(scratch_, "string value"));
+          } else if (a.elem_type() == ValueType::kArray) {
+            a.push_array(std::get<Array>(value(a.elem_type(), depth + 1).data));
+          } else {
+            a.push_scalar_bits(Array::scalar_bits(value(a.elem_type(), depth + 1)));
+          }
+        }
         v.data = std::move(a);
         break;
       }
@@ -436,6 +487,7 @@ class Parser {
   Cursor c_;
   GgufFile f_;
   std::uint64_t metadata_bytes_ = 0;          // memory charged to the parsed metadata so far
+  std::string scratch_;                       // string_into() buffer for array elements
   std::vector<std::uint64_t> offset_fields_;  // byte offset of each tensor's offset field
 };
 

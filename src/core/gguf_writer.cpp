@@ -109,15 +109,14 @@ void ByteWriter::value(const Value& v) {
     case ValueType::kArray: {
       const auto* a = std::get_if<Array>(&v.data);
       if (!a) throw wrong_data(v.type, "an Array");
-      u32(static_cast<std::uint32_t>(a->elem_type));
-      u64(a->items.size());
-      for (const Value& item : a->items) {
-        if (item.type != a->elem_type) {
-          throw std::invalid_argument(fmt::format("a {} item in an array of {}",
-                                                  value_type_name(item.type),
-                                                  value_type_name(a->elem_type)));
+      u32(static_cast<std::uint32_t>(a->elem_type()));
+      u64(a->size());
+      for (std::size_t i = 0; i < a->size(); ++i) {
+        if (a->elem_type() == ValueType::kString) {
+          str(a->string_at(i));
+        } else {
+          value(a->at(i));
         }
-        value(item);
       }
       return;
     }

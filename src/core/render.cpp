@@ -61,9 +61,17 @@ void append_json_item(std::string& out, const Value& v) {
 
 void append_json_array(std::string& out, const Array& a) {
   out += '[';
-  for (std::size_t i = 0; i < a.items.size(); ++i) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
     if (i) out += ',';
-    append_json_item(out, a.items[i]);
+    if (a.elem_type() == ValueType::kString) {
+      out += '"';
+      append_json_escaped(out, a.string_at(i));
+      out += '"';
+    } else if (a.elem_type() == ValueType::kArray) {
+      append_json_array(out, a.array_at(i));
+    } else {
+      append_json_item(out, a.at(i));
+    }
   }
   out += ']';
 }
@@ -229,19 +237,21 @@ void write_value(JsonOut& j, const Value& v);
 
 void write_array_fields(JsonOut& j, const Array& a) {
   j.key("element_type");
-  j.string(value_type_name(a.elem_type));
-  j.integer_member("count", a.items.size());
+  j.string(value_type_name(a.elem_type()));
+  j.integer_member("count", a.size());
   j.key("value");
   j.begin_array();
-  for (const Value& item : a.items) {
-    if (const Array* nested = std::get_if<Array>(&item.data)) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a.elem_type() == ValueType::kString) {
+      j.string(a.string_at(i));
+    } else if (a.elem_type() == ValueType::kArray) {
       j.begin_object();
       j.key("type");
       j.string(value_type_name(ValueType::kArray));
-      write_array_fields(j, *nested);
+      write_array_fields(j, a.array_at(i));
       j.end_object();
     } else {
-      write_value(j, item);
+      write_value(j, a.at(i));
     }
   }
   j.end_array();
@@ -267,14 +277,20 @@ std::string render_metadata_value(const Value& v) {
     // line, but it makes every line exactly the inside of a JSON string literal, which a reader
     // can unescape with any JSON library (and it matches gguf.json and tensors.tsv).
     // Sized up front (escapes aside) so a large vocabulary is not copied as the text grows.
+    const bool strings = a->elem_type() == ValueType::kString;
     std::size_t estimate = 0;
-    for (const Value& item : a->items) {
-      const auto* str = std::get_if<std::string>(&item.data);
-      estimate += (str ? str->size() : 24) + 1;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      estimate += (strings ? a->string_at(i).size() : 24) + 1;
     }
     out.reserve(estimate);
-    for (const Value& item : a->items) {
-      append_value_text(out, item, /*top_level=*/false);
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      if (strings) {
+        append_json_escaped(out, a->string_at(i));
+      } else if (a->elem_type() == ValueType::kArray) {
+        append_json_array(out, a->array_at(i));
+      } else {
+        append_value_text(out, a->at(i), /*top_level=*/false);
+      }
       out += '\n';
     }
     return out;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <future>
 
 #include "ggufs/ggml_type.h"
 #include "ggufs/names.h"
@@ -36,7 +38,10 @@ Tree::Tree(const GgufFile& file) {
     return add(kRootIno, make_node(std::move(name), kRootIno, NodeKind::kDirectory));
   };
 
-  text(kRootIno, "gguf.json", render_gguf_json(file));
+  // gguf.json is the largest text (a vocabulary, indented): rendered on the other core while
+  // this one renders the rest; its node is filled in at the end.
+  std::future<std::string> json = std::async(std::launch::async, render_gguf_json, std::cref(file));
+  const Ino json_ino = add(kRootIno, make_node("gguf.json", kRootIno, NodeKind::kText));
   text(kRootIno, "tensors.tsv", render_tensors_tsv(file));
   const Ino metadata = dir("metadata");
   const Ino raw = dir("raw");
@@ -63,6 +68,10 @@ Tree::Tree(const GgufFile& file) {
     const std::uint64_t size = header.size() + f32_bytes;
     add(npy, make_node(name + ".npy", npy, NodeKind::kDecoded, size, i, std::move(header)));
   }
+
+  Node& json_node = nodes_[json_ino - 1];
+  json_node.text = json.get();
+  json_node.size = json_node.text.size();
 }
 
 Ino Tree::add(Ino parent, Node n) {
