@@ -15,6 +15,7 @@
 
 #include "ggufs/error.h"
 #include "ggufs/names.h"
+#include "ggufs/xattrs.h"
 
 namespace ggufs {
 namespace {
@@ -167,6 +168,42 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &s);
 }
 
+// The extended attributes of a node: those of its tensor for raw/, f32/ and npy/ files, none
+// for directories and text files.
+std::vector<XAttr> node_xattrs(const MountContext& c, const Node& n) {
+  if (n.kind != NodeKind::kRaw && n.kind != NodeKind::kDecoded) return {};
+  return tensor_xattrs(c.file.tensors[n.tensor], c.file_path);
+}
+
+// Replies with `value`: its size when asked for the size (size 0), ERANGE when it does not fit.
+void reply_xattr_value(fuse_req_t req, const std::string& value, size_t size) {
+  if (size == 0) return void(fuse_reply_xattr(req, value.size()));
+  if (value.size() > size) return void(fuse_reply_err(req, ERANGE));
+  fuse_reply_buf(req, value.data(), value.size());
+}
+
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  const MountContext& c = ctx(req);
+  const Node* n = c.tree.node(ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  for (const auto& [key, value] : node_xattrs(c, *n)) {
+    if (key == name) return reply_xattr_value(req, value, size);
+  }
+  fuse_reply_err(req, ENODATA);
+}
+
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  const MountContext& c = ctx(req);
+  const Node* n = c.tree.node(ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  std::string names;  // each name followed by a NUL, as listxattr(2) returns them
+  for (const auto& [key, value] : node_xattrs(c, *n)) {
+    names += key;
+    names += '\0';
+  }
+  reply_xattr_value(req, names, size);
+}
+
 void op_init(void*, fuse_conn_info* conn) {
   // Splice raw/ replies (see op_read). Requests stay at most 1008 KiB (the read-ahead ggufs
   // sets, and max_read), as libfuse's splice path cannot grow its pipe for larger ones here.
@@ -185,6 +222,8 @@ const fuse_lowlevel_ops kOps = [] {
   ops.opendir = op_opendir;
   ops.readdir = op_readdir;
   ops.statfs = op_statfs;
+  ops.getxattr = op_getxattr;
+  ops.listxattr = op_listxattr;
   return ops;
 }();
 

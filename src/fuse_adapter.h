@@ -6,6 +6,8 @@
 #include <fuse_lowlevel.h>
 #include <sys/types.h>
 
+#include <string>
+
 #include "ggufs/content.h"
 #include "ggufs/tree.h"
 
@@ -15,6 +17,8 @@ namespace ggufs {
 struct MountContext {
   const Tree& tree;
   const ContentReader& reader;
+  const GgufFile& file;
+  std::string file_path;  ///< absolute path of the backing file (user.gguf.file)
   uid_t uid;
   gid_t gid;
   struct timespec mtime;  ///< of the backing file; reported for every node
@@ -24,7 +28,8 @@ struct MountContext {
 /// its reply header (1008 KiB); larger replies take its slow copy path. Passed as -o max_read.
 inline constexpr unsigned kMaxReadBytes = 1032192;
 
-/// The table of request handlers (lookup, getattr, open, read, opendir, readdir, statfs).
+/// The table of request handlers (lookup, getattr, open, read, opendir, readdir, statfs,
+/// getxattr, listxattr).
 const fuse_lowlevel_ops& fuse_operations();
 
 }  // namespace ggufs

@@ -9,6 +9,7 @@
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
+#include "ggufs/info.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"
 #include "ggufs/tree.h"
@@ -32,6 +34,7 @@ using namespace ggufs;
 
 constexpr const char* kUsage =
     "usage: ggufs [options] FILE MOUNTPOINT\n"
+    "       ggufs --info FILE | --json FILE\n"
     "\n"
     "Mounts the GGUF model FILE read-only at MOUNTPOINT:\n"
     "  gguf.json  tensors.tsv  metadata/<key>  raw/<tensor>  f32/<tensor>  npy/<tensor>.npy\n"
@@ -40,6 +43,9 @@ constexpr const char* kUsage =
     "options:\n"
     "  -h, --help          print this help and exit\n"
     "  -V, --version       print the version and exit\n"
+    "  --info FILE         print the header, metadata, tensors and bits per weight of FILE\n"
+    "                      (as gguf-dump does) and exit, without mounting\n"
+    "  --json FILE         print what gguf.json would hold for FILE and exit\n"
     "  -f                  stay in the foreground (SIGINT/SIGTERM unmount)\n"
     "  -d                  debug: log every FUSE request (implies -f)\n"
     "  -s                  serve requests on a single thread\n"
@@ -59,18 +65,22 @@ struct Config {
   int force = 0;                     // -o force: clear a stale mount first
   int help = 0;
   int version = 0;
+  int info = 0;  // --info: print the report of FILE, no mount
+  int json = 0;  // --json: print gguf.json of FILE, no mount
   // The largest request libfuse 3.14 can splice here (a 1 MiB pipe holds 1008 KiB + header);
   // larger ones take its slow copy path.
   unsigned read_ahead_kb = 1008;
 };
 
-enum { kKeyHelp, kKeyVersion };
+enum { kKeyHelp, kKeyVersion, kKeyInfo, kKeyJson };
 
 const fuse_opt kOptions[] = {
     FUSE_OPT_KEY("-h", kKeyHelp),
     FUSE_OPT_KEY("--help", kKeyHelp),
     FUSE_OPT_KEY("-V", kKeyVersion),
     FUSE_OPT_KEY("--version", kKeyVersion),
+    FUSE_OPT_KEY("--info", kKeyInfo),
+    FUSE_OPT_KEY("--json", kKeyJson),
     {"read_ahead_kb=%u", offsetof(Config, read_ahead_kb), 0},
     {"force", offsetof(Config, force), 1},
     FUSE_OPT_END,
@@ -84,6 +94,12 @@ int option_proc(void* data, const char* arg, int key, fuse_args*) {
       return 0;
     case kKeyVersion:
       conf->version = 1;
+      return 0;
+    case kKeyInfo:
+      conf->info = 1;
+      return 0;
+    case kKeyJson:
+      conf->json = 1;
       return 0;
     case FUSE_OPT_KEY_NONOPT:
       if (!conf->file) {
@@ -105,6 +121,29 @@ std::string fsname_option(const std::string& path) {
     out += ch;
   }
   return out;
+}
+
+// Opens and parses FILE; on failure prints why (file, byte offset, problem) and returns the exit
+// code, else kExitOk.
+int open_and_parse(const std::string& path, std::unique_ptr<FileSource>& backing, GgufFile& file) {
+  try {
+    backing = std::make_unique<FileSource>(path);
+    file = parse_gguf(*backing, path);
+    return kExitOk;
+  } catch (const IoError& e) {
+    fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
+    return kExitCannotRead;
+  } catch (const ParseError& e) {
+    // The problem text already escapes what it quotes from the file: escape only the path.
+    fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
+    return kExitInvalidGguf;
+  }
+}
+
+// `path` made absolute (user.gguf.file), as given when it cannot be resolved.
+std::string absolute_path(const std::string& path) {
+  std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
+  return real ? std::string(real.get()) : path;
 }
 
 // One line naming the types that have raw/ files only, and the ids that have no files.
@@ -218,6 +257,18 @@ int run(int argc, char** argv) {
     fmt::print("ggufs {}\n", GGUFS_VERSION);
     return kExitOk;
   }
+  if (conf.info || conf.json) {
+    if (!conf.file || conf.mountpoint || (conf.info && conf.json)) {
+      fmt::print(stderr, "ggufs: --info and --json take one FILE and nothing else\n{}", kUsage);
+      return kExitUsage;
+    }
+    std::unique_ptr<FileSource> backing;
+    GgufFile file;
+    if (const int rc = open_and_parse(conf.file, backing, file); rc != kExitOk) return rc;
+    const std::string text = conf.info ? render_info(file) : render_gguf_json(file) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
+  }
   // Before libfuse resolves MOUNTPOINT: a stale mount would only give "bad mount point".
   if (conf.mountpoint && !clear_stale_mount(conf.mountpoint, conf.force)) return kExitMountFailed;
   fuse_cmdline_opts opts{};
@@ -234,17 +285,7 @@ int run(int argc, char** argv) {
   const std::string path = conf.file;
   std::unique_ptr<FileSource> backing;
   GgufFile file;
-  try {
-    backing = std::make_unique<FileSource>(path);
-    file = parse_gguf(*backing, path);
-  } catch (const IoError& e) {
-    fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
-    return kExitCannotRead;
-  } catch (const ParseError& e) {
-    // The problem text already escapes what it quotes from the file: escape only the path.
-    fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
-    return kExitInvalidGguf;
-  }
+  if (const int rc = open_and_parse(path, backing, file); rc != kExitOk) return rc;
   warn_undecoded(file);
   const Tree tree(file);
   // The tree holds every metadata file rendered; the parsed values are not needed any more, and
@@ -254,7 +295,8 @@ int run(int argc, char** argv) {
   const ContentReader reader(file, *backing);
   struct stat st {};
   ::fstat(backing->fd(), &st);
-  const MountContext mctx{tree, reader, ::getuid(), ::getgid(), st.st_mtim};
+  const MountContext mctx{tree,       reader,     file,      absolute_path(path),
+                          ::getuid(), ::getgid(), st.st_mtim};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
   fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
