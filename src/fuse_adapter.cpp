@@ -16,6 +16,7 @@
 #include "ggufs/error.h"
 #include "ggufs/names.h"
 #include "ggufs/xattrs.h"
+#include "log.h"
 
 namespace ggufs {
 namespace {
@@ -28,15 +29,30 @@ const MountContext& ctx(fuse_req_t req) {
   return *static_cast<const MountContext*>(fuse_req_userdata(req));
 }
 
-// One line on stderr (seen with -f; a detached daemon's stderr is /dev/null) for the first
-// fault of each kind, not one per read: a truncated file fails every read of its tail.
-void log_fault_once(Fault fault, const std::string& message) {
+// What a fault is, without names (for -o redact).
+const char* fault_text(Fault fault) {
+  switch (fault) {
+    case Fault::kTruncated:
+      return "the backing file was truncated";
+    case Fault::kModified:
+      return "the backing file was modified";
+    case Fault::kReplaced:
+      return "the backing file was replaced";
+    case Fault::kReadError:
+      break;
+  }
+  return "read error";
+}
+
+// One log line for the first fault of each kind, not one per read: a truncated file fails every
+// read of its tail.
+void log_fault_once(Fault fault, const Node& n, const char* detail) {
   static std::atomic<unsigned> logged{0};
   const unsigned bit = 1u << static_cast<unsigned>(fault);
   if (logged.fetch_or(bit) & bit) return;
-  // `message` holds no raw control bytes: tree names are percent-escaped and IoError texts quote
-  // paths and names through printable().
-  fmt::print(stderr, "ggufs: {} (EIO; later faults of this kind are not logged)\n", message);
+  log_message(LogLevel::kError,
+              fmt::format("read of {} failed: {} (EIO; later faults of this kind are not logged)",
+                          log_name(n.name), log_redacting() ? fault_text(fault) : detail));
 }
 
 struct stat make_stat(const MountContext& c, Ino ino, const Node& n) {
@@ -86,6 +102,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return void(fuse_reply_err(req, EROFS));
   fi->keep_cache = 1;  // content never changes: keep the page cache across opens
+  if (log_enabled(LogLevel::kInfo) && n->kind != NodeKind::kText) {
+    log_message(LogLevel::kInfo, fmt::format("open {}", log_name(n->name)));
+  }
   fuse_reply_open(req, fi);
 }
 
@@ -112,10 +131,10 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     fuse_reply_buf(req, buf.data(), got);
   } catch (const IoError& e) {
     // Never let a fault under the mount take the daemon down: this read fails, others go on.
-    log_fault_once(e.fault(), fmt::format("read of '{}' failed: {}", n->name, e.what()));
+    log_fault_once(e.fault(), *n, e.what());
     fuse_reply_err(req, EIO);
   } catch (const std::exception& e) {
-    log_fault_once(Fault::kReadError, fmt::format("read of '{}' failed: {}", n->name, e.what()));
+    log_fault_once(Fault::kReadError, *n, e.what());
     fuse_reply_err(req, EIO);
   }
 }

@@ -26,92 +26,15 @@
 #include "ggufs/names.h"
 #include "ggufs/render.h"
 #include "ggufs/tree.h"
+#include "log.h"
+#include "mount_point.h"
+#include "options.h"
+#include "readiness.h"
 #include "stale_mount.h"
 
 namespace {
 
 using namespace ggufs;
-
-constexpr const char* kUsage =
-    "usage: ggufs [options] FILE MOUNTPOINT\n"
-    "       ggufs --info FILE | --json FILE\n"
-    "\n"
-    "Mounts the GGUF model FILE read-only at MOUNTPOINT:\n"
-    "  gguf.json  tensors.tsv  metadata/<key>  raw/<tensor>  f32/<tensor>  npy/<tensor>.npy\n"
-    "Unmount with: fusermount3 -u MOUNTPOINT\n"
-    "\n"
-    "options:\n"
-    "  -h, --help          print this help and exit\n"
-    "  -V, --version       print the version and exit\n"
-    "  --info FILE         print the header, metadata, tensors and bits per weight of FILE\n"
-    "                      (as gguf-dump does) and exit, without mounting\n"
-    "  --json FILE         print what gguf.json would hold for FILE and exit\n"
-    "  -f                  stay in the foreground (SIGINT/SIGTERM unmount)\n"
-    "  -d                  debug: log every FUSE request (implies -f)\n"
-    "  -s                  serve requests on a single thread\n"
-    "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other), and:\n"
-    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 1008; 0 keeps the\n"
-    "                      kernel's default; needs root)\n"
-    "     force            clear a stale mount at MOUNTPOINT first (one whose daemon was\n"
-    "                      killed: \"Transport endpoint is not connected\") with\n"
-    "                      fusermount3 -uz; without it ggufs prints that command and exits 4\n"
-    "\n"
-    "exit codes: 0 ok, 1 usage error, 2 cannot open/read FILE, 3 not a valid GGUF file,\n"
-    "            4 mount failed\n";
-
-struct Config {
-  const char* file = nullptr;
-  const char* mountpoint = nullptr;  // as given; libfuse resolves it (which fails if stale)
-  int force = 0;                     // -o force: clear a stale mount first
-  int help = 0;
-  int version = 0;
-  int info = 0;  // --info: print the report of FILE, no mount
-  int json = 0;  // --json: print gguf.json of FILE, no mount
-  // The largest request libfuse 3.14 can splice here (a 1 MiB pipe holds 1008 KiB + header);
-  // larger ones take its slow copy path.
-  unsigned read_ahead_kb = 1008;
-};
-
-enum { kKeyHelp, kKeyVersion, kKeyInfo, kKeyJson };
-
-const fuse_opt kOptions[] = {
-    FUSE_OPT_KEY("-h", kKeyHelp),
-    FUSE_OPT_KEY("--help", kKeyHelp),
-    FUSE_OPT_KEY("-V", kKeyVersion),
-    FUSE_OPT_KEY("--version", kKeyVersion),
-    FUSE_OPT_KEY("--info", kKeyInfo),
-    FUSE_OPT_KEY("--json", kKeyJson),
-    {"read_ahead_kb=%u", offsetof(Config, read_ahead_kb), 0},
-    {"force", offsetof(Config, force), 1},
-    FUSE_OPT_END,
-};
-
-int option_proc(void* data, const char* arg, int key, fuse_args*) {
-  auto* conf = static_cast<Config*>(data);
-  switch (key) {
-    case kKeyHelp:
-      conf->help = 1;
-      return 0;
-    case kKeyVersion:
-      conf->version = 1;
-      return 0;
-    case kKeyInfo:
-      conf->info = 1;
-      return 0;
-    case kKeyJson:
-      conf->json = 1;
-      return 0;
-    case FUSE_OPT_KEY_NONOPT:
-      if (!conf->file) {
-        conf->file = arg;
-        return 0;  // consumed: FILE is ours, MOUNTPOINT goes on to libfuse
-      }
-      if (!conf->mountpoint) conf->mountpoint = arg;
-      return 1;
-    default:
-      return 1;
-  }
-}
 
 // The fsname shown in /proc/mounts; ',' and '\' must be escaped for libfuse's option parser.
 std::string fsname_option(const std::string& path) {
@@ -161,17 +84,18 @@ void warn_undecoded(const GgufFile& f) {
     for (auto [id, n] : raw_only)
       names +=
           fmt::format("{}{} ({} tensors)", names.empty() ? "" : ", ", type_display_name(id), n);
-    fmt::print(stderr, "ggufs: warning: {}: no float32 decoding yet for {}: raw/ only\n",
-               printable(f.path), names);
+    log_message(
+        LogLevel::kWarning,
+        fmt::format("warning: {}: no float32 decoding yet for {}: raw/ only", f.path, names));
   }
   if (!unknown.empty()) {
     std::string ids;
     for (auto [id, n] : unknown)
       ids += fmt::format("{}{} ({} tensors)", ids.empty() ? "" : ", ", id, n);
-    fmt::print(stderr,
-               "ggufs: warning: {}: removed or unknown type ids {}: listed in gguf.json and "
-               "tensors.tsv only\n",
-               printable(f.path), ids);
+    log_message(LogLevel::kWarning,
+                fmt::format("warning: {}: removed or unknown type ids {}: listed in gguf.json and "
+                            "tensors.tsv only",
+                            f.path, ids));
   }
 }
 
@@ -189,6 +113,8 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
       // sequential reads arrive as 128 KiB requests). A child process waits for the mount: a
       // thread of ours would hang for ever in its own FUSE request if we were killed meanwhile.
       Background bg = Background::detach(opts.foreground);
+      if (!opts.foreground) log_setup(/*to_syslog=*/true, conf.quiet, conf.verbose, conf.redact);
+      const pid_t daemon = ::getpid();
       const pid_t tuner = ::fork();  // no threads yet: fork is safe
       if (tuner == 0) {
         // Without /dev/fuse: if the daemon dies, the connection must die with it.
@@ -197,10 +123,16 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
         if (::stat(opts.mountpoint, &st) != 0) ::_exit(1);
         if (conf.read_ahead_kb) set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
         bg.ready();
+        notify_ready(conf.notify_pipe, daemon);
         ::_exit(0);
       }
-      if (tuner < 0) bg.ready();  // cannot wait for the mount: report it usable now
+      if (tuner < 0) {  // cannot wait for the mount: report it usable now
+        bg.ready();
+        notify_ready(conf.notify_pipe, daemon);
+      }
       bg.drop();
+      log_message(LogLevel::kInfo,
+                  fmt::format("mounted {} at {}", mctx.file_path, opts.mountpoint));
       int loop;
       if (opts.singlethread) {
         loop = fuse_session_loop(se);
@@ -215,6 +147,9 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
       rc = loop >= 0 ? kExitOk : kExitMountFailed;
       if (tuner > 0) ::waitpid(tuner, nullptr, WNOHANG);  // reaped if done; else init will
       fuse_session_unmount(se);
+      log_message(LogLevel::kInfo, fmt::format("unmounted {}", opts.mountpoint));
+    } else {
+      notify_failed(conf.notify_pipe, kExitMountFailed);
     }
     fuse_remove_signal_handlers(se);
   }
@@ -224,7 +159,7 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
 
 // libfuse's own messages (its -d request log, mount errors) go through printable() too, so no
 // text that reaches the terminal can carry control sequences.
-void log_escaped(enum fuse_log_level, const char* fmt, va_list ap) {
+void log_escaped(enum fuse_log_level level, const char* fmt, va_list ap) {
   va_list copy;
   va_copy(copy, ap);
   const int n = std::vsnprintf(nullptr, 0, fmt, copy);
@@ -235,50 +170,33 @@ void log_escaped(enum fuse_log_level, const char* fmt, va_list ap) {
   msg.resize(static_cast<std::size_t>(n));
   const bool newline = !msg.empty() && msg.back() == '\n';
   if (newline) msg.pop_back();
-  std::fputs((printable(msg) + (newline ? "\n" : "")).c_str(), stderr);
+  if (level >= FUSE_LOG_DEBUG) {  // the -d request log: foreground only, as libfuse writes it
+    std::fputs((printable(msg) + (newline ? "\n" : "")).c_str(), stderr);
+  } else {
+    log_message(level <= FUSE_LOG_ERR      ? LogLevel::kError
+                : level <= FUSE_LOG_NOTICE ? LogLevel::kWarning
+                                           : LogLevel::kInfo,
+                msg);
+  }
 }
 
-int run(int argc, char** argv) {
-  fuse_set_log_func(log_escaped);
-  fuse_args args = FUSE_ARGS_INIT(argc, argv);
-  std::unique_ptr<fuse_args, void (*)(fuse_args*)> args_guard(&args, fuse_opt_free_args);
-  Config conf;
-  if (fuse_opt_parse(&args, &conf, kOptions, option_proc) != 0) {
-    fmt::print(stderr, "{}", kUsage);
+// Parses FILE, mounts it and serves it until unmounted; returns the exit code.
+int mount_file(fuse_args& args, const Config& conf) {
+  if (!conf.file || !conf.mountpoint) {
+    fmt::print(stderr, "ggufs: {} is missing\n{}", conf.file ? "MOUNTPOINT" : "FILE", usage_text());
     return kExitUsage;
   }
-  if (conf.help) {
-    fmt::print("{}\nFUSE options:\n", kUsage);
-    std::fflush(stdout);
-    fuse_lowlevel_help();
-    return kExitOk;
-  }
-  if (conf.version) {
-    fmt::print("ggufs {}\n", GGUFS_VERSION);
-    return kExitOk;
-  }
-  if (conf.info || conf.json) {
-    if (!conf.file || conf.mountpoint || (conf.info && conf.json)) {
-      fmt::print(stderr, "ggufs: --info and --json take one FILE and nothing else\n{}", kUsage);
-      return kExitUsage;
-    }
-    std::unique_ptr<FileSource> backing;
-    GgufFile file;
-    if (const int rc = open_and_parse(conf.file, backing, file); rc != kExitOk) return rc;
-    const std::string text = conf.info ? render_info(file) : render_gguf_json(file) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
-  }
+  const MountPoint mountpoint(conf.mountpoint);  // created if missing, removed after if so
   // Before libfuse resolves MOUNTPOINT: a stale mount would only give "bad mount point".
-  if (conf.mountpoint && !clear_stale_mount(conf.mountpoint, conf.force)) return kExitMountFailed;
+  if (!clear_stale_mount(conf.mountpoint, conf.force)) return kExitMountFailed;
   fuse_cmdline_opts opts{};
   if (fuse_parse_cmdline(&args, &opts) != 0) {
-    fmt::print(stderr, "{}", kUsage);
+    fmt::print(stderr, "{}", usage_text());
     return kExitUsage;
   }
   std::unique_ptr<char, void (*)(void*)> mountpoint_guard(opts.mountpoint, std::free);
-  if (!conf.file || !opts.mountpoint) {
-    fmt::print(stderr, "ggufs: {} is missing\n{}", conf.file ? "MOUNTPOINT" : "FILE", kUsage);
+  if (!opts.mountpoint) {
+    fmt::print(stderr, "ggufs: MOUNTPOINT is missing\n{}", usage_text());
     return kExitUsage;
   }
 
@@ -295,8 +213,9 @@ int run(int argc, char** argv) {
   const ContentReader reader(file, *backing);
   struct stat st {};
   ::fstat(backing->fd(), &st);
-  const MountContext mctx{tree,       reader,     file,      absolute_path(path),
-                          ::getuid(), ::getgid(), st.st_mtim};
+  const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
+  const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
+  const MountContext mctx{tree, reader, file, absolute_path(path), uid, gid, st.st_mtim};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
   fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
@@ -304,6 +223,43 @@ int run(int argc, char** argv) {
   return serve(args, opts, conf, mctx);
 }
 
+int run(int argc, char** argv) {
+  fuse_set_log_func(log_escaped);
+  fuse_args args = FUSE_ARGS_INIT(argc, argv);
+  std::unique_ptr<fuse_args, void (*)(fuse_args*)> args_guard(&args, fuse_opt_free_args);
+  Config conf;
+  if (!parse_options(args, conf)) {
+    fmt::print(stderr, "{}", usage_text());
+    return kExitUsage;
+  }
+  log_setup(/*to_syslog=*/false, conf.quiet, conf.verbose, conf.redact);
+  if (conf.help) {
+    fmt::print("{}\nFUSE options:\n", usage_text());
+    std::fflush(stdout);
+    fuse_lowlevel_help();
+    return kExitOk;
+  }
+  if (conf.version) {
+    fmt::print("ggufs {}\n", GGUFS_VERSION);
+    return kExitOk;
+  }
+  if (conf.info || conf.json) {
+    if (!conf.file || conf.mountpoint || (conf.info && conf.json)) {
+      fmt::print(stderr, "ggufs: --info and --json take one FILE and nothing else\n{}",
+                 usage_text());
+      return kExitUsage;
+    }
+    std::unique_ptr<FileSource> backing;
+    GgufFile file;
+    if (const int rc = open_and_parse(conf.file, backing, file); rc != kExitOk) return rc;
+    const std::string text = conf.info ? render_info(file) : render_gguf_json(file) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
+  }
+  const int rc = mount_file(args, conf);
+  if (rc != kExitOk) notify_failed(conf.notify_pipe, rc);
+  return rc;
+}
 }  // namespace
 
 int main(int argc, char** argv) { return run(argc, argv); }

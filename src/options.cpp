@@ -1,0 +1,120 @@
+#include "options.h"
+
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+
+namespace ggufs {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ggufs [options] FILE MOUNTPOINT\n"
+    "       ggufs --info FILE | --json FILE\n"
+    "\n"
+    "Mounts the GGUF model FILE read-only at MOUNTPOINT (created if missing, and then removed\n"
+    "at unmount):\n"
+    "  gguf.json  tensors.tsv  metadata/<key>  raw/<tensor>  f32/<tensor>  npy/<tensor>.npy\n"
+    "Unmount with: fusermount3 -u MOUNTPOINT\n"
+    "\n"
+    "options:\n"
+    "  -h, --help          print this help and exit\n"
+    "  -V, --version       print the version and exit\n"
+    "  --info FILE         print the header, metadata, tensors and bits per weight of FILE\n"
+    "                      (as gguf-dump does) and exit, without mounting\n"
+    "  --json FILE         print what gguf.json would hold for FILE and exit\n"
+    "  -f                  stay in the foreground (SIGINT/SIGTERM unmount); log to stderr\n"
+    "                      (in the background the daemon logs to syslog)\n"
+    "  -d                  debug: log every FUSE request (implies -f)\n"
+    "  -s                  serve requests on a single thread\n"
+    "  -q                  log errors only\n"
+    "  -v                  also log the mount, the unmount and each tensor file opened\n"
+    "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other, allow_root), and:\n"
+    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 1008; 0 keeps the\n"
+    "                      kernel's default; needs root)\n"
+    "     force            clear a stale mount at MOUNTPOINT first (one whose daemon was\n"
+    "                      killed: \"Transport endpoint is not connected\") with\n"
+    "                      fusermount3 -uz; without it ggufs prints that command and exits 4\n"
+    "     uid=N, gid=N     owner and group of every file (default: the mounting user's)\n"
+    "     notify_pipe=PATH when the mount is ready write \"READY=1\\n\" to PATH (a FIFO or\n"
+    "                      file), or \"ERROR=<exit code>\\n\" if it failed\n"
+    "     redact           no metadata key or tensor names in the daemon's log\n"
+    "     noauto, nofail, _netdev, user, users, x-systemd.*, ...: fstab options, ignored\n"
+    "  Under systemd (Type=notify, NOTIFY_SOCKET set) ggufs -f reports READY=1 when mounted.\n"
+    "\n"
+    "exit codes: 0 ok, 1 usage error, 2 cannot open/read FILE, 3 not a valid GGUF file,\n"
+    "            4 mount failed\n";
+
+enum { kKeyHelp, kKeyVersion, kKeyInfo, kKeyJson, kKeyQuiet, kKeyVerbose };
+
+const fuse_opt kOptions[] = {
+    FUSE_OPT_KEY("-h", kKeyHelp),
+    FUSE_OPT_KEY("--help", kKeyHelp),
+    FUSE_OPT_KEY("-V", kKeyVersion),
+    FUSE_OPT_KEY("--version", kKeyVersion),
+    FUSE_OPT_KEY("--info", kKeyInfo),
+    FUSE_OPT_KEY("--json", kKeyJson),
+    FUSE_OPT_KEY("-q", kKeyQuiet),
+    FUSE_OPT_KEY("-v", kKeyVerbose),
+    {"read_ahead_kb=%u", offsetof(Config, read_ahead_kb), 0},
+    {"force", offsetof(Config, force), 1},
+    {"redact", offsetof(Config, redact), 1},
+    {"uid=%ld", offsetof(Config, uid), 0},
+    {"gid=%ld", offsetof(Config, gid), 0},
+    {"notify_pipe=%s", offsetof(Config, notify_pipe), 0},
+    FUSE_OPT_END,
+};
+
+// Options that only mean something to mount(8) and systemd in an fstab line; mount.fuse3 passes
+// some of them on to the file system's command.
+bool is_fstab_only(std::string_view opt) {
+  for (const char* o : {"auto", "noauto", "nofail", "_netdev", "user", "nouser", "users",
+                        "defaults", "owner", "group"}) {
+    if (opt == o) return true;
+  }
+  return opt.starts_with("x-") || opt.starts_with("comment=");
+}
+
+int option_proc(void* data, const char* arg, int key, fuse_args*) {
+  auto* conf = static_cast<Config*>(data);
+  switch (key) {
+    case kKeyHelp:
+      conf->help = 1;
+      return 0;
+    case kKeyVersion:
+      conf->version = 1;
+      return 0;
+    case kKeyInfo:
+      conf->info = 1;
+      return 0;
+    case kKeyJson:
+      conf->json = 1;
+      return 0;
+    case kKeyQuiet:
+      conf->quiet = 1;
+      return 0;
+    case kKeyVerbose:
+      conf->verbose = 1;
+      return 0;
+    case FUSE_OPT_KEY_OPT:
+      return is_fstab_only(arg) ? 0 : 1;  // 0: dropped; 1: kept for libfuse
+    case FUSE_OPT_KEY_NONOPT:
+      if (!conf->file) {
+        conf->file = arg;
+        return 0;  // consumed: FILE is ours, MOUNTPOINT goes on to libfuse
+      }
+      if (!conf->mountpoint) conf->mountpoint = arg;
+      return 1;
+    default:
+      return 1;
+  }
+}
+
+}  // namespace
+
+bool parse_options(fuse_args& args, Config& conf) {
+  return fuse_opt_parse(&args, &conf, kOptions, option_proc) == 0;
+}
+
+const char* usage_text() { return kUsage; }
+
+}  // namespace ggufs

@@ -1,0 +1,41 @@
+// The command line of ggufs: its own options, parsed with libfuse's option parser (so `-o` lists
+// mix ggufs's options with the FUSE and mount options it passes on), and the usage text.
+#pragma once
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+#include <cstdint>
+
+namespace ggufs {
+
+/// What the command line asked for, besides the FUSE options left in the argument list.
+struct Config {
+  const char* file = nullptr;
+  const char* mountpoint = nullptr;  ///< as given; libfuse resolves it (which fails if stale)
+  int force = 0;                     ///< -o force: clear a stale mount first
+  int help = 0;
+  int version = 0;
+  int info = 0;     ///< --info: print the report of FILE, no mount
+  int json = 0;     ///< --json: print gguf.json of FILE, no mount
+  int quiet = 0;    ///< -q: log errors only
+  int verbose = 0;  ///< -v: also log the mount, unmount and each tensor file opened
+  int redact = 0;   ///< -o redact: no key or tensor names in the daemon's log
+  /// The largest request libfuse 3.14 can splice here (a 1 MiB pipe holds 1008 KiB + header);
+  /// larger ones take its slow copy path. KiB; 0 keeps the kernel's default.
+  unsigned read_ahead_kb = 1008;
+  std::int64_t uid = -1;  ///< -o uid=N: owner of every file (default: the mounting user)
+  std::int64_t gid = -1;  ///< -o gid=N: group of every file (default: the mounting group)
+  const char* notify_pipe = nullptr;  ///< -o notify_pipe=PATH: readiness written there
+};
+
+/// Parses ggufs's own options out of `args` into `conf`, leaving the FUSE ones in `args`.
+/// fstab-only options (noauto, nofail, _netdev, user, users, auto, nouser, defaults, x-*,
+/// comment=…) are accepted and dropped, so an fstab line passed on by mount.fuse3 works.
+/// Returns false (after printing why) on a malformed option.
+bool parse_options(fuse_args& args, Config& conf);
+
+/// The usage text (`--help`, and after a usage error).
+const char* usage_text();
+
+}  // namespace ggufs
