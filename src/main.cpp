@@ -122,13 +122,13 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
         struct stat st {};
         if (::stat(opts.mountpoint, &st) != 0) ::_exit(1);
         if (conf.read_ahead_kb) set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
+        notify_ready(conf.notify_pipe, daemon);  // first: the command returns after it is said
         bg.ready();
-        notify_ready(conf.notify_pipe, daemon);
         ::_exit(0);
       }
       if (tuner < 0) {  // cannot wait for the mount: report it usable now
-        bg.ready();
         notify_ready(conf.notify_pipe, daemon);
+        bg.ready();
       }
       bg.drop();
       log_message(LogLevel::kInfo,

@@ -1,13 +1,21 @@
-// Mount tests of how ggufs fits other tools: extended attributes (getfattr, getxattr(2)).
+// Mount tests of how ggufs fits other tools: extended attributes (getfattr, getxattr(2)),
+// --info/--json, mount conventions (mount point, fstab options, uid/gid, mount.fuse3),
+// readiness (notify_pipe, systemd's notify socket) and logging (syslog, -q, -v, redact).
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/xattr.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <regex>
+#include <thread>
 
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
@@ -159,6 +167,264 @@ TEST(Info, BadFilesAndUsage) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   r = run(std::string(GGUFS_BINARY) + " --info " + quote(bad) + " /mnt 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
+}
+
+// Whether `done` becomes true within 10 s (polled).
+bool eventually(const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Unmounts `mnt` on destruction if it is still mounted (a test that fails midway).
+struct UnmountGuard {
+  std::filesystem::path mnt;
+  ~UnmountGuard() {
+    if (is_mounted(mnt))
+      run("fusermount3 -u " + quote(mnt) + " 2>&1 || fusermount3 -uz " + quote(mnt) + " 2>&1");
+  }
+};
+
+std::string ggufs() { return std::string(GGUFS_BINARY); }
+
+TEST(MountConventions, MissingMountPointIsCreatedAndRemovedAtUnmount) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  const auto file = write_one_key_model(dir.path(), "llama");
+  const auto mnt = dir.path() / "new";
+  UnmountGuard guard{mnt};
+  RunResult r = run(ggufs() + " " + quote(file) + " " + quote(mnt) + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(mnt / "metadata/general.architecture"), "llama\n");
+  ASSERT_EQ(run("fusermount3 -u " + quote(mnt)).exit_code, 0);
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(mnt); }))
+      << "the mount point ggufs created is still there";
+
+  // A mount point that existed before stays.
+  const auto kept = dir.path() / "kept";
+  std::filesystem::create_directory(kept);
+  UnmountGuard guard2{kept};
+  r = run(ggufs() + " " + quote(file) + " " + quote(kept) + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(run("fusermount3 -u " + quote(kept)).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(std::filesystem::is_directory(kept));
+
+  // A mount that fails (invalid file) leaves no directory behind either.
+  const auto bad = dir.path() / "bad.gguf";
+  std::ofstream(bad) << "not a gguf file at all";
+  r = run(ggufs() + " " + quote(bad) + " " + quote(mnt) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(mnt));
+}
+
+TEST(MountConventions, FstabOptionsAreIgnoredAndOwnerIsSettable) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  const auto file = write_one_key_model(dir.path(), "llama");
+  Mount m(file,
+          "-o ro,noauto,nofail,_netdev,user,users,auto,defaults,x-systemd.automount,"
+          "x-systemd.device-timeout=5,noexec,nosuid,nodev,uid=1234,gid=5678");
+  ASSERT_TRUE(m.mounted()) << m.output();
+  struct stat st {};
+  ASSERT_EQ(::stat((m / "metadata/general.architecture").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1234u);
+  EXPECT_EQ(st.st_gid, 5678u);
+  ASSERT_EQ(::stat((m / "metadata").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1234u);
+  const std::string mounts = read_text("/proc/mounts");
+  const auto line_at = mounts.find(" " + m.path().string() + " ");
+  ASSERT_NE(line_at, std::string::npos);
+  const std::string line = mounts.substr(line_at, mounts.find('\n', line_at) - line_at);
+  EXPECT_NE(line.find("noexec"), std::string::npos) << line;
+  EXPECT_NE(line.find("nosuid"), std::string::npos) << line;
+
+  Mount bad(file, "-o uid=nobody");
+  EXPECT_FALSE(bad.mounted());
+  EXPECT_EQ(bad.exit_code(), 1) << bad.output();
+}
+
+TEST(MountConventions, AllowRootAndAllowOther) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  const auto file = write_one_key_model(dir.path(), "llama");
+  for (const char* opt : {"allow_root", "allow_other"}) {
+    SCOPED_TRACE(opt);
+    Mount m(file, std::string("-o ") + opt);
+    ASSERT_TRUE(m.mounted()) << m.output();
+    EXPECT_EQ(read_text(m / "metadata/general.architecture"), "llama\n");
+    // The kernel sees allow_other for both (libfuse checks allow_root's rule in the daemon).
+    const std::string mounts = read_text("/proc/mounts");
+    const auto line_at = mounts.find(" " + m.path().string() + " ");
+    ASSERT_NE(line_at, std::string::npos);
+    EXPECT_NE(mounts.find("allow_other", line_at), std::string::npos);
+  }
+}
+
+TEST(MountConventions, FstabLineMountsThroughMountFuse3) {
+  GGUFS_REQUIRE_FUSE();
+  if (run("command -v mount.fuse3 || test -x /sbin/mount.fuse3").exit_code != 0) {
+    GTEST_SKIP() << "mount.fuse3 is missing (apt fuse3)";
+  }
+  TempDir dir;
+  const auto file = write_one_key_model(dir.path(), "from-fstab");
+  const auto mnt = dir.path() / "mnt";
+  std::filesystem::create_directory(mnt);
+  const auto fstab = dir.path() / "fstab";
+  std::ofstream(fstab) << file.string() << " " << mnt.string() << " fuse.ggufs ro,noauto 0 0\n";
+  UnmountGuard guard{mnt};
+  // mount(8) finds the line by its mount point and runs mount.fuse3, which runs `ggufs` from a
+  // standard PATH (mount resets it): the binary under test is linked into /usr/local/bin for
+  // the test, unless a ggufs is installed there already.
+  const std::filesystem::path installed = "/usr/local/bin/ggufs";
+  std::error_code ec;
+  const bool ours = !std::filesystem::exists(std::filesystem::symlink_status(installed)) &&
+                    (std::filesystem::create_symlink(GGUFS_BINARY, installed, ec), !ec);
+  struct RemoveLink {
+    bool ours;
+    std::filesystem::path link;
+    ~RemoveLink() {
+      if (ours) std::filesystem::remove(link);
+    }
+  } remove_link{ours, installed};
+  if (!ours && std::filesystem::canonical(installed, ec) != std::filesystem::path(GGUFS_BINARY)) {
+    GTEST_SKIP() << installed << " is another ggufs (or cannot be linked): not testing it";
+  }
+  const RunResult r = run("mount -T " + quote(fstab) + " " + quote(mnt) + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(is_mounted(mnt));
+  EXPECT_EQ(read_text(mnt / "metadata/general.architecture"), "from-fstab\n");
+  EXPECT_EQ(run("umount " + quote(mnt) + " 2>&1").exit_code, 0);
+  EXPECT_FALSE(is_mounted(mnt));
+}
+
+TEST(MountReadiness, NotifyPipeSaysReadyOrError) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  const auto file = write_one_key_model(dir.path(), "llama");
+  const auto notes = dir.path() / "ready";
+  {
+    Mount m(file, "-o notify_pipe=" + notes.string());
+    ASSERT_TRUE(m.mounted()) << m.output();
+    EXPECT_EQ(read_text(notes), "READY=1\n");  // written before the command returned
+  }
+  const auto bad = dir.path() / "bad.gguf";
+  std::ofstream(bad) << "GGUF";
+  std::filesystem::remove(notes);
+  Mount m(bad, "-o notify_pipe=" + notes.string());
+  EXPECT_FALSE(m.mounted());
+  EXPECT_EQ(m.exit_code(), 3);
+  EXPECT_EQ(read_text(notes), "ERROR=3\n");
+}
+
+// A unix datagram socket bound at `path` (a stand-in for systemd's notify socket or syslog's
+// /dev/log); closed and unlinked on destruction.
+class DatagramSink {
+ public:
+  explicit DatagramSink(std::filesystem::path path) : path_(std::move(path)) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    bound_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~DatagramSink() {
+    if (fd_ >= 0) ::close(fd_);
+    if (bound_) std::filesystem::remove(path_);
+  }
+  bool bound() const { return bound_; }
+  // Every datagram received until one contains `what` (or `seconds` pass), concatenated.
+  std::string receive_until(const std::string& what, int seconds = 10) {
+    std::string all;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (all.find(what) == std::string::npos && std::chrono::steady_clock::now() < until) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n > 0) all.append(buf, static_cast<std::size_t>(n)).append("\n");
+    }
+    return all;
+  }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  bool bound_ = false;
+};
+
+TEST(MountReadiness, SystemdNotifySocketGetsReady) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  const auto file = write_one_key_model(dir.path(), "llama");
+  const auto mnt = dir.path() / "mnt";
+  DatagramSink sink(dir.path() / "notify.sock");
+  ASSERT_TRUE(sink.bound());
+  UnmountGuard guard{mnt};
+  // As systemd runs a Type=notify service: in the foreground, NOTIFY_SOCKET set.
+  run("NOTIFY_SOCKET=" + quote(dir.path() / "notify.sock") + " " + ggufs() + " -f " + quote(file) +
+      " " + quote(mnt) + " >/dev/null 2>&1 &");
+  const std::string got = sink.receive_until("READY=1");
+  EXPECT_NE(got.find("READY=1"), std::string::npos) << got;
+  EXPECT_TRUE(is_mounted(mnt));
+  EXPECT_EQ(read_text(mnt / "metadata/general.architecture"), "llama\n");
+}
+
+TEST(MountLogging, BackgroundDaemonLogsToSyslogWithVerboseAndRedact) {
+  GGUFS_REQUIRE_FUSE();
+  if (std::filesystem::exists("/dev/log")) {
+    GTEST_SKIP() << "/dev/log exists (a syslog daemon runs): its messages cannot be read here";
+  }
+  DatagramSink syslog("/dev/log");
+  if (!syslog.bound()) GTEST_SKIP() << "cannot bind /dev/log (not root?)";
+  TempDir dir;
+  GgufWriter g;
+  g.add_string("general.architecture", "llama");
+  g.add_tensor("secret.weight", kF32, {4}, std::vector<std::uint8_t>(16, 0));
+  const auto file = dir.path() / "s.gguf";
+  g.write_file(file.string());
+  {
+    Mount m(file, "-v");
+    ASSERT_TRUE(m.mounted()) << m.output();
+    read_text(m / "raw/secret.weight");
+    const std::string got = syslog.receive_until("open 'secret.weight'");
+    EXPECT_NE(got.find("ggufs"), std::string::npos) << got;
+    EXPECT_NE(got.find("mounted "), std::string::npos) << got;
+    EXPECT_NE(got.find("open 'secret.weight'"), std::string::npos) << got;
+  }
+  {
+    Mount m(file, "-v -o redact");
+    ASSERT_TRUE(m.mounted()) << m.output();
+    read_text(m / "raw/secret.weight");
+    const std::string got = syslog.receive_until("open <redacted>");
+    EXPECT_NE(got.find("open <redacted>"), std::string::npos) << got;
+    EXPECT_EQ(got.find("secret"), std::string::npos) << got;
+  }
+  {
+    Mount m(file);  // default level: no info lines
+    ASSERT_TRUE(m.mounted()) << m.output();
+    read_text(m / "raw/secret.weight");
+    const std::string got = syslog.receive_until("never", 2);  // all that comes in 2 s
+    EXPECT_EQ(got.find("open "), std::string::npos) << got;
+  }
+}
+
+TEST(MountLogging, QuietSilencesWarnings) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  GgufWriter g;
+  g.add_tensor("future", 99, {32}, {});  // an unknown type id: a warning at mount time
+  const auto file = dir.path() / "w.gguf";
+  g.write_file(file.string());
+  Mount loud(file);
+  ASSERT_TRUE(loud.mounted()) << loud.output();
+  EXPECT_NE(loud.output().find("warning: "), std::string::npos) << loud.output();
+  Mount quiet(file, "-q");
+  ASSERT_TRUE(quiet.mounted()) << quiet.output();
+  EXPECT_EQ(quiet.output(), "");
 }
 
 }  // namespace
