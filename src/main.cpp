@@ -73,10 +73,9 @@ std::string absolute_path(const std::string& path) {
 void warn_undecoded(const GgufFile& f) {
   std::map<std::uint32_t, std::size_t> raw_only, unknown;
   for (const TensorInfo& t : f.tensors) {
-    const TypeTraits* tr = type_traits(t.type);
-    if (!tr)
+    if (!type_traits(t.type))
       ++unknown[t.type];
-    else if (!tr->to_float)
+    else if (!decodes_to_f32(f, t))
       ++raw_only[t.type];
   }
   if (!raw_only.empty()) {
@@ -84,9 +83,9 @@ void warn_undecoded(const GgufFile& f) {
     for (auto [id, n] : raw_only)
       names +=
           fmt::format("{}{} ({} tensors)", names.empty() ? "" : ", ", type_display_name(id), n);
-    log_message(
-        LogLevel::kWarning,
-        fmt::format("warning: {}: no float32 decoding yet for {}: raw/ only", f.path, names));
+    log_message(LogLevel::kWarning,
+                fmt::format("warning: {}: no float32 decoding {}for {}: raw/ only", f.path,
+                            f.big_endian ? "of big-endian quantized blocks " : "yet ", names));
   }
   if (!unknown.empty()) {
     std::string ids;

@@ -1,6 +1,7 @@
 // Mount tests of how ggufs fits other tools: extended attributes (getfattr, getxattr(2)),
 // --info/--json, mount conventions (mount point, fstab options, uid/gid, mount.fuse3),
 // readiness (notify_pipe, systemd's notify socket) and logging (syslog, -q, -v, redact).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -425,6 +426,44 @@ TEST(MountLogging, QuietSilencesWarnings) {
   Mount quiet(file, "-q");
   ASSERT_TRUE(quiet.mounted()) << quiet.output();
   EXPECT_EQ(quiet.output(), "");
+}
+
+TEST(MountByteOrder, BigEndianAndVersion1FilesAreServedInHostOrder) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_NUMPY();
+  TempDir dir;
+  for (const auto& [version, big_endian] : {std::pair{3u, true}, std::pair{1u, false}}) {
+    SCOPED_TRACE(fmt::format("version {}, big-endian {}", version, big_endian));
+    GgufWriter g;
+    g.set_format(version, big_endian);
+    g.add_string("general.architecture", "llama");
+    g.add("llama.block_count", Value{ValueType::kUint32, std::uint64_t{70000}});
+    // F32 values 1.5 and -2 in the file's byte order; a Q8_0 block of zeros.
+    std::vector<std::uint8_t> f32 = {0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0xc0};
+    if (big_endian) f32 = {0x3f, 0xc0, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00};
+    g.add_tensor("w", kF32, {2}, f32);
+    g.add_tensor("q", 8, {32}, std::vector<std::uint8_t>(34, 0));  // Q8_0
+    const auto file = dir.path() / fmt::format("v{}{}.gguf", version, big_endian ? "be" : "");
+    g.write_file(file.string());
+    Mount m(file);
+    ASSERT_TRUE(m.mounted()) << m.output();
+    EXPECT_EQ(read_text(m / "metadata/llama.block_count"), "70000\n");
+    const RunResult np = run("/usr/bin/python3 -c 'import numpy as np; print(np.fromfile(\"" +
+                             (m / "f32/w").string() + "\", dtype=np.float32).tolist())'");
+    EXPECT_EQ(np.output, "[1.5, -2.0]\n");
+    EXPECT_EQ(read_text(m / "raw/w"), std::string(f32.begin(), f32.end()));  // as stored
+    const std::string json = read_text(m / "gguf.json");
+    EXPECT_NE(json.find(big_endian ? "\"byte_order\": \"big-endian\""
+                                   : "\"byte_order\": \"little-endian\""),
+              std::string::npos);
+    EXPECT_NE(json.find(fmt::format("\"version\": {}", version)), std::string::npos);
+    EXPECT_EQ(std::filesystem::exists(m / "f32/q"), !big_endian);
+    EXPECT_TRUE(std::filesystem::exists(m / "raw/q"));
+    if (big_endian) {
+      EXPECT_NE(m.output().find("big-endian quantized blocks for Q8_0"), std::string::npos)
+          << m.output();
+    }
+  }
 }
 
 }  // namespace

@@ -187,5 +187,56 @@ TEST(Content, RawExtentNamesTheBytesACopyingReadReturns) {
   EXPECT_FALSE(mem_reader.raw_extent(*raw, 10, 0).has_value());
 }
 
+// Plain-type tensors of a big-endian file are swapped to host order in f32/ (raw/ stays as
+// stored); quantized blocks there get no f32/ file (ggml-types.md §6: every element big-endian).
+TEST(Content, BigEndianPlainTensorsAreDecodedInHostOrder) {
+  constexpr std::uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27,
+                          kF64 = 28, kBF16 = 30;  // ggml type ids
+  GgufWriter g;
+  g.set_format(3, /*big_endian=*/true);
+  // Stored bytes, big-endian, written out by hand; the float32 values they encode.
+  struct Case {
+    const char* name;
+    std::uint32_t type;
+    std::vector<std::uint8_t> bytes;
+    std::vector<float> want;
+  };
+  const std::vector<Case> cases = {
+      {"f32", kF32, {0x3f, 0xc0, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00}, {1.5f, -2.0f}},
+      {"f16", kF16, {0x3c, 0x00, 0xc5, 0x00}, {1.0f, -5.0f}},  // 0x3c00 = 1, 0xc500 = -5
+      {"bf16", kBF16, {0x3f, 0x80, 0x40, 0x49}, {1.0f, 3.140625f}},
+      {"f64", kF64, {0x40, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, {3.125f}},
+      {"i8", kI8, {0xff, 0x05}, {-1.0f, 5.0f}},
+      {"i16", kI16, {0x01, 0x00, 0xff, 0xfe}, {256.0f, -2.0f}},
+      {"i32", kI32, {0x00, 0x01, 0x00, 0x00}, {65536.0f}},
+      {"i64", kI64, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd}, {-3.0f}},
+  };
+  for (const Case& c : cases) g.add_tensor(c.name, c.type, {c.want.size()}, c.bytes);
+  g.add_tensor("q8_0", kQ8_0, {32}, std::vector<std::uint8_t>(34, 0));
+  const auto bytes = g.finish();
+  const MemorySource src(bytes);
+  const GgufFile f = parse_gguf(src, "be.gguf");
+  ASSERT_TRUE(f.big_endian);
+  const Tree tree(f);
+  const ContentReader reader(f, src);
+  const Ino f32_dir = tree.lookup(kRootIno, "f32"), raw_dir = tree.lookup(kRootIno, "raw");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Node* node = tree.node(tree.lookup(f32_dir, c.name));
+    ASSERT_NE(node, nullptr);
+    const auto got = read_range(reader, *node, 0, c.want.size() * 4);
+    ASSERT_EQ(got.size(), c.want.size() * 4);
+    std::vector<float> values(c.want.size());
+    std::memcpy(values.data(), got.data(), got.size());
+    EXPECT_EQ(values, c.want);
+    const Node* raw = tree.node(tree.lookup(raw_dir, c.name));
+    ASSERT_NE(raw, nullptr);
+    const auto stored = read_range(reader, *raw, 0, c.bytes.size());
+    EXPECT_EQ(std::vector<std::uint8_t>(stored.begin(), stored.end()), c.bytes);
+  }
+  EXPECT_EQ(tree.lookup(f32_dir, "q8_0"), 0u);
+  EXPECT_NE(tree.lookup(raw_dir, "q8_0"), 0u);
+}
+
 }  // namespace
 }  // namespace ggufs

@@ -93,10 +93,45 @@ TEST(Parser, Magic) {
 
 TEST(Parser, Versions) {
   expect_error(with_data(header(0, 0, 0), 0), 4, "unsupported GGUF version 0");
-  expect_error(with_data(header(0, 0, 1), 0), 4, "GGUF version 1 (32-bit counts) is not supported");
   expect_error(with_data(header(0, 0, 4), 0), 4, "unsupported GGUF version 4");
-  expect_error(with_data(header(0, 0, 0x03000000), 0), 4, "big-endian GGUF file");
+  expect_error(with_data(header(0, 0, 0x04000000), 0), 4, "unsupported GGUF version 4");
   EXPECT_EQ(parse(with_data(header(0, 0, 2), 0)).version, 2u);
+}
+
+TEST(Parser, Version1AndBigEndianHeaders) {
+  // Version 1: uint32 counts (ggml-types.md §6). tensor_count 0, kv_count 1, key "k" (uint32
+  // length), uint8 value 7.
+  ByteWriter v1(/*big_endian=*/false, /*version=*/1);
+  v1.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+  v1.u32(1);
+  v1.u32(0);
+  v1.u32(1);
+  v1.u32(1);
+  v1.u8('k');
+  v1.u32(0);
+  v1.u8(7);
+  v1.pad_to(32);
+  GgufFile f = parse(v1.data());
+  EXPECT_EQ(f.version, 1u);
+  EXPECT_FALSE(f.big_endian);
+  ASSERT_EQ(f.kv.size(), 1u);
+  EXPECT_EQ(f.kv[0].key, "k");
+  EXPECT_EQ(std::get<std::uint64_t>(f.kv[0].value.data), 7u);
+  // Big-endian: the version reads 0x03000000 little-endian; every number is swapped.
+  ByteWriter be(/*big_endian=*/true, /*version=*/3);
+  be.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+  be.u32(3);
+  be.u64(0);
+  be.u64(1);
+  be.str("k");
+  be.u32(4);  // uint32
+  be.u32(0x01020304);
+  be.pad_to(32);
+  EXPECT_EQ(be.data()[7], 3);  // the version's low byte comes last
+  f = parse(be.data());
+  EXPECT_EQ(f.version, 3u);
+  EXPECT_TRUE(f.big_endian);
+  EXPECT_EQ(std::get<std::uint64_t>(f.kv[0].value.data), 0x01020304u);
 }
 
 TEST(Parser, CountsNear2To64AreRefusedBeforeAllocating) {

@@ -251,12 +251,13 @@ TEST(RenderJson, HandBuiltDocument) {
   EXPECT_EQ(top, (std::vector<std::string>{"header", "metadata", "tensors"}));
 
   const auto& h = doc["header"];
-  EXPECT_EQ(h, nlohmann::ordered_json::parse(R"({"version":3,"tensor_count":3,
-      "metadata_kv_count":6,"alignment":64,"data_offset":448,"file_size":1000})"));
+  EXPECT_EQ(h, nlohmann::ordered_json::parse(R"({"version":3,"byte_order":"little-endian",
+      "tensor_count":3,"metadata_kv_count":6,"alignment":64,"data_offset":448,"file_size":1000})"));
   std::vector<std::string> header_keys;
   for (const auto& [k, v] : h.items()) header_keys.push_back(k);
-  EXPECT_EQ(header_keys, (std::vector<std::string>{"version", "tensor_count", "metadata_kv_count",
-                                                   "alignment", "data_offset", "file_size"}));
+  EXPECT_EQ(header_keys,
+            (std::vector<std::string>{"version", "byte_order", "tensor_count", "metadata_kv_count",
+                                      "alignment", "data_offset", "file_size"}));
 
   const auto& m = doc["metadata"];
   ASSERT_EQ(m.size(), 6u);

@@ -126,9 +126,13 @@ std::vector<TensorSpec> some_tensors() {
 }
 
 /// Builds a file, parses it, and checks every key/value and tensor comes back exactly.
-void expect_round_trip(std::uint32_t alignment) {
+/// In a big-endian file the caller supplies tensor data in that order, so the stored bytes are
+/// compared as written.
+void expect_round_trip(std::uint32_t alignment, std::uint32_t version = 3,
+                       bool big_endian = false) {
   GgufWriter w;
   if (alignment != 32) w.set_alignment(alignment);
+  w.set_format(version, big_endian);
   const auto kvs = all_kinds_of_values();
   for (const auto& [k, v] : kvs) w.add(k, v);
   const auto tensors = some_tensors();
@@ -136,7 +140,8 @@ void expect_round_trip(std::uint32_t alignment) {
   const std::vector<std::uint8_t> bytes = w.finish();
 
   const GgufFile f = parse_gguf(MemorySource(bytes), "mem.gguf");
-  EXPECT_EQ(f.version, 3u);
+  EXPECT_EQ(f.version, version);
+  EXPECT_EQ(f.big_endian, big_endian);
   EXPECT_EQ(f.file_size, bytes.size());
   EXPECT_EQ(f.alignment, alignment);
   EXPECT_EQ(f.data_offset % alignment, 0u);
@@ -245,6 +250,31 @@ TEST(Writer, ByteWriterRefusesAValueOfTheWrongShape) {
 }
 
 TEST(Writer, ParserGetsBackEveryKeyValueAndTensor) { expect_round_trip(32); }
+
+TEST(Writer, Version1And2FilesRoundTrip) {
+  expect_round_trip(32, 1);
+  expect_round_trip(64, 1);
+  expect_round_trip(32, 2);
+}
+
+TEST(Writer, BigEndianFilesRoundTrip) {
+  expect_round_trip(32, 3, true);
+  expect_round_trip(64, 2, true);
+  expect_round_trip(32, 1, true);
+}
+
+TEST(Writer, ByteWriterIsBigEndianAndVersion1SizesAre32BitWhenAsked) {
+  ByteWriter b(/*big_endian=*/true, /*version=*/1);
+  b.u16(0x0102);
+  b.u32(0x03040506);
+  b.u64(0x0708090a0b0c0d0eULL);
+  b.f32(1.0f);
+  b.str("hi");
+  const std::vector<std::uint8_t> want = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+                                          0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x3f, 0x80,
+                                          0x00, 0x00, 0,    0,    0,    2,    'h',  'i'};
+  EXPECT_EQ(b.data(), want);
+}
 
 TEST(Writer, NonDefaultAlignmentIsWrittenAndHonoured) {
   expect_round_trip(64);

@@ -118,8 +118,11 @@ struct TensorInfo {
 
 /// A parsed and validated GGUF file.
 struct GgufFile {
-  std::string path;  ///< as given by the user; used in messages
-  std::uint32_t version = 0;
+  std::string path;           ///< as given by the user; used in messages
+  std::uint32_t version = 0;  ///< 1, 2 or 3 (version 1: 32-bit counts, lengths and dims)
+  /// Byte order of every number in the file (metadata values are converted to host order when
+  /// parsed; tensor data stays as stored). Detected from the version field (ggml-types.md §6).
+  bool big_endian = false;
   std::uint64_t tensor_count = 0;
   std::uint64_t kv_count = 0;
   std::uint32_t alignment = 32;   ///< general.alignment, default 32
@@ -130,7 +133,7 @@ struct GgufFile {
 };
 
 /// Parses and validates a whole GGUF file before anything is served (ggml-types.md §6):
-/// magic, version 2 or 3 (1 and big-endian files are refused with a message saying so),
+/// magic, version 1, 2 or 3, either byte order,
 /// every count, length, value type, dimension, type id and offset checked against the file
 /// size before allocating; unique non-empty keys; general.alignment a uint32 power of two;
 /// unique tensor names of at most 64 bytes; n_dims ≤ 4; ne[0] a multiple of the block size;

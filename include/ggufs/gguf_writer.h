@@ -13,16 +13,22 @@
 
 namespace ggufs {
 
-/// Appends little-endian primitives to a byte vector (GGUF layout, ggml-types.md §6).
+/// Appends primitives to a byte vector (GGUF layout, ggml-types.md §6): little-endian unless
+/// `big_endian`; GGUF version 1 files have 32-bit counts and lengths (size()).
 class ByteWriter {
  public:
+  ByteWriter() = default;
+  ByteWriter(bool big_endian, std::uint32_t version) : big_endian_(big_endian), v1_(version == 1) {}
+
   void u8(std::uint8_t v);
   void u16(std::uint16_t v);
   void u32(std::uint32_t v);
   void u64(std::uint64_t v);
   void f32(float v);
   void f64(double v);
-  /// A GGUF string: uint64 byte length, then the bytes.
+  /// A count or length: uint64, or uint32 in a version 1 file.
+  void size(std::uint64_t n);
+  /// A GGUF string: its byte length (size()), then the bytes.
   void str(std::string_view s);
   void bytes(std::span<const std::uint8_t> b);
   /// Appends zero bytes up to the next multiple of `alignment`.
@@ -35,6 +41,8 @@ class ByteWriter {
 
  private:
   std::vector<std::uint8_t> data_;
+  bool big_endian_ = false;
+  bool v1_ = false;
 };
 
 /// Collects key/values and tensors, then lays them out as a GGUF v3 file: header, key/values,
@@ -66,6 +74,14 @@ class GgufWriter {
   /// Alignment of the data section and of each tensor; also written as general.alignment
   /// when it differs from the default 32.
   void set_alignment(std::uint32_t a) { alignment_ = a; }
+
+  /// Writes GGUF `version` (1, 2 or 3; version 1 with 32-bit counts, lengths and dimensions)
+  /// in big-endian byte order if `big_endian`. Tensor data is written as given: the caller
+  /// supplies it in the file's byte order.
+  void set_format(std::uint32_t version, bool big_endian) {
+    version_ = version;
+    big_endian_ = big_endian;
+  }
   /// The complete file. Throws std::invalid_argument for alignment 0.
   std::vector<std::uint8_t> finish() const;
   /// finish() written to `path` (created or truncated; removed again on failure), streaming
@@ -88,6 +104,8 @@ class GgufWriter {
   std::vector<std::pair<std::string, Value>> kv_;
   std::vector<Tensor> tensors_;
   std::uint32_t alignment_ = 32;
+  std::uint32_t version_ = 3;
+  bool big_endian_ = false;
 };
 
 }  // namespace ggufs

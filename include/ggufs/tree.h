@@ -35,6 +35,11 @@ struct Node {
   std::vector<Ino> children;  ///< kDirectory: entries in file order
 };
 
+/// Whether tensor `t` of `file` gets f32/ and npy/ files: its type has a decoder and, in a
+/// big-endian file, is a plain type (block size 1), whose elements are swapped to host order;
+/// quantized blocks of big-endian files are served raw only.
+bool decodes_to_f32(const GgufFile& file, const TensorInfo& t);
+
 /// The tree: /gguf.json, /tensors.tsv, /metadata/<key>, /raw/<tensor>, /f32/<tensor>,
 /// /npy/<tensor>.npy. Tensors whose type has no decoder get no f32/ and npy/ files; tensors
 /// whose byte size cannot be computed get no raw/ file either.

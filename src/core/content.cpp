@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "byte_order.h"
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/names.h"
@@ -87,6 +88,8 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
                                 printable(t.name), at + raw_bytes),
                     Fault::kTruncated);
     }
+    // Big-endian files: plain types only (the tree offers no f32/ file for others).
+    if (file_.big_endian) swap_elements(raw.data(), raw_bytes, tr.type_size);
     const std::uint64_t chunk_begin = b * block_out, chunk_end = (b + n) * block_out;
     const std::uint64_t lo = std::max(begin, chunk_begin), hi = std::min(end, chunk_end);
     char* target = out + (lo - begin);

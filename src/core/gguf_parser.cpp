@@ -7,8 +7,10 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <unordered_set>
 
+#include "byte_order.h"
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
@@ -35,8 +37,9 @@ constexpr std::uint64_t kStringReserveBytes = 16;  // bytes reserved per string 
 constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{1} << 30;
 constexpr std::uint64_t kMaxDecodedElements = (kInt64Max - 4096) / 4;
 
-// Smallest encoded size of one value of each type; bounds array counts before allocating.
-std::uint64_t min_value_bytes(ValueType t) {
+// Smallest encoded size of one value of each type, where counts and lengths take `size_bytes`
+// (8, or 4 in version 1); bounds array counts before allocating.
+std::uint64_t min_value_bytes(ValueType t, std::uint64_t size_bytes) {
   switch (t) {
     case ValueType::kUint8:
     case ValueType::kInt8:
@@ -49,13 +52,14 @@ std::uint64_t min_value_bytes(ValueType t) {
     case ValueType::kInt32:
     case ValueType::kFloat32:
       return 4;
-    case ValueType::kString:  // uint64 length
+    case ValueType::kString:  // its length
+      return size_bytes;
     case ValueType::kUint64:
     case ValueType::kInt64:
     case ValueType::kFloat64:
       return 8;
-    case ValueType::kArray:  // uint32 element type + uint64 count
-      return 12;
+    case ValueType::kArray:  // uint32 element type + count
+      return 4 + size_bytes;
   }
   return 1;
 }
@@ -125,17 +129,39 @@ class Cursor {
     return scratch;
   }
 
+  // A number in the file's byte order, as a host value (little-endian hosts only).
   template <typename T>
   T get(std::string_view what) {
     T v;
     read(&v, sizeof v, what);
-    return v;  // host order: big-endian hosts are not supported (little-endian files only)
+    if constexpr (sizeof(T) > 1) {
+      if (big_endian_) {
+        using U =
+            std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                               std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>;
+        v = std::bit_cast<T>(byte_swap(std::bit_cast<U>(v)));
+      }
+    }
+    return v;
+  }
+
+  // A count, length or dimension: uint64, or uint32 in a version 1 file (ggml-types.md §6).
+  std::uint64_t get_size(std::string_view what) {
+    return v1_ ? get<std::uint32_t>(what) : get<std::uint64_t>(what);
+  }
+  // Encoded bytes of such a field.
+  std::uint64_t size_bytes() const { return v1_ ? 4 : 8; }
+
+  // The file's byte order and count width, once the header has told them.
+  void set_format(bool big_endian, bool v1) {
+    big_endian_ = big_endian;
+    v1_ = v1;
   }
 
   // A GGUF string in two steps, so that its length can be checked before it is allocated.
   std::uint64_t string_length(std::string_view what) {
     const std::uint64_t at = pos_;
-    const auto len = get<std::uint64_t>(what);
+    const auto len = get_size(what);
     if (len > remaining()) {
       fail(at, fmt::format("{}: string length {} exceeds the {} bytes left in the file", what, len,
                            remaining()));
@@ -164,6 +190,8 @@ class Cursor {
   std::vector<std::uint8_t> buf_;
   std::uint64_t buf_start_ = 0;
   std::size_t buf_len_ = 0;
+  bool big_endian_ = false;
+  bool v1_ = false;
 };
 
 class Parser {
@@ -184,10 +212,14 @@ class Parser {
 
  private:
   void header() {
-    if (f_.file_size < 24) {
-      c_.fail(
-          0, fmt::format("file is {} bytes, too short for a GGUF header (24 bytes)", f_.file_size));
-    }
+    // Magic, version and two counts: 24 bytes, 16 in version 1.
+    auto too_short = [&](std::uint64_t need) {
+      if (f_.file_size < need) {
+        c_.fail(0, fmt::format("file is {} bytes, too short for a GGUF header ({} bytes)",
+                               f_.file_size, need));
+      }
+    };
+    too_short(8);
     std::uint8_t magic[4];
     c_.read(magic, 4, "magic");
     if (std::memcmp(magic, "GGUF", 4) != 0) {
@@ -196,17 +228,21 @@ class Parser {
                              magic[0], magic[1], magic[2], magic[3]));
     }
     f_.version = c_.get<std::uint32_t>("version");
+    // A version whose low 16 bits are zero is a byte-swapped one: the file is big-endian, as
+    // ggml and gguf-py detect it (ggml-types.md §6).
     if (f_.version != 0 && (f_.version & 0xffffu) == 0) {
-      c_.fail(4, fmt::format("version field is 0x{:08x}: a big-endian GGUF file, not supported yet",
-                             f_.version));
+      f_.big_endian = true;
+      f_.version = byte_swap(f_.version);
     }
-    if (f_.version == 1) c_.fail(4, "GGUF version 1 (32-bit counts) is not supported yet");
-    if (f_.version < 2 || f_.version > 3) {
-      c_.fail(
-          4, fmt::format("unsupported GGUF version {} (ggufs reads versions 2 and 3)", f_.version));
+    if (f_.version < 1 || f_.version > 3) {
+      c_.fail(4,
+              fmt::format("unsupported GGUF version {} (ggufs reads versions 1 to 3)", f_.version));
     }
-    f_.tensor_count = count("tensor_count", 8 + 4 + 4 + 8);  // name len, n_dims, type, offset
-    f_.kv_count = count("metadata_kv_count", 8 + 4 + 1);     // key len, value type, 1-byte value
+    c_.set_format(f_.big_endian, f_.version == 1);
+    const std::uint64_t n = c_.size_bytes();
+    too_short(8 + 2 * n);
+    f_.tensor_count = count("tensor_count", n + 4 + 4 + 8);  // name len, n_dims, type, offset
+    f_.kv_count = count("metadata_kv_count", n + 4 + 1);     // key len, value type, 1-byte value
   }
 
   // Accounts for `n` items of `item_bytes` of parsed metadata, refusing them (at `at`, named by
@@ -241,7 +277,7 @@ class Parser {
   // A uint64 count whose items need at least `min_item_bytes` each.
   std::uint64_t count(std::string_view what, std::uint64_t min_item_bytes) {
     const std::uint64_t at = c_.pos();
-    const auto n = c_.get<std::uint64_t>(what);
+    const auto n = c_.get_size(what);
     if (n > kInt64Max) c_.fail(at, fmt::format("{} {} is negative as int64", what, n));
     if (n > c_.remaining() / min_item_bytes) {
       c_.fail(at, fmt::format("{} {} cannot fit in the {} bytes left in the file", what, n,
@@ -309,7 +345,8 @@ class Parser {
         }
         Array a(value_type("array element type"));
         const std::uint64_t count_at = c_.pos();
-        const std::uint64_t n = count("array length", min_value_bytes(a.elem_type()));
+        const std::uint64_t n =
+            count("array length", min_value_bytes(a.elem_type(), c_.size_bytes()));
         // Packed storage (see Array): 8 bytes per scalar or string (its end offset, the bytes
         // are charged as read), one Array per nested array.
         const std::uint64_t item_bytes =
@@ -397,7 +434,7 @@ class Parser {
       }
       for (std::uint32_t d = 0; d < t.n_dims; ++d) {
         const std::uint64_t at = c_.pos();
-        t.ne[d] = c_.get<std::uint64_t>("dimension");
+        t.ne[d] = c_.get_size("dimension");
         if (t.ne[d] > kInt64Max) {
           c_.fail(at, fmt::format("{}: ne[{}] = {} is negative as int64", label, d, t.ne[d]));
         }

@@ -16,7 +16,6 @@ namespace ggufs {
 
 namespace {
 
-constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kDefaultAlignment = 32;
 constexpr std::string_view kAlignmentKey = "general.alignment";
 
@@ -45,18 +44,29 @@ std::uint64_t integer_bits(const Value& v) {
 void ByteWriter::u8(std::uint8_t v) { data_.push_back(v); }
 
 void ByteWriter::u16(std::uint16_t v) {
-  u8(static_cast<std::uint8_t>(v));
-  u8(static_cast<std::uint8_t>(v >> 8));
+  const auto lo = static_cast<std::uint8_t>(v), hi = static_cast<std::uint8_t>(v >> 8);
+  u8(big_endian_ ? hi : lo);
+  u8(big_endian_ ? lo : hi);
 }
 
 void ByteWriter::u32(std::uint32_t v) {
-  u16(static_cast<std::uint16_t>(v));
-  u16(static_cast<std::uint16_t>(v >> 16));
+  const auto lo = static_cast<std::uint16_t>(v), hi = static_cast<std::uint16_t>(v >> 16);
+  u16(big_endian_ ? hi : lo);
+  u16(big_endian_ ? lo : hi);
 }
 
 void ByteWriter::u64(std::uint64_t v) {
-  u32(static_cast<std::uint32_t>(v));
-  u32(static_cast<std::uint32_t>(v >> 32));
+  const auto lo = static_cast<std::uint32_t>(v), hi = static_cast<std::uint32_t>(v >> 32);
+  u32(big_endian_ ? hi : lo);
+  u32(big_endian_ ? lo : hi);
+}
+
+void ByteWriter::size(std::uint64_t n) {
+  if (v1_) {
+    u32(static_cast<std::uint32_t>(n));
+  } else {
+    u64(n);
+  }
 }
 
 void ByteWriter::f32(float v) { u32(std::bit_cast<std::uint32_t>(v)); }
@@ -64,7 +74,7 @@ void ByteWriter::f32(float v) { u32(std::bit_cast<std::uint32_t>(v)); }
 void ByteWriter::f64(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
 
 void ByteWriter::str(std::string_view s) {
-  u64(s.size());
+  size(s.size());
   data_.insert(data_.end(), s.begin(), s.end());
 }
 
@@ -110,7 +120,7 @@ void ByteWriter::value(const Value& v) {
       const auto* a = std::get_if<Array>(&v.data);
       if (!a) throw wrong_data(v.type, "an Array");
       u32(static_cast<std::uint32_t>(a->elem_type()));
-      u64(a->size());
+      size(a->size());
       for (std::size_t i = 0; i < a->size(); ++i) {
         if (a->elem_type() == ValueType::kString) {
           str(a->string_at(i));
@@ -160,11 +170,11 @@ std::vector<std::uint8_t> GgufWriter::header() const {
     if (key == kAlignmentKey) implied_alignment = false;  // the caller's own value wins
   }
 
-  ByteWriter w;
+  ByteWriter w(big_endian_, version_);
   w.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
-  w.u32(kVersion);
-  w.u64(tensors_.size());
-  w.u64(kv_.size() + (implied_alignment ? 1 : 0));
+  w.u32(version_);
+  w.size(tensors_.size());
+  w.size(kv_.size() + (implied_alignment ? 1 : 0));
   if (implied_alignment) {
     w.str(kAlignmentKey);
     w.u32(static_cast<std::uint32_t>(ValueType::kUint32));
@@ -180,7 +190,7 @@ std::vector<std::uint8_t> GgufWriter::header() const {
     offset = align_up(offset, alignment_);
     w.str(t.name);
     w.u32(static_cast<std::uint32_t>(t.ne.size()));
-    for (std::uint64_t n : t.ne) w.u64(n);
+    for (std::uint64_t n : t.ne) w.size(n);
     w.u32(t.type);
     w.u64(offset);
     offset += t.n_bytes;

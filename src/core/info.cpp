@@ -65,7 +65,8 @@ std::string bpw(const TypeTotals& t) {
 std::string render_info(const GgufFile& f) {
   std::string out;
   auto line = [&out](std::string s) { out += s + '\n'; };
-  line(fmt::format("{}: GGUF version {}, little-endian", printable(f.path), f.version));
+  line(fmt::format("{}: GGUF version {}, {}", printable(f.path), f.version,
+                   f.big_endian ? "big-endian" : "little-endian"));
   line(
       fmt::format("  {} tensors, {} metadata key/values, alignment {}, data section at byte {}, "
                   "file size {} bytes",

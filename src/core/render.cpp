@@ -313,6 +313,8 @@ std::string render_gguf_json(const GgufFile& f) {
   j.key("header");
   j.begin_object();
   j.integer_member("version", f.version);
+  j.key("byte_order");
+  j.string(f.big_endian ? "big-endian" : "little-endian");
   j.integer_member("tensor_count", f.tensor_count);
   j.integer_member("metadata_kv_count", f.kv_count);
   j.integer_member("alignment", f.alignment);

@@ -28,6 +28,11 @@ Node make_node(std::string name, Ino parent, NodeKind kind, std::uint64_t size =
 
 }  // namespace
 
+bool decodes_to_f32(const GgufFile& file, const TensorInfo& t) {
+  const TypeTraits* tr = type_traits(t.type);
+  return tr && tr->to_float && (!file.big_endian || tr->block_size == 1);
+}
+
 Tree::Tree(const GgufFile& file) {
   nodes_.push_back(make_node("", kRootIno, NodeKind::kDirectory));
   auto text = [&](Ino parent, std::string name, std::string content) {
@@ -57,8 +62,7 @@ Tree::Tree(const GgufFile& file) {
     if (!t.n_bytes) continue;  // removed or unknown type: nothing can be served
     const std::string name = file_name_for(t.name);
     add(raw, make_node(name, raw, NodeKind::kRaw, *t.n_bytes, i));
-    const TypeTraits* tr = type_traits(t.type);
-    if (!tr || !tr->to_float) continue;
+    if (!decodes_to_f32(file, t)) continue;
     const std::uint64_t f32_bytes = t.n_elements * sizeof(float);
     add(f32, make_node(name, f32, NodeKind::kDecoded, f32_bytes, i));
     // NumPy order is ne reversed: the slowest dimension first.

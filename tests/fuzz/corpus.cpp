@@ -79,7 +79,7 @@ class Builder {
 };
 
 void header_cases(Builder& c) {
-  c.refuse("header.empty", {}, 0, "file is 0 bytes, too short for a GGUF header (24 bytes)");
+  c.refuse("header.empty", {}, 0, "file is 0 bytes, too short for a GGUF header (8 bytes)");
   Bytes short_file = header(0, 0).data();
   short_file.pop_back();
   c.refuse("header.short", short_file, 0, "file is 23 bytes, too short for a GGUF header");
@@ -91,13 +91,27 @@ void header_cases(Builder& c) {
   for (int i = 0; i < 4; ++i) lower[i] = static_cast<std::uint8_t>("gguf"[i]);
   c.refuse("header.magic_lowercase", lower, 0, "not a GGUF file: magic is 67 67 75 66");
   c.refuse("header.version_0", with_data(header(0, 0, 0), 0), 4, "unsupported GGUF version 0");
-  c.refuse("header.version_1", with_data(header(0, 0, 1), 0), 4,
-           "GGUF version 1 (32-bit counts) is not supported yet");
+  {
+    ByteWriter v1(/*big_endian=*/false, /*version=*/1);  // 32-bit counts
+    v1.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+    v1.u32(1);
+    v1.u32(0xffffffffu);
+    v1.u32(0);
+    c.refuse("header.version_1_tensor_count_past_end", v1.data(), 8,
+             "tensor_count 4294967295 cannot fit in the 4 bytes left in the file");
+  }
   c.refuse("header.version_4", with_data(header(0, 0, 4), 0), 4, "unsupported GGUF version 4 ");
   c.refuse("header.version_max", with_data(header(0, 0, 0xffffffffu), 0), 4,
            "unsupported GGUF version 4294967295");
-  c.refuse("header.version_big_endian", with_data(header(0, 0, 0x03000000u), 0), 4,
-           "version field is 0x03000000: a big-endian GGUF file, not supported yet");
+  {
+    ByteWriter be(/*big_endian=*/true, /*version=*/3);
+    be.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+    be.u32(3);
+    be.u64(0);
+    be.u64(1ull << 40);
+    c.refuse("header.big_endian_kv_count_past_end", be.data(), 16,
+             "metadata_kv_count 1099511627776 cannot fit in the 0 bytes left in the file");
+  }
   c.refuse("header.tensor_count_2^64-1", with_data(header(kU64Max, 0), 64), 8,
            "tensor_count 18446744073709551615 is negative as int64");
   c.refuse("header.tensor_count_2^62", with_data(header(1ull << 62, 0), 64), 8,
