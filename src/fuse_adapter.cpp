@@ -191,7 +191,8 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
 // for directories and text files.
 std::vector<XAttr> node_xattrs(const MountContext& c, const Node& n) {
   if (n.kind != NodeKind::kRaw && n.kind != NodeKind::kDecoded) return {};
-  return tensor_xattrs(c.file.tensors[n.tensor], c.file_path);
+  const TensorInfo& t = c.file.tensors[n.tensor];
+  return tensor_xattrs(t, c.file_paths.at(t.shard));
 }
 
 // Replies with `value`: its size when asked for the size (size 0), ERANGE when it does not fit.

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "ggufs/content.h"
 #include "ggufs/tree.h"
@@ -18,7 +19,7 @@ struct MountContext {
   const Tree& tree;
   const ContentReader& reader;
   const GgufFile& file;
-  std::string file_path;  ///< absolute path of the backing file (user.gguf.file)
+  std::vector<std::string> file_paths;  ///< absolute path of each shard (user.gguf.file)
   uid_t uid;
   gid_t gid;
   struct timespec mtime;  ///< of the backing file; reported for every node

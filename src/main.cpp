@@ -23,6 +23,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/info.h"
+#include "ggufs/model.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"
 #include "ggufs/tree.h"
@@ -46,17 +47,26 @@ std::string fsname_option(const std::string& path) {
   return out;
 }
 
-// Opens and parses FILE; on failure prints why (file, byte offset, problem) and returns the exit
-// code, else kExitOk.
-int open_and_parse(const std::string& path, std::unique_ptr<FileSource>& backing, GgufFile& file) {
+// Opens FILE (and the other shards of a split model); on failure prints why (file, byte offset,
+// problem) and returns the exit code, else kExitOk. On a terminal, says which shard it reads.
+int open_and_parse(const std::string& path, Model& model) {
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  bool progressed = false;
+  const auto progress = [&](std::uint32_t i, std::uint32_t n, const std::string& p) {
+    if (!tty || n <= 1) return;
+    fmt::print(stderr, "\rggufs: reading shard {} of {}: {}\x1b[K", i, n, printable(p));
+    progressed = true;
+  };
   try {
-    backing = std::make_unique<FileSource>(path);
-    file = parse_gguf(*backing, path);
+    model = open_model(path, progress);
+    if (progressed) fmt::print(stderr, "\rggufs: read {} shards\x1b[K\n", model.sources.size());
     return kExitOk;
   } catch (const IoError& e) {
+    if (progressed) fmt::print(stderr, "\n");
     fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
     return kExitCannotRead;
   } catch (const ParseError& e) {
+    if (progressed) fmt::print(stderr, "\n");
     // The problem text already escapes what it quotes from the file: escape only the path.
     fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
     return kExitInvalidGguf;
@@ -131,7 +141,7 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
       }
       bg.drop();
       log_message(LogLevel::kInfo,
-                  fmt::format("mounted {} at {}", mctx.file_path, opts.mountpoint));
+                  fmt::format("mounted {} at {}", mctx.file_paths.front(), opts.mountpoint));
       int loop;
       if (opts.singlethread) {
         loop = fuse_session_loop(se);
@@ -200,21 +210,26 @@ int mount_file(fuse_args& args, const Config& conf) {
   }
 
   const std::string path = conf.file;
-  std::unique_ptr<FileSource> backing;
-  GgufFile file;
-  if (const int rc = open_and_parse(path, backing, file); rc != kExitOk) return rc;
+  Model model;
+  if (const int rc = open_and_parse(path, model); rc != kExitOk) return rc;
+  GgufFile& file = model.file;
   warn_undecoded(file);
   const Tree tree(file);
   // The tree holds every metadata file rendered; the parsed values are not needed any more, and
   // a large vocabulary takes several times its size in the file as parsed values.
   std::vector<KeyValue>().swap(file.kv);
   ::malloc_trim(0);
-  const ContentReader reader(file, *backing);
+  std::vector<const ByteSource*> sources;
+  std::vector<std::string> paths;  // absolute, for user.gguf.file
+  for (const auto& src : model.sources) sources.push_back(src.get());
+  if (file.shards.empty()) paths.push_back(absolute_path(path));
+  for (const Shard& s : file.shards) paths.push_back(absolute_path(s.path));
+  const ContentReader reader(file, sources);
   struct stat st {};
-  ::fstat(backing->fd(), &st);
+  ::fstat(model.sources.front()->fd(), &st);
   const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
   const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
-  const MountContext mctx{tree, reader, file, absolute_path(path), uid, gid, st.st_mtim};
+  const MountContext mctx{tree, reader, file, paths, uid, gid, st.st_mtim};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
   fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
@@ -248,10 +263,10 @@ int run(int argc, char** argv) {
                  usage_text());
       return kExitUsage;
     }
-    std::unique_ptr<FileSource> backing;
-    GgufFile file;
-    if (const int rc = open_and_parse(conf.file, backing, file); rc != kExitOk) return rc;
-    const std::string text = conf.info ? render_info(file) : render_gguf_json(file) + "\n";
+    Model model;
+    if (const int rc = open_and_parse(conf.file, model); rc != kExitOk) return rc;
+    const std::string text =
+        conf.info ? render_info(model.file) : render_gguf_json(model.file) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
     return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
   }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "ggufs/byte_source.h"
 #include "ggufs/gguf.h"
@@ -15,7 +16,11 @@ namespace ggufs {
 /// buffers, so it may be called from many threads at once.
 class ContentReader {
  public:
-  ContentReader(const GgufFile& file, const ByteSource& backing) : file_(file), backing_(backing) {}
+  /// `sources[i]` holds shard i of a split model (GgufFile::shards); one source for a single file.
+  ContentReader(const GgufFile& file, std::vector<const ByteSource*> sources)
+      : file_(file), sources_(std::move(sources)) {}
+  ContentReader(const GgufFile& file, const ByteSource& backing)
+      : ContentReader(file, {&backing}) {}
 
   /// Copies bytes [offset, offset + size) of `node` (clipped to its st_size) into `dst` and
   /// returns the count. kDecoded nodes decode only the blocks that cover the range, in chunks
@@ -37,8 +42,12 @@ class ContentReader {
  private:
   std::size_t read_decoded(const Node& node, char* dst, std::size_t size,
                            std::uint64_t offset) const;
+  const ByteSource& source(const TensorInfo& t) const { return *sources_.at(t.shard); }
+  const std::string& path_of(const TensorInfo& t) const {
+    return file_.shards.empty() ? file_.path : file_.shards[t.shard].path;
+  }
   const GgufFile& file_;
-  const ByteSource& backing_;
+  std::vector<const ByteSource*> sources_;
 };
 
 }  // namespace ggufs

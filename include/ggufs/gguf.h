@@ -114,6 +114,15 @@ struct TensorInfo {
   std::uint64_t n_elements = 0;   ///< ne[0] × ne[1] × ne[2] × ne[3]
   std::optional<std::uint64_t> n_bytes;  ///< stored size; nullopt for a removed/unknown type
   std::uint64_t info_offset = 0;         ///< byte offset of this tensor info in the file
+  std::uint32_t shard = 0;  ///< which file of a split model holds it (GgufFile::shards index)
+};
+
+/// One file of a split model (llama.cpp's gguf-split, ggml-types.md §6).
+struct Shard {
+  std::string path;  ///< as found next to the first shard; used in messages
+  std::uint64_t tensor_count = 0;
+  std::uint64_t data_offset = 0;  ///< start of its data section (bytes)
+  std::uint64_t file_size = 0;
 };
 
 /// A parsed and validated GGUF file.
@@ -130,6 +139,10 @@ struct GgufFile {
   std::uint64_t file_size = 0;
   std::vector<KeyValue> kv;
   std::vector<TensorInfo> tensors;
+  /// The files of a split model, in order (shard i holds the tensors with shard == i); empty
+  /// for a single file. Header fields above are those of the first shard, except tensor_count
+  /// (all shards).
+  std::vector<Shard> shards;
 };
 
 /// Parses and validates a whole GGUF file before anything is served (ggml-types.md §6):

@@ -17,8 +17,10 @@ namespace ggufs {
 std::string render_metadata_value(const Value& v);
 
 /// gguf.json: one RFC 8259 document with the header, every key/value (type and value, arrays in
-/// full) and every tensor info. Non-finite floats are the strings "nan", "inf", "-inf"; bytes
-/// that are not valid UTF-8 are replaced by U+FFFD so the document is valid for every input.
+/// full) and every tensor info; for a split model also "shards" (path, tensor_count,
+/// data_offset, file_size of each file) and each tensor's "shard" index. Non-finite floats are the
+/// strings "nan", "inf", "-inf"; bytes that are not valid UTF-8 are replaced by U+FFFD so the
+/// document is valid for every input.
 std::string render_gguf_json(const GgufFile& f);
 
 /// tensors.tsv: a header line, then one line per tensor in file order with

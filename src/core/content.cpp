@@ -34,9 +34,9 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
       return size;
     case NodeKind::kRaw: {
       const TensorInfo& t = file_.tensors[node.tensor];
-      if (backing_.read_at(t.file_offset + offset, dst, size) != size) {
+      if (source(t).read_at(t.file_offset + offset, dst, size) != size) {
         throw IoError(
-            fmt::format("{}: tensor '{}': file ends before byte {}", printable(file_.path),
+            fmt::format("{}: tensor '{}': file ends before byte {}", printable(path_of(t)),
                         printable(t.name), t.file_offset + offset + size),
             Fault::kTruncated);
       }
@@ -50,12 +50,15 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
 
 std::optional<ContentReader::Extent> ContentReader::raw_extent(const Node& node, std::size_t size,
                                                                std::uint64_t offset) const {
-  if (node.kind != NodeKind::kRaw || backing_.fd() < 0) return std::nullopt;
-  if (offset >= node.size) return Extent{backing_.fd(), 0, 0};
+  if (node.kind != NodeKind::kRaw) return std::nullopt;
+  const TensorInfo& t = file_.tensors[node.tensor];
+  const ByteSource& src = source(t);
+  if (src.fd() < 0) return std::nullopt;
+  if (offset >= node.size) return Extent{src.fd(), 0, 0};
   size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
-  const std::uint64_t at = file_.tensors[node.tensor].file_offset + offset;
-  backing_.check(at, size);
-  return Extent{backing_.fd(), at, size};
+  const std::uint64_t at = t.file_offset + offset;
+  src.check(at, size);
+  return Extent{src.fd(), at, size};
 }
 
 std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t size,
@@ -83,8 +86,8 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
     const std::size_t raw_bytes = static_cast<std::size_t>(n * tr.type_size);
     raw.resize(raw_bytes);
     const std::uint64_t at = t.file_offset + b * tr.type_size;
-    if (backing_.read_at(at, raw.data(), raw_bytes) != raw_bytes) {
-      throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(file_.path),
+    if (source(t).read_at(at, raw.data(), raw_bytes) != raw_bytes) {
+      throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(path_of(t)),
                                 printable(t.name), at + raw_bytes),
                     Fault::kTruncated);
     }

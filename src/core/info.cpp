@@ -72,6 +72,10 @@ std::string render_info(const GgufFile& f) {
                   "file size {} bytes",
                   f.tensor_count, f.kv_count, f.alignment, f.data_offset, f.file_size));
 
+  for (std::size_t i = 0; i < f.shards.size(); ++i) {
+    line(fmt::format("  shard {} of {}: {} ({} tensors, {} bytes)", i + 1, f.shards.size(),
+                     printable(f.shards[i].path), f.shards[i].tensor_count, f.shards[i].file_size));
+  }
   line(fmt::format("\nmetadata: {} key/values", f.kv.size()));
   for (std::size_t i = 0; i < f.kv.size(); ++i) {
     const KeyValue& kv = f.kv[i];

@@ -362,9 +362,25 @@ std::string render_gguf_json(const GgufFile& f) {
     } else {
       j.null();
     }
+    if (!f.shards.empty()) j.integer_member("shard", t.shard);
     j.end_object();
   }
   j.end_array();
+
+  if (!f.shards.empty()) {  // a split model: its files, in order (tensors name them by index)
+    j.key("shards");
+    j.begin_array();
+    for (const Shard& s : f.shards) {
+      j.begin_object();
+      j.key("path");
+      j.string(s.path);
+      j.integer_member("tensor_count", s.tensor_count);
+      j.integer_member("data_offset", s.data_offset);
+      j.integer_member("file_size", s.file_size);
+      j.end_object();
+    }
+    j.end_array();
+  }
   j.end_object();
   out += '\n';
   return out;

@@ -1,0 +1,51 @@
+// Opening a model: one GGUF file, or every shard of a split model (llama.cpp's gguf-split,
+// ggml-types.md §6) presented as one file.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ggufs/byte_source.h"
+#include "ggufs/gguf.h"
+
+namespace ggufs {
+
+/// A shard file name, `<prefix>-NNNNN-of-MMMMM.gguf` (5 digits each, counting from 1).
+struct SplitName {
+  std::string prefix;        ///< everything before "-NNNNN-of-MMMMM.gguf", directory included
+  std::uint32_t number = 0;  ///< NNNNN: 1-based
+  std::uint32_t count = 0;   ///< MMMMM
+};
+
+/// The split name of `path`, or nullopt when it does not follow the pattern (or NNNNN is 0 or
+/// above MMMMM).
+std::optional<SplitName> parse_split_name(const std::string& path);
+
+/// The path of shard `number` (1-based) of `count`: `<prefix>-NNNNN-of-MMMMM.gguf`.
+std::string shard_path(const std::string& prefix, std::uint32_t number, std::uint32_t count);
+
+/// An opened, parsed and validated model; sources[i] serves GgufFile::shards[i] (one source for
+/// a single file).
+struct Model {
+  std::vector<std::unique_ptr<FileSource>> sources;
+  GgufFile file;
+};
+
+/// Called before each shard is opened: (1-based shard number, shard count, its path).
+using ShardProgress = std::function<void(std::uint32_t, std::uint32_t, const std::string&)>;
+
+/// Opens `path`. A file named like a shard whose split keys say so (split.count > 1), or any
+/// file whose split.count is above 1, is opened with all its shards found next to it — from
+/// any of them, the first shard's metadata then describes the model. Checked: every shard
+/// exists and parses; split.no (uint16, from 0) is the shard's place, split.count (uint16) the
+/// same everywhere and equal to the name's count, split.tensors.count (int32) the same
+/// everywhere and equal to the total; no tensor name in two shards. The result has the first
+/// shard's metadata and every tensor of every shard (TensorInfo::shard says where).
+/// Throws IoError (a shard cannot be opened or read: the message names it) or ParseError (file,
+/// byte offset, problem; for a mismatch, the shard and key at fault).
+Model open_model(const std::string& path, const ShardProgress& progress = {});
+
+}  // namespace ggufs
