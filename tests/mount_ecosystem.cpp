@@ -21,6 +21,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "mount_util.h"
+#include "split_fixture.h"
 
 namespace ggufs::test {
 namespace {
@@ -464,6 +465,49 @@ TEST(MountByteOrder, BigEndianAndVersion1FilesAreServedInHostOrder) {
           << m.output();
     }
   }
+}
+
+TEST(MountSplit, ShardsMountAsOneTree) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_NUMPY();
+  TempDir dir;
+  const std::string prefix = write_split(dir.path(), 3);
+  // On a terminal (script(1) gives the command a pty), mounting says which shard it reads.
+  const auto mnt = dir.path() / "mnt";
+  UnmountGuard guard{mnt};
+  const RunResult r = run(
+      "script -qec " + quote(ggufs() + " " + quote(shard_path(prefix, 1, 3)) + " " + quote(mnt)) +
+      " /dev/null 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("reading shard 3 of 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("read 3 shards"), std::string::npos) << r.output;
+  ASSERT_TRUE(is_mounted(mnt));
+
+  EXPECT_EQ(read_text(mnt / "metadata/general.architecture"), "llama\n");
+  EXPECT_EQ(run("ls " + quote(mnt / "raw")).output, "t1.a\nt1.b\nt2.a\nt2.b\nt3.a\nt3.b\n");
+  // t3.b is tensor 7 of the model, in the third shard: 7, 7.25, 7.5, 7.75.
+  const RunResult np = run("/usr/bin/python3 -c 'import numpy as np; print(np.fromfile(\"" +
+                           (mnt / "f32/t3.b").string() + "\", dtype=np.float32).tolist())'");
+  EXPECT_EQ(np.output, "[7.0, 7.25, 7.5, 7.75]\n");
+  const auto t3b = tensor_bytes(7);
+  EXPECT_EQ(read_text(mnt / "raw/t3.b"), std::string(t3b.begin(), t3b.end()));
+  EXPECT_EQ(xattr(mnt / "raw/t3.b", "user.gguf.file"),
+            std::filesystem::canonical(shard_path(prefix, 3, 3)).string());
+  EXPECT_EQ(xattr(mnt / "raw/t1.a", "user.gguf.file"),
+            std::filesystem::canonical(shard_path(prefix, 1, 3)).string());
+  const std::string json = read_text(mnt / "gguf.json");
+  EXPECT_NE(json.find("\"shards\": ["), std::string::npos);
+  EXPECT_NE(json.find(shard_path(prefix, 2, 3)), std::string::npos);
+  EXPECT_NE(json.find("\"tensor_count\": 6"), std::string::npos);
+  ASSERT_EQ(run("fusermount3 -u " + quote(mnt)).exit_code, 0);
+
+  // A missing shard: exit 2, naming it.
+  std::filesystem::remove(shard_path(prefix, 2, 3));
+  Mount broken(shard_path(prefix, 1, 3));
+  EXPECT_FALSE(broken.mounted());
+  EXPECT_EQ(broken.exit_code(), 2) << broken.output();
+  EXPECT_NE(broken.output().find(shard_path(prefix, 2, 3) + ": cannot open"), std::string::npos)
+      << broken.output();
 }
 
 }  // namespace
