@@ -30,6 +30,7 @@
 #include "log.h"
 #include "mount_point.h"
 #include "options.h"
+#include "progress.h"
 #include "readiness.h"
 #include "stale_mount.h"
 
@@ -58,6 +59,7 @@ int open_and_parse(const std::string& path, Model& model) {
     progressed = true;
   };
   try {
+    const SlowStep step(fmt::format("reading {}", path));
     model = open_model(path, progress);
     if (progressed) fmt::print(stderr, "\rggufs: read {} shards\x1b[K\n", model.sources.size());
     return kExitOk;
@@ -214,7 +216,10 @@ int mount_file(fuse_args& args, const Config& conf) {
   if (const int rc = open_and_parse(path, model); rc != kExitOk) return rc;
   GgufFile& file = model.file;
   warn_undecoded(file);
-  const Tree tree(file);
+  const Tree tree = [&] {
+    const SlowStep step("rendering the metadata files");
+    return Tree(file);
+  }();
   // The tree holds every metadata file rendered; the parsed values are not needed any more, and
   // a large vocabulary takes several times its size in the file as parsed values.
   std::vector<KeyValue>().swap(file.kv);

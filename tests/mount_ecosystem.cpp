@@ -510,5 +510,26 @@ TEST(MountSplit, ShardsMountAsOneTree) {
       << broken.output();
 }
 
+TEST(MountProgress, SlowStepsShowProgressOnATerminalOnly) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir dir;
+  const auto file = write_one_key_model(dir.path(), "llama");
+  const auto mnt = dir.path() / "mnt";
+  UnmountGuard guard{mnt};
+  // Every step counts as slow with no delay (the default is 1 s).
+  const std::string cmd =
+      "GGUFS_PROGRESS_DELAY_MS=0 " + ggufs() + " " + quote(file) + " " + quote(mnt);
+  RunResult r = run("script -qec " + quote(cmd) + " /dev/null 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ggufs: reading " + file.string() + ": done in"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("rendering the metadata files: done in"), std::string::npos) << r.output;
+  ASSERT_EQ(run("fusermount3 -u " + quote(mnt)).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return !std::filesystem::exists(mnt); }));
+  r = run(cmd + " 2>&1");  // not a terminal: nothing
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "");
+}
+
 }  // namespace
 }  // namespace ggufs::test
