@@ -251,6 +251,8 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "{}", usage_text());
     return kExitUsage;
   }
+  // fuse_opt_parse copies %s option values with malloc.
+  std::unique_ptr<char, void (*)(void*)> notify_pipe_guard(conf.notify_pipe, std::free);
   log_setup(/*to_syslog=*/false, conf.quiet, conf.verbose, conf.redact);
   if (conf.help) {
     fmt::print("{}\nFUSE options:\n", usage_text());
