@@ -6,12 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "background.h"
@@ -50,7 +54,7 @@ std::string fsname_option(const std::string& path) {
 
 // Opens FILE (and the other shards of a split model); on failure prints why (file, byte offset,
 // problem) and returns the exit code, else kExitOk. On a terminal, says which shard it reads.
-int open_and_parse(const std::string& path, Model& model) {
+int open_and_parse(const std::string& path, const RemoteOptions& remote, Model& model) {
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   bool progressed = false;
   const auto progress = [&](std::uint32_t i, std::uint32_t n, const std::string& p) {
@@ -60,7 +64,7 @@ int open_and_parse(const std::string& path, Model& model) {
   };
   try {
     const SlowStep step(fmt::format("reading {}", path));
-    model = open_model(path, progress);
+    model = open_model(path, progress, remote);
     if (progressed) fmt::print(stderr, "\rggufs: read {} shards\x1b[K\n", model.sources.size());
     return kExitOk;
   } catch (const IoError& e) {
@@ -75,8 +79,31 @@ int open_and_parse(const std::string& path, Model& model) {
   }
 }
 
+// How remote models are read, from -o cache_dir, cache_size_mib and token_file (or the
+// GGUFS_HTTP_TOKEN variable); nullopt (after saying why) when the token file cannot be read.
+std::optional<RemoteOptions> remote_options(const Config& conf) {
+  RemoteOptions r;
+  if (conf.cache_dir) r.cache_dir = conf.cache_dir;
+  r.cache_limit_bytes = std::uint64_t{conf.cache_size_mib} << 20;
+  if (conf.token_file) {
+    std::ifstream in(conf.token_file);
+    if (!in || !std::getline(in, r.bearer_token)) {
+      fmt::print(stderr, "ggufs: cannot read the token file {}\n", printable(conf.token_file));
+      return std::nullopt;
+    }
+    while (!r.bearer_token.empty() &&
+           std::isspace(static_cast<unsigned char>(r.bearer_token.back()))) {
+      r.bearer_token.pop_back();
+    }
+  } else if (const char* token = std::getenv("GGUFS_HTTP_TOKEN")) {
+    r.bearer_token = token;
+  }
+  return r;
+}
+
 // `path` made absolute (user.gguf.file), as given when it cannot be resolved.
 std::string absolute_path(const std::string& path) {
+  if (is_url(path)) return path;
   std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
   return real ? std::string(real.get()) : path;
 }
@@ -213,7 +240,9 @@ int mount_file(fuse_args& args, const Config& conf) {
 
   const std::string path = conf.file;
   Model model;
-  if (const int rc = open_and_parse(path, model); rc != kExitOk) return rc;
+  const std::optional<RemoteOptions> remote = remote_options(conf);
+  if (!remote) return kExitUsage;
+  if (const int rc = open_and_parse(path, *remote, model); rc != kExitOk) return rc;
   GgufFile& file = model.file;
   warn_undecoded(file);
   const Tree tree = [&] {
@@ -231,7 +260,11 @@ int mount_file(fuse_args& args, const Config& conf) {
   for (const Shard& s : file.shards) paths.push_back(absolute_path(s.path));
   const ContentReader reader(file, sources);
   struct stat st {};
-  ::fstat(model.sources.front()->fd(), &st);
+  if (model.sources.front()->fd() >= 0) {
+    ::fstat(model.sources.front()->fd(), &st);
+  } else {
+    ::clock_gettime(CLOCK_REALTIME, &st.st_mtim);  // a remote model: mounted now
+  }
   const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
   const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
   const MountContext mctx{tree, reader, file, paths, uid, gid, st.st_mtim};
@@ -253,6 +286,8 @@ int run(int argc, char** argv) {
   }
   // fuse_opt_parse copies %s option values with malloc.
   std::unique_ptr<char, void (*)(void*)> notify_pipe_guard(conf.notify_pipe, std::free);
+  std::unique_ptr<char, void (*)(void*)> cache_dir_guard(conf.cache_dir, std::free);
+  std::unique_ptr<char, void (*)(void*)> token_file_guard(conf.token_file, std::free);
   log_setup(/*to_syslog=*/false, conf.quiet, conf.verbose, conf.redact);
   if (conf.help) {
     fmt::print("{}\nFUSE options:\n", usage_text());
@@ -271,7 +306,9 @@ int run(int argc, char** argv) {
       return kExitUsage;
     }
     Model model;
-    if (const int rc = open_and_parse(conf.file, model); rc != kExitOk) return rc;
+    const std::optional<RemoteOptions> remote = remote_options(conf);
+    if (!remote) return kExitUsage;
+    if (const int rc = open_and_parse(conf.file, *remote, model); rc != kExitOk) return rc;
     const std::string text =
         conf.info ? render_info(model.file) : render_gguf_json(model.file) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -8,7 +8,7 @@ namespace ggufs {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ggufs [options] FILE MOUNTPOINT\n"
+    "usage: ggufs [options] FILE|URL MOUNTPOINT\n"
     "       ggufs --info FILE | --json FILE\n"
     "\n"
     "Mounts the GGUF model FILE read-only at MOUNTPOINT (created if missing, and then removed\n"
@@ -38,6 +38,11 @@ constexpr const char* kUsage =
     "     notify_pipe=PATH when the mount is ready write \"READY=1\\n\" to PATH (a FIFO or\n"
     "                      file), or \"ERROR=<exit code>\\n\" if it failed\n"
     "     redact           no metadata key or tensor names in the daemon's log\n"
+    "  Remote models (FILE an http:// or https:// URL, read with range requests):\n"
+    "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs)\n"
+    "     cache_size_mib=N size limit of the chunk cache (default 4096)\n"
+    "     token_file=PATH  bearer token for the server, read from PATH (or set\n"
+    "                      GGUFS_HTTP_TOKEN); never taken from the command line\n"
     "     noauto, nofail, _netdev, user, users, x-systemd.*, ...: fstab options, ignored\n"
     "  Under systemd (Type=notify, NOTIFY_SOCKET set) ggufs -f reports READY=1 when mounted.\n"
     "\n"
@@ -61,6 +66,9 @@ const fuse_opt kOptions[] = {
     {"uid=%ld", offsetof(Config, uid), 0},
     {"gid=%ld", offsetof(Config, gid), 0},
     {"notify_pipe=%s", offsetof(Config, notify_pipe), 0},
+    {"cache_dir=%s", offsetof(Config, cache_dir), 0},
+    {"token_file=%s", offsetof(Config, token_file), 0},
+    {"cache_size_mib=%u", offsetof(Config, cache_size_mib), 0},
     FUSE_OPT_END,
 };
 

@@ -24,9 +24,12 @@ struct Config {
   /// The largest request libfuse 3.14 can splice here (a 1 MiB pipe holds 1008 KiB + header);
   /// larger ones take its slow copy path. KiB; 0 keeps the kernel's default.
   unsigned read_ahead_kb = 1008;
-  std::int64_t uid = -1;        ///< -o uid=N: owner of every file (default: the mounting user)
-  std::int64_t gid = -1;        ///< -o gid=N: group of every file (default: the mounting group)
-  char* notify_pipe = nullptr;  ///< -o notify_pipe=PATH: readiness written there (malloc)
+  std::int64_t uid = -1;           ///< -o uid=N: owner of every file (default: the mounting user)
+  std::int64_t gid = -1;           ///< -o gid=N: group of every file (default: the mounting group)
+  char* cache_dir = nullptr;       ///< -o cache_dir=PATH: chunk cache of remote models (malloc)
+  char* token_file = nullptr;      ///< -o token_file=PATH: bearer token for remote models (malloc)
+  unsigned cache_size_mib = 4096;  ///< -o cache_size_mib=N: the chunk cache is trimmed to this
+  char* notify_pipe = nullptr;     ///< -o notify_pipe=PATH: readiness written there (malloc)
 };
 
 /// Parses ggufs's own options out of `args` into `conf`, leaving the FUSE ones in `args`.

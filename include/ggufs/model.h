@@ -10,6 +10,7 @@
 
 #include "ggufs/byte_source.h"
 #include "ggufs/gguf.h"
+#include "ggufs/http_source.h"
 
 namespace ggufs {
 
@@ -30,7 +31,7 @@ std::string shard_path(const std::string& prefix, std::uint32_t number, std::uin
 /// An opened, parsed and validated model; sources[i] serves GgufFile::shards[i] (one source for
 /// a single file).
 struct Model {
-  std::vector<std::unique_ptr<FileSource>> sources;
+  std::vector<std::unique_ptr<ByteSource>> sources;
   GgufFile file;
 };
 
@@ -46,6 +47,9 @@ using ShardProgress = std::function<void(std::uint32_t, std::uint32_t, const std
 /// shard's metadata and every tensor of every shard (TensorInfo::shard says where).
 /// Throws IoError (a shard cannot be opened or read: the message names it) or ParseError (file,
 /// byte offset, problem; for a mismatch, the shard and key at fault).
-Model open_model(const std::string& path, const ShardProgress& progress = {});
+/// `path` may be an http:// or https:// URL: the model is then read with range requests
+/// (HttpSource, with `remote`), shards found next to it on the server the same way.
+Model open_model(const std::string& path, const ShardProgress& progress = {},
+                 const RemoteOptions& remote = {});
 
 }  // namespace ggufs

@@ -49,11 +49,17 @@ bool digits(std::string_view s) {
 }
 
 // Opens and parses one shard; an unopenable shard is named with its place in the model.
-std::pair<std::unique_ptr<FileSource>, GgufFile> open_shard(const std::string& path,
+std::pair<std::unique_ptr<ByteSource>, GgufFile> open_shard(const std::string& path,
                                                             std::uint32_t number,
-                                                            std::uint32_t count) {
+                                                            std::uint32_t count,
+                                                            const RemoteOptions& remote) {
   try {
-    auto src = std::make_unique<FileSource>(path);
+    std::unique_ptr<ByteSource> src;
+    if (is_url(path)) {
+      src = std::make_unique<HttpSource>(path, remote);
+    } else {
+      src = std::make_unique<FileSource>(path);
+    }
     GgufFile f = parse_gguf(*src, path);
     return {std::move(src), std::move(f)};
   } catch (const IoError& e) {
@@ -84,11 +90,12 @@ std::string shard_path(const std::string& prefix, std::uint32_t number, std::uin
   return fmt::format("{}-{:05}-of-{:05}.gguf", prefix, number, count);
 }
 
-Model open_model(const std::string& path, const ShardProgress& progress) {
+Model open_model(const std::string& path, const ShardProgress& progress,
+                 const RemoteOptions& remote) {
   const std::optional<SplitName> name = parse_split_name(path);
   const std::uint32_t given_number = name ? name->number : 1;
   if (progress) progress(given_number, name ? name->count : 1, path);
-  auto [given_src, given] = open_shard(path, given_number, name ? name->count : 1);
+  auto [given_src, given] = open_shard(path, given_number, name ? name->count : 1, remote);
   const std::optional<std::uint64_t> count = split_key(given, kSplitCount);
 
   Model m;
@@ -125,7 +132,7 @@ Model open_model(const std::string& path, const ShardProgress& progress) {
       shards.push_back(std::move(given));
     } else {
       if (progress) progress(i, name->count, p);
-      auto [src, f] = open_shard(p, i, name->count);
+      auto [src, f] = open_shard(p, i, name->count, remote);
       m.sources.push_back(std::move(src));
       shards.push_back(std::move(f));
     }
