@@ -116,4 +116,47 @@ class Nginx {
   pid_t pid_ = -1;
 };
 
+/// tests/fault_proxy.py in front of a server on `upstream_port`, run with /usr/bin/python3 and
+/// `options` (see the script); stopped by the destructor.
+class FaultProxy {
+ public:
+  FaultProxy(int upstream_port, const std::string& options) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      const std::string cmd = "exec /usr/bin/python3 " GGUFS_SOURCE_DIR "/tests/fault_proxy.py" +
+                              std::string(" --upstream-port ") + std::to_string(upstream_port) +
+                              " " + options;
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    ::close(out[0]);
+    port_ = line.empty() ? 0 : std::stoi(line);
+    if (!port_) ADD_FAILURE() << "the fault proxy did not start";
+  }
+  ~FaultProxy() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  FaultProxy(const FaultProxy&) = delete;
+  FaultProxy& operator=(const FaultProxy&) = delete;
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
 }  // namespace ggufs::test

@@ -108,5 +108,25 @@ TEST(MountRemote, RefusalsAreClear) {
   }
 }
 
+TEST(MountRemote, AServerFaultFailsOnlyTheReadsItTouches) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_NGINX();
+  TempDir served, cache;
+  const auto file = write_model(served.path(), 4, 1 << 20);  // 4 tensors of 4 MiB
+  Nginx server(served.path());
+  // Everything from byte 8 MiB on answers 503 (t2 and t3, roughly).
+  FaultProxy proxy(server.port(), "--fail-from " + std::to_string(8 << 20));
+  Mount local(file);
+  ASSERT_TRUE(local.mounted()) << local.output();
+  Mount m(proxy.url("model.gguf"), "-o cache_dir=" + cache.path().string());
+  ASSERT_TRUE(m.mounted()) << m.output();
+  const RunResult bad = run("cat " + quote(m / "raw/t3") + " >/dev/null 2>&1; echo $?");
+  EXPECT_EQ(bad.output, "1\n");  // cat got EIO
+  const RunResult msg = run("cat " + quote(m / "raw/t3") + " 2>&1 >/dev/null");
+  EXPECT_NE(msg.output.find("Input/output error"), std::string::npos) << msg.output;
+  EXPECT_EQ(read_text(m / "raw/t0"), read_text(local / "raw/t0"));  // the daemon goes on
+  EXPECT_EQ(read_text(m / "metadata/general.architecture"), "llama\n");
+}
+
 }  // namespace
 }  // namespace ggufs::test

@@ -175,5 +175,47 @@ TEST(Http, MissingFilesAndChangedFilesFail) {
   }
 }
 
+TEST(Http, TransientFaultsAreRetriedWithBackoff) {
+  GGUFS_REQUIRE_NGINX();
+  TempDir root, cache;
+  const auto data = write_random(root.path() / "f.bin", 12 * kChunk, 9);
+  Nginx server(root.path());
+  // Every 3rd request 503, every 4th 429, every 5th connection reset, every 7th answered late
+  // (after the 1 s timeout): every read still gets the right bytes.
+  test::FaultProxy proxy(server.port(),
+                         "--fail-every 3 --busy-every 4 --drop-every 5 --delay-every 7 --delay 2");
+  RemoteOptions o = options(cache.path());
+  o.timeout_s = 1;
+  o.max_tries = 8;
+  HttpSource s(proxy.url("f.bin"), o);
+  std::vector<char> buf(data.size());
+  for (std::uint64_t c = 0; c < 12; c += 2) {
+    ASSERT_EQ(s.read_at(c * kChunk, buf.data(), 2 * kChunk), 2 * kChunk);
+    ASSERT_EQ(0, std::memcmp(buf.data(), data.data() + c * kChunk, 2 * kChunk)) << c;
+  }
+  EXPECT_GT(s.retries(), 0u);
+}
+
+TEST(Http, PersistentFaultsFailOnlyTheirRead) {
+  GGUFS_REQUIRE_NGINX();
+  TempDir root, cache;
+  const auto data = write_random(root.path() / "f.bin", 8 * kChunk, 10);
+  Nginx server(root.path());
+  test::FaultProxy proxy(server.port(), "--fail-from " + std::to_string(4 * kChunk));
+  RemoteOptions o = options(cache.path());
+  o.max_tries = 3;
+  HttpSource s(proxy.url("f.bin"), o);
+  std::vector<char> buf(kChunk);
+  try {
+    s.read_at(5 * kChunk, buf.data(), kChunk);
+    FAIL() << "read a range the server never serves";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("HTTP status 503 (after 3 tries)"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(s.read_at(kChunk, buf.data(), kChunk), kChunk);  // the rest is still served
+  EXPECT_EQ(0, std::memcmp(buf.data(), data.data() + kChunk, kChunk));
+}
+
 }  // namespace
 }  // namespace ggufs
