@@ -99,6 +99,13 @@ TEST(MountRemote, RefusalsAreClear) {
     EXPECT_NE(m.output().find("HTTP status 401"), std::string::npos) << m.output();
   }
   {
+    const RunResult r =
+        run("GGUFS_HTTP_TOKEN=secret-token " + std::string(GGUFS_BINARY) + " --info " +
+            quote(server.url("auth/model.gguf")) + " " + cache_opt + " 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("general.architecture = \"llama\""), std::string::npos) << r.output;
+  }
+  {
     const auto token = cache.path() / "token";
     std::ofstream(token) << "secret-token\n";
     Mount m(server.url("auth/model.gguf"), cache_opt + " -o token_file=" + token.string());

@@ -217,5 +217,25 @@ TEST(Http, PersistentFaultsFailOnlyTheirRead) {
   EXPECT_EQ(0, std::memcmp(buf.data(), data.data() + kChunk, kChunk));
 }
 
+TEST(Http, TheCacheStaysWithinItsLimit) {
+  GGUFS_REQUIRE_NGINX();
+  TempDir root, cache;
+  const auto data = write_random(root.path() / "f.bin", 40 * kChunk, 11);
+  Nginx server(root.path());
+  RemoteOptions o = options(cache.path());
+  o.cache_limit_bytes = 8 * kChunk;
+  HttpSource s(server.url("f.bin"), o);
+  std::vector<char> buf(data.size());
+  ASSERT_EQ(s.read_at(0, buf.data(), buf.size()), buf.size());  // the bytes are still right
+  EXPECT_EQ(0, std::memcmp(buf.data(), data.data(), buf.size()));
+  std::uint64_t cached = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache.path())) {
+    if (e.is_regular_file()) cached += e.file_size();
+  }
+  // Trimmed to the limit after every eighth of it written: at most a batch above it.
+  EXPECT_LE(cached, o.cache_limit_bytes + 5 * kChunk);
+  EXPECT_GT(cached, 0u);
+}
+
 }  // namespace
 }  // namespace ggufs
