@@ -56,7 +56,11 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   auto* r = static_cast<Response*>(user);
   const std::string_view line(data, size * n);
   if (line.starts_with("HTTP/")) {  // a new response (after a redirect): start over
-    *r = Response{};
+    r->content_range.clear();
+    r->etag.clear();
+    r->last_modified.clear();
+    r->body.clear();  // keeps its reserved room
+    r->refused_whole_file = false;
     const auto sp = line.find(' ');
     if (sp != std::string_view::npos) r->status = std::strtol(line.data() + sp + 1, nullptr, 10);
     return size * n;
@@ -236,6 +240,7 @@ struct HttpSource::Impl {
       CURLM* multi = curl_multi_init();
       for (std::size_t k = 0; k < todo.size(); ++k) {
         const auto [first, last] = ranges[todo[k]];
+        responses[k].body.reserve(static_cast<std::size_t>(last - first + 1));  // no regrowth
         handles.push_back(make_handle(first, last, &responses[k], headers));
         curl_multi_add_handle(multi, handles.back());
       }
