@@ -84,6 +84,7 @@ int open_and_parse(const std::string& path, const RemoteOptions& remote, Model& 
 std::optional<RemoteOptions> remote_options(const Config& conf) {
   RemoteOptions r;
   if (conf.cache_dir) r.cache_dir = conf.cache_dir;
+  if (conf.ca_file) r.ca_file = conf.ca_file;
   r.cache_limit_bytes = std::uint64_t{conf.cache_size_mib} << 20;
   if (conf.token_file) {
     std::ifstream in(conf.token_file);
@@ -288,6 +289,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<char, void (*)(void*)> notify_pipe_guard(conf.notify_pipe, std::free);
   std::unique_ptr<char, void (*)(void*)> cache_dir_guard(conf.cache_dir, std::free);
   std::unique_ptr<char, void (*)(void*)> token_file_guard(conf.token_file, std::free);
+  std::unique_ptr<char, void (*)(void*)> ca_file_guard(conf.ca_file, std::free);
   log_setup(/*to_syslog=*/false, conf.quiet, conf.verbose, conf.redact);
   if (conf.help) {
     fmt::print("{}\nFUSE options:\n", usage_text());

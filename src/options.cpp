@@ -41,6 +41,7 @@ constexpr const char* kUsage =
     "  Remote models (FILE an http:// or https:// URL, read with range requests):\n"
     "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs)\n"
     "     cache_size_mib=N size limit of the chunk cache (default 4096)\n"
+    "     ca_file=PATH     CA certificates (PEM) for https servers (default: the system's)\n"
     "     token_file=PATH  bearer token for the server, read from PATH (or set\n"
     "                      GGUFS_HTTP_TOKEN); never taken from the command line\n"
     "     noauto, nofail, _netdev, user, users, x-systemd.*, ...: fstab options, ignored\n"
@@ -68,6 +69,7 @@ const fuse_opt kOptions[] = {
     {"notify_pipe=%s", offsetof(Config, notify_pipe), 0},
     {"cache_dir=%s", offsetof(Config, cache_dir), 0},
     {"token_file=%s", offsetof(Config, token_file), 0},
+    {"ca_file=%s", offsetof(Config, ca_file), 0},
     {"cache_size_mib=%u", offsetof(Config, cache_size_mib), 0},
     FUSE_OPT_END,
 };

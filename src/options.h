@@ -27,6 +27,7 @@ struct Config {
   std::int64_t uid = -1;           ///< -o uid=N: owner of every file (default: the mounting user)
   std::int64_t gid = -1;           ///< -o gid=N: group of every file (default: the mounting group)
   char* cache_dir = nullptr;       ///< -o cache_dir=PATH: chunk cache of remote models (malloc)
+  char* ca_file = nullptr;         ///< -o ca_file=PATH: CA certificates for https (malloc)
   char* token_file = nullptr;      ///< -o token_file=PATH: bearer token for remote models (malloc)
   unsigned cache_size_mib = 4096;  ///< -o cache_size_mib=N: the chunk cache is trimmed to this
   char* notify_pipe = nullptr;     ///< -o notify_pipe=PATH: readiness written there (malloc)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -40,7 +41,14 @@ class Nginx {
   explicit Nginx(const std::filesystem::path& root) {
     const auto prefix = dir_.path();
     std::filesystem::create_directories(prefix / "logs");
+    // A self-signed certificate for 127.0.0.1, for the https server (if openssl is there).
+    tls_ = std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                        "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+                        (prefix / "key.pem").string() + " -out " + cert().string() +
+                        " >/dev/null 2>&1")
+                           .c_str()) == 0;
     for (port_ = 20000 + static_cast<int>(::getpid() % 20000); port_ < 65000; port_ += 101) {
+      std::filesystem::remove(prefix / "nginx.pid");
       std::ofstream(prefix / "nginx.conf") << config(root, prefix);
       pid_ = ::fork();
       if (pid_ == 0) {
@@ -67,6 +75,11 @@ class Nginx {
   std::string url(const std::string& path) const {
     return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
   }
+  /// The same files over https (port() + 1), or "" without openssl; cert() verifies it.
+  std::string https_url(const std::string& path) const {
+    return tls_ ? "https://127.0.0.1:" + std::to_string(port_ + 1) + "/" + path : "";
+  }
+  std::filesystem::path cert() const { return dir_.path() / "cert.pem"; }
   /// Body bytes sent so far, over every request (from the access log).
   std::uint64_t bytes_sent() const {
     std::ifstream in(dir_.path() / "logs" / "access.log");
@@ -100,7 +113,13 @@ class Nginx {
       << "    location /noranges/ { alias " << r << "; max_ranges 0; }\n"
       << "    location /auth/ { alias " << r << ";\n"
       << "      if ($http_authorization != \"Bearer secret-token\") { return 401; } }\n"
-      << "  }\n}\n";
+      << "  }\n";
+    if (tls_) {
+      c << "  server {\n    listen 127.0.0.1:" << port_ + 1 << " ssl;\n    root " << r << ";\n"
+        << "    ssl_certificate " << cert().string() << ";\n"
+        << "    ssl_certificate_key " << (prefix / "key.pem").string() << ";\n  }\n";
+    }
+    c << "}\n";
     return c.str();
   }
   void stop() {
@@ -114,6 +133,7 @@ class Nginx {
   TempDir dir_;
   int port_ = 0;
   pid_t pid_ = -1;
+  bool tls_ = false;
 };
 
 /// tests/fault_proxy.py in front of a server on `upstream_port`, run with /usr/bin/python3 and

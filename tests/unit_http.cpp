@@ -237,5 +237,26 @@ TEST(Http, TheCacheStaysWithinItsLimit) {
   EXPECT_GT(cached, 0u);
 }
 
+TEST(Http, HttpsWithTheServersCertificate) {
+  GGUFS_REQUIRE_NGINX();
+  TempDir root, cache;
+  const auto data = write_random(root.path() / "f.bin", 3 * kChunk + 7, 12);
+  Nginx server(root.path());
+  if (server.https_url("f.bin").empty()) GTEST_SKIP() << "no openssl to make a certificate";
+  // Not trusted by default: a self-signed certificate.
+  try {
+    HttpSource s(server.https_url("f.bin"), options(cache.path()));
+    FAIL() << "trusted a self-signed certificate";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes 0-"), std::string::npos) << e.what();
+  }
+  RemoteOptions o = options(cache.path());
+  o.ca_file = server.cert().string();
+  HttpSource s(server.https_url("f.bin"), o);
+  std::vector<char> buf(data.size());
+  ASSERT_EQ(s.read_at(0, buf.data(), buf.size()), buf.size());
+  EXPECT_EQ(0, std::memcmp(buf.data(), data.data(), buf.size()));
+}
+
 }  // namespace
 }  // namespace ggufs

@@ -21,6 +21,8 @@ struct RemoteOptions {
   std::uint32_t first_backoff_ms = 100;  ///< doubled after each failed try, at most 2 s
   std::uint32_t timeout_s = 30;          ///< per request, and for stalls of 10 s
   std::uint32_t readahead_chunks = 4;    ///< fetched ahead of sequential reads
+  /// CA certificates (PEM) to verify https servers with; empty: the system's.
+  std::string ca_file;
   /// Bearer token for Authorization (from GGUFS_HTTP_TOKEN or a token file; never logged).
   std::string bearer_token;
 };

@@ -175,6 +175,7 @@ struct HttpSource::Impl {
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "ggufs");
+    if (!opt.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, opt.ca_file.c_str());
     if (headers) curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     return h;
   }
