@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -318,21 +319,22 @@ struct HttpSource::Impl {
     fs::create_directories(dir, ec);  // no cache: chunks are fetched every time
   }
 
-  // Chunk `c` from the cache into `dst` (chunk_len(c) bytes); false when it is not there whole.
-  bool read_cached(std::uint64_t c, char* dst) const {
+  // Bytes [from, from + len) of chunk `c` from the cache into `dst`; false when the chunk is not
+  // there whole (a chunk file of another size is not trusted).
+  bool read_cached(std::uint64_t c, std::uint64_t from, std::uint64_t len, char* dst) const {
     const int fd = ::open(chunk_path(c).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
-    const std::uint64_t len = chunk_len(c);
+    struct stat st {};
     std::uint64_t done = 0;
-    while (done < len) {
-      const ssize_t n = ::pread(fd, dst + done, len - done, static_cast<off_t>(done));
-      if (n <= 0) break;
-      done += static_cast<std::uint64_t>(n);
+    if (::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) == chunk_len(c)) {
+      while (done < len) {
+        const ssize_t n = ::pread(fd, dst + done, len - done, static_cast<off_t>(from + done));
+        if (n <= 0) break;
+        done += static_cast<std::uint64_t>(n);
+      }
     }
-    char extra;
-    const bool whole = done == len && ::pread(fd, &extra, 1, static_cast<off_t>(len)) == 0;
     ::close(fd);
-    return whole;
+    return done == len;
   }
 
   // Stores chunk `c` (written to a temporary name, then renamed: readers never see a part).
@@ -455,22 +457,21 @@ std::size_t HttpSource::read_at(std::uint64_t offset, void* dst, std::size_t n) 
       return true;
     });
   }
-  // Copy out of what was just fetched, else out of the cache (fetched again if a cached chunk
-  // has gone or is damaged).
+  // Copy out of what was just fetched, else straight out of the cache (fetched again if a
+  // cached chunk has gone or is damaged).
   auto* out = static_cast<char*>(dst);
-  std::vector<char> chunk;
   for (std::uint64_t c = first; c <= last; ++c) {
-    const auto it = std::find(missing.begin(), missing.end(), c);
-    if (it != missing.end()) {
-      chunk = std::move(bodies[static_cast<std::size_t>(it - missing.begin())]);
-    } else {
-      chunk.resize(static_cast<std::size_t>(s.chunk_len(c)));
-      if (!s.read_cached(c, chunk.data())) {
-        chunk = std::move(s.fetch({{s.chunk_begin(c), s.chunk_begin(c) + s.chunk_len(c) - 1}})[0]);
-      }
-    }
     const std::uint64_t lo = std::max(offset, s.chunk_begin(c));
     const std::uint64_t hi = std::min(offset + n, s.chunk_begin(c) + s.chunk_len(c));
+    const auto it = std::find(missing.begin(), missing.end(), c);
+    if (it == missing.end() &&
+        s.read_cached(c, lo - s.chunk_begin(c), hi - lo, out + (lo - offset))) {
+      continue;
+    }
+    const std::vector<char> chunk =
+        it != missing.end()
+            ? std::move(bodies[static_cast<std::size_t>(it - missing.begin())])
+            : s.fetch({{s.chunk_begin(c), s.chunk_begin(c) + s.chunk_len(c) - 1}})[0];
     std::memcpy(out + (lo - offset), chunk.data() + (lo - s.chunk_begin(c)), hi - lo);
   }
   return n;
