@@ -181,15 +181,6 @@ bool eventually(const std::function<bool()>& done) {
   return true;
 }
 
-// Unmounts `mnt` on destruction if it is still mounted (a test that fails midway).
-struct UnmountGuard {
-  std::filesystem::path mnt;
-  ~UnmountGuard() {
-    if (is_mounted(mnt))
-      run("fusermount3 -u " + quote(mnt) + " 2>&1 || fusermount3 -uz " + quote(mnt) + " 2>&1");
-  }
-};
-
 std::string ggufs() { return std::string(GGUFS_BINARY); }
 
 TEST(MountConventions, MissingMountPointIsCreatedAndRemovedAtUnmount) {

@@ -66,9 +66,7 @@ class ForegroundDaemon {
     for (int i = 0; i < 500 && !is_mounted(mnt_); ++i) ::usleep(10000);
   }
   ~ForegroundDaemon() {
-    if (is_mounted(mnt_) && run("fusermount3 -u " + quote(mnt_) + " 2>&1").exit_code != 0) {
-      run("fusermount3 -uz " + quote(mnt_) + " 2>&1");
-    }
+    if (is_mounted(mnt_)) unmount_now(mnt_);
     if (pid_ > 0 && alive()) ::kill(pid_, SIGTERM);
     reap();
   }

@@ -70,6 +70,22 @@ inline bool is_mounted(const std::filesystem::path& p) {
   return read_text("/proc/mounts").find(" " + p.string() + " fuse.ggufs ") != std::string::npos;
 }
 
+/// Unmounts `p`, lazily (fusermount3 -uz) when a plain unmount fails, so that no test leaves a
+/// mount behind.
+inline void unmount_now(const std::filesystem::path& p) {
+  if (run("fusermount3 -u " + quote(p) + " 2>&1").exit_code != 0) {
+    run("fusermount3 -uz " + quote(p) + " 2>&1");
+  }
+}
+
+/// Unmounts `mnt` on destruction if it is still mounted (a test that fails midway).
+struct UnmountGuard {
+  std::filesystem::path mnt;
+  ~UnmountGuard() {
+    if (is_mounted(mnt)) unmount_now(mnt);
+  }
+};
+
 /// A real ggufs mount of `file` in a fresh temporary folder; unmounted by the destructor even
 /// when the test fails.
 class Mount {
@@ -93,9 +109,7 @@ class Mount {
       ADD_FAILURE() << "the ggufs daemon of " << mountpoint_
                     << " died while mounted (rerun the test's mount with ggufs -f to see why)";
     }
-    if (run("fusermount3 -u " + quote(mountpoint_) + " 2>&1").exit_code != 0) {
-      run("fusermount3 -uz " + quote(mountpoint_) + " 2>&1");  // never leave a mount behind
-    }
+    unmount_now(mountpoint_);
   }
   Mount(const Mount&) = delete;
   Mount& operator=(const Mount&) = delete;
