@@ -16,10 +16,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "ggufs/byte_source.h"
+#include "ggufs/decode.h"
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
@@ -51,7 +55,10 @@ constexpr std::string_view kUsage =
     "      Decodes N MiB (default 64) of float32 output from random input bytes with every\n"
     "      decodable type's kernel, in this thread; best of several timed repetitions after a\n"
     "      warm-up. The first row is single-thread memcpy of the same N MiB, the baseline.\n"
-    "      Columns: type, id, out_MB, MB_per_s (float32 output), x_memcpy.\n"
+    "      Each type twice: its decoder writing through the cache (as for reads through the\n"
+    "      mount), and decode_streaming (non-temporal stores, as for in-process decodes of at\n"
+    "      least 16 MiB). Columns: type, id, out_MB, MB_per_s (float32 output), x_memcpy,\n"
+    "      streamed_MB_per_s, streamed_x_memcpy.\n"
     "  write-all-types OUT.gguf [--mib-per-type N]\n"
     "      Writes one tensor per decodable type, named bench.<type in lower case>\n"
     "      (bench.q4_k), each of N MiB (default 32) of float32 output, ne = {4096, rows}, holding\n"
@@ -218,9 +225,14 @@ int cmd_kernels(Args& args) {
   const std::uint64_t out_bytes = mib * kMiB;
   const std::uint64_t n_floats = out_bytes / sizeof(float);
 
-  // Output buffers are value-initialised, so every page is touched before any timing.
-  std::vector<float> out(n_floats);
-  std::printf("# type\tid\tout_MB\tMB_per_s\tx_memcpy\n");
+  // The output is 64-byte aligned (decode_streaming streams only to aligned output) and touched
+  // before any timing.
+  const std::unique_ptr<float[], decltype(&std::free)> out_buffer(
+      static_cast<float*>(std::aligned_alloc(64, out_bytes)), &std::free);
+  if (!out_buffer) throw std::bad_alloc();
+  const std::span<float> out(out_buffer.get(), n_floats);
+  std::fill(out.begin(), out.end(), 0.0f);
+  std::printf("# type\tid\tout_MB\tMB_per_s\tx_memcpy\tstreamed_MB_per_s\tstreamed_x_memcpy\n");
 
   std::vector<float> copy_src(n_floats, 1.0f);
   const double memcpy_s = best_seconds([&] {
@@ -229,7 +241,8 @@ int cmd_kernels(Args& args) {
   });
   copy_src = {};
   const double memcpy_mbps = mb_per_s(out_bytes, memcpy_s);
-  std::printf("memcpy\t-\t%.1f\t%.0f\t1.00\n", static_cast<double>(out_bytes) / 1e6, memcpy_mbps);
+  std::printf("memcpy\t-\t%.1f\t%.0f\t1.00\t%.0f\t1.00\n", static_cast<double>(out_bytes) / 1e6,
+              memcpy_mbps, memcpy_mbps);
   std::fflush(stdout);
 
   std::vector<std::uint8_t> in;
@@ -241,10 +254,16 @@ int cmd_kernels(Args& args) {
       t->to_float(in.data(), out.data(), n_blocks);
       clobber(out.data());
     });
+    // The same decoder through decode_streaming: the path of in-process decodes this large.
+    const double streamed_s = best_seconds([&] {
+      ggufs::decode_streaming(*t, in.data(), out.data(), n_blocks);
+      clobber(out.data());
+    });
     const std::uint64_t bytes = n_blocks * t->block_size * sizeof(float);
-    const double mbps = mb_per_s(bytes, s);
-    std::printf("%.*s\t%u\t%.1f\t%.0f\t%.2f\n", static_cast<int>(t->name.size()), t->name.data(),
-                t->id, static_cast<double>(bytes) / 1e6, mbps, mbps / memcpy_mbps);
+    const double mbps = mb_per_s(bytes, s), streamed_mbps = mb_per_s(bytes, streamed_s);
+    std::printf("%.*s\t%u\t%.1f\t%.0f\t%.2f\t%.0f\t%.2f\n", static_cast<int>(t->name.size()),
+                t->name.data(), t->id, static_cast<double>(bytes) / 1e6, mbps, mbps / memcpy_mbps,
+                streamed_mbps, streamed_mbps / memcpy_mbps);
     std::fflush(stdout);
   }
   return 0;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ggufs/content.h"
+#include "ggufs/decode.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/quantize.h"
@@ -106,6 +107,54 @@ TEST(Content, RangesAcrossChunkBordersOfALargeTensor) {
       const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(len, n * 4 - off));
       ASSERT_EQ(got.size(), want);
       EXPECT_EQ(0, std::memcmp(got.data(), expect + off, want)) << off << "+" << len;
+    }
+  }
+}
+
+// A request of at least kStreamingMinBytes (in-process: the mount's replies are at most 1 MiB)
+// is decoded with non-temporal stores where the CPU allows: the same bytes as the scalar
+// reference decoder, whole and from odd offsets, into aligned and unaligned buffers.
+TEST(Content, LargeReadsEqualTheReferenceDecoder) {
+  const std::uint32_t kQ8_0 = 8, kBF16 = 30;
+  const std::uint64_t rows = kStreamingMinBytes / 4 / 4096 + 3;  // a little over the threshold
+  std::mt19937_64 rng(99);
+  GgufWriter g;
+  std::vector<std::vector<std::uint8_t>> stored;
+  for (const std::uint32_t type : {kQ8_0, kBF16}) {
+    const TypeTraits& t = *type_traits(type);
+    std::vector<std::uint8_t> bytes(rows * 4096 / t.block_size * t.type_size);
+    for (auto& byte : bytes) byte = static_cast<std::uint8_t>(rng());
+    // Q8_0 scales: half-precision 2^-7, not a random NaN or infinity.
+    if (type == kQ8_0) {
+      for (std::size_t b = 0; b < bytes.size(); b += t.type_size) bytes[b] = 0, bytes[b + 1] = 0x20;
+    }
+    g.add_tensor(std::string(t.name), type, {4096, rows}, bytes);
+    stored.push_back(std::move(bytes));
+  }
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "mem");
+  const Tree tree(f);
+  const ContentReader reader(f, src);
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    const TypeTraits& t = *type_traits(f.tensors[i].type);
+    SCOPED_TRACE(std::string(t.name));
+    std::vector<float> want(rows * 4096);
+    t.to_float_ref(stored[i].data(), want.data(), stored[i].size() / t.type_size);
+    const char* expect = reinterpret_cast<const char*>(want.data());
+    const Node* node = tree.node(tree.lookup(tree.lookup(kRootIno, "f32"), f.tensors[i].name));
+    ASSERT_NE(node, nullptr);
+    const std::size_t total = want.size() * 4;
+    ASSERT_GE(total, kStreamingMinBytes);
+    // Offsets 0 and 4 (whole blocks, into buffers at every alignment), 6 (part of a float).
+    for (const std::uint64_t off : {0u, 4u, 6u}) {
+      for (const std::size_t shift : {0u, 4u, 64u}) {
+        const std::size_t len = total - off;
+        std::vector<char> buffer(len + 128);
+        const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+        char* const out = buffer.data() + (64 - address % 64) % 64 + shift;
+        ASSERT_EQ(reader.read(*node, out, len, off), len);
+        EXPECT_EQ(0, std::memcmp(out, expect + off, len)) << "offset " << off << " shift " << shift;
+      }
     }
   }
 }

@@ -55,6 +55,12 @@ Isa active_isa();
 /// decoder of the highest level ≤ `isa` that has one, else the reference. For tests and benchmarks.
 BlockDecoder decoder_for(const TypeTraits& traits, Isa isa);
 
+/// The decoder of `traits` whose full-vector output stores are non-temporal (the same bits as
+/// its AVX-512 decoder): only where the active level is AVX-512 and the type has an AVX-512
+/// decoder; nullptr otherwise. It needs `dst` 64-byte aligned and a store fence after it:
+/// decode_streaming (decode.h) is the way to call it.
+BlockDecoder streaming_decoder_for(const TypeTraits& traits);
+
 /// The traits of type `id`, or nullptr for a removed id (4, 5, 31–33, 36–38) or an unknown one
 /// (≥ 43): such tensors have no computable byte size (ggml-types.md §1).
 const TypeTraits* type_traits(std::uint32_t id);

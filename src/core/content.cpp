@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "byte_order.h"
+#include "ggufs/decode.h"
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/names.h"
@@ -98,7 +99,14 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
     char* target = out + (lo - begin);
     if (lo == chunk_begin && hi == chunk_end &&
         reinterpret_cast<std::uintptr_t>(target) % alignof(float) == 0) {
-      tr.to_float(raw.data(), reinterpret_cast<float*>(target), n);  // whole chunk: no copy
+      // Whole chunk: no copy. A request this large (in-process; replies through the mount are
+      // at most 1 MiB) is not read back from the caches soon: stream it past them.
+      float* const floats = reinterpret_cast<float*>(target);
+      if (size >= kStreamingMinBytes) {
+        decode_streaming(tr, raw.data(), floats, n);
+      } else {
+        tr.to_float(raw.data(), floats, n);
+      }
     } else {
       scratch.resize(static_cast<std::size_t>(n * tr.block_size));
       tr.to_float(raw.data(), scratch.data(), n);

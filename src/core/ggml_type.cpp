@@ -86,12 +86,15 @@ struct SimdDecoder {
 #define GGUFS_SSE41_ENTRY(name) {#name, k::sse41::dequantize_##name},
 #define GGUFS_AVX2_ENTRY(name) {#name, k::avx2::dequantize_##name},
 #define GGUFS_AVX512_ENTRY(name) {#name, k::avx512::dequantize_##name},
+#define GGUFS_AVX512_STREAM_ENTRY(name) {#name, k::avx512_stream::dequantize_##name},
 constexpr SimdDecoder kSse41[] = {GGUFS_SSE41_DECODERS(GGUFS_SSE41_ENTRY)};
 constexpr SimdDecoder kAvx2[] = {GGUFS_AVX2_DECODERS(GGUFS_AVX2_ENTRY)};
 constexpr SimdDecoder kAvx512[] = {GGUFS_AVX512_DECODERS(GGUFS_AVX512_ENTRY)};
+constexpr SimdDecoder kAvx512Stream[] = {GGUFS_AVX512_DECODERS(GGUFS_AVX512_STREAM_ENTRY)};
 #undef GGUFS_SSE41_ENTRY
 #undef GGUFS_AVX2_ENTRY
 #undef GGUFS_AVX512_ENTRY
+#undef GGUFS_AVX512_STREAM_ENTRY
 #endif
 
 // The decoders of one level (empty for scalar and for levels this build has no code for).
@@ -197,6 +200,18 @@ Isa active_isa() {
 BlockDecoder decoder_for(const TypeTraits& traits, Isa isa) {
   if (traits.to_float_ref == nullptr) return nullptr;
   return resolve(traits, isa < cpu_isa() ? isa : cpu_isa());
+}
+
+BlockDecoder streaming_decoder_for(const TypeTraits& traits) {
+#if GGUFS_X86_KERNELS
+  if (active_isa() == Isa::kAvx512) {
+    for (const SimdDecoder& d : kAvx512Stream) {
+      if (equals_lower(d.name, traits.name)) return d.decode;
+    }
+  }
+#endif
+  (void)traits;
+  return nullptr;
 }
 
 const TypeTraits* type_traits(std::uint32_t id) {

@@ -146,4 +146,9 @@ namespace ggufs::kernels::avx512 {
 GGUFS_AVX512_DECODERS(GGUFS_DECLARE_DECODER)
 }  // namespace ggufs::kernels::avx512
 
+// The AVX-512 decoders again, with non-temporal output stores (dst 64-byte aligned).
+namespace ggufs::kernels::avx512_stream {
+GGUFS_AVX512_DECODERS(GGUFS_DECLARE_DECODER)
+}  // namespace ggufs::kernels::avx512_stream
+
 #endif  // GGUFS_X86_KERNELS
