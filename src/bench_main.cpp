@@ -57,7 +57,7 @@ constexpr std::string_view kUsage =
     "      warm-up. The first row is single-thread memcpy of the same N MiB, the baseline.\n"
     "      Each type twice: its decoder writing through the cache (as for reads through the\n"
     "      mount), and decode_streaming (non-temporal stores, as for in-process decodes of at\n"
-    "      least 16 MiB). Columns: type, id, out_MB, MB_per_s (float32 output), x_memcpy,\n"
+    "      least 32 MiB). Columns: type, id, out_MB, MB_per_s (float32 output), x_memcpy,\n"
     "      streamed_MB_per_s, streamed_x_memcpy.\n"
     "  write-all-types OUT.gguf [--mib-per-type N]\n"
     "      Writes one tensor per decodable type, named bench.<type in lower case>\n"

@@ -1,7 +1,5 @@
 #include "test_util.h"
 
-#include <openssl/evp.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -37,19 +35,6 @@ void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>&
 
 nlohmann::json read_json(const std::filesystem::path& p) {
   return nlohmann::json::parse(read_text(p));
-}
-
-std::string sha256_hex(const void* data, std::size_t n) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data, n, md, &len, EVP_sha256(), nullptr) != 1) throw std::runtime_error("sha256");
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (unsigned i = 0; i < len; ++i) {
-    s += hex[md[i] >> 4];
-    s += hex[md[i] & 15];
-  }
-  return s;
 }
 
 TempDir::TempDir() {

@@ -21,10 +21,15 @@
 namespace ggufs {
 namespace {
 
-// The SIMD levels this CPU supports (above scalar), lowest first.
+// The SIMD levels of this build's architecture that this CPU supports (above scalar).
 std::vector<Isa> simd_levels() {
+#if defined(__aarch64__)
+  const Isa architecture_levels[] = {Isa::kNeon};
+#else
+  const Isa architecture_levels[] = {Isa::kSse41, Isa::kAvx2, Isa::kAvx512};
+#endif
   std::vector<Isa> levels;
-  for (const Isa isa : {Isa::kSse41, Isa::kAvx2, Isa::kAvx512}) {
+  for (const Isa isa : architecture_levels) {
     if (isa <= cpu_isa()) levels.push_back(isa);
   }
   return levels;
@@ -197,6 +202,16 @@ TEST_P(SimdKernel, MatchesReferenceOnRandomBlocks) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, SimdKernel, ::testing::ValuesIn(all_cases()), case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SimdKernel);  // a CPU without SIMD levels
 
+// The scalar reference decoders too (unit_kernels.cpp checks them by sha256; this is the check
+// the arm64 cross build runs, whose test program has no OpenSSL).
+class ReferenceDecoder : public ::testing::TestWithParam<const TypeTraits*> {};
+
+TEST_P(ReferenceDecoder, MatchesConformanceReference) {
+  GGUFS_REQUIRE_TESTDATA(data);
+  const TypeTraits& t = *GetParam();
+  EXPECT_EQ(check_conformance(data, t, t.to_float_ref, at_start), 3);
+}
+
 // decode_streaming (non-temporal stores where the CPU has AVX-512): the same bits as the
 // reference, with the output at a cache line boundary (streamed), one float past it (plain types:
 // a plain head, then streamed; block types: not streamed) and at a vector's start.
@@ -232,10 +247,14 @@ std::vector<const TypeTraits*> decodable_types() {
   return types;
 }
 
+std::string type_name(const ::testing::TestParamInfo<const TypeTraits*>& info) {
+  return std::string(info.param->name);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, ReferenceDecoder, ::testing::ValuesIn(decodable_types()),
+                         type_name);
 INSTANTIATE_TEST_SUITE_P(AllTypes, StreamingDecode, ::testing::ValuesIn(decodable_types()),
-                         [](const ::testing::TestParamInfo<const TypeTraits*>& info) {
-                           return std::string(info.param->name);
-                         });
+                         type_name);
 
 // The streaming decoders exist exactly where the AVX-512 level is active (so the tests above do
 // exercise them on such a CPU), for the types with an AVX-512 decoder.
@@ -282,13 +301,24 @@ TEST(SimdDispatch, ToFloatIsTheActiveLevel) {
     ASSERT_NE(t.to_float_ref, nullptr);
     EXPECT_EQ(t.to_float, decoder_for(t, active_isa()));
     EXPECT_EQ(decoder_for(t, Isa::kScalar), t.to_float_ref);
+#if defined(__aarch64__)
+    // Another architecture's level has no code here: the reference.
+    EXPECT_EQ(decoder_for(t, Isa::kAvx2), t.to_float_ref);
+#else
     // Above what the CPU supports, a request is lowered to the CPU's level.
     EXPECT_EQ(decoder_for(t, Isa::kAvx512), decoder_for(t, cpu_isa()));
+#endif
   }
   EXPECT_EQ(isa_name(Isa::kScalar), "scalar");
   EXPECT_EQ(isa_name(Isa::kSse41), "sse4.1");
   EXPECT_EQ(isa_name(Isa::kAvx2), "avx2");
   EXPECT_EQ(isa_name(Isa::kAvx512), "avx512");
+  EXPECT_EQ(isa_name(Isa::kNeon), "neon");
+#if defined(__aarch64__)
+  // Every AArch64 CPU has Advanced SIMD: the NEON decoders are the ones in use, for Q4_K too.
+  EXPECT_EQ(cpu_isa(), Isa::kNeon);
+  EXPECT_NE(type_traits(12)->to_float, type_traits(12)->to_float_ref);
+#endif
 }
 
 }  // namespace

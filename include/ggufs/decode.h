@@ -12,9 +12,11 @@
 
 namespace ggufs {
 
-/// Float32 output, in bytes, from which a single decode is better streamed: half of the 32 MiB
-/// L3 cache of the machines ggufs is measured on, and 16× the largest reply through the mount.
-inline constexpr std::size_t kStreamingMinBytes = std::size_t{16} << 20;
+/// Float32 output, in bytes, from which a single decode is better streamed: the 32 MiB L3 cache
+/// of the machines ggufs is measured on (a smaller output can still be in the cache for whoever
+/// reads it next: a 16 MiB decode measured faster through the cache), and 32× the largest reply
+/// through the mount.
+inline constexpr std::size_t kStreamingMinBytes = std::size_t{32} << 20;
 
 /// Decodes `n_blocks` blocks of `traits`'s type to float32, the same bits as traits.to_float.
 /// `src` holds n_blocks × type_size bytes; `dst` receives n_blocks × block_size floats. Where

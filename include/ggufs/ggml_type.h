@@ -2,12 +2,13 @@
 // bytes per block and which decoder a type uses (source: shared ggml-types.md §1).
 //
 // Each type has a scalar reference decoder (kernels.h) and, where it pays, SIMD decoders for x86-64
-// (SSE4.1; AVX2 with F16C; AVX-512). `to_float` is the fastest decoder the CPU supports, chosen
-// once at the first use of the table, so one binary runs on every machine. The environment
-// variable GGUFS_ISA caps the level for tests and benchmarks: `scalar`, `sse4.1`, `avx2` or
-// `avx512` (a level above what the CPU supports is lowered to it; unset, empty or an unknown name
-// means the best level). SIMD decoders give the same float32 bits as the reference (a NaN may come
-// out as another NaN). Other architectures (arm64 NEON: not written yet) use the reference.
+// (SSE4.1; AVX2 with F16C; AVX-512) and arm64 (NEON). `to_float` is the fastest decoder the CPU
+// supports, chosen once at the first use of the table, so one binary runs on every machine of its
+// architecture. The environment variable GGUFS_ISA caps the level for tests and benchmarks:
+// `scalar`, `sse4.1`, `avx2`, `avx512` or `neon` (a level above what the CPU supports is lowered
+// to it; unset, empty or an unknown name means the best level). SIMD decoders give the same
+// float32 bits as the reference (a NaN may come out as another NaN). Other architectures use the
+// reference.
 #pragma once
 
 #include <cstddef>
@@ -34,15 +35,18 @@ struct TypeTraits {
   BlockDecoder to_float_ref;  ///< the scalar reference decoder (for tests), nullptr likewise
 };
 
-/// Instruction set levels of the decoders, in increasing order; each includes the ones below.
+/// Instruction set levels of the decoders, in increasing order; on x86-64 each includes the ones
+/// below. A build has code for its own architecture's levels only: on arm64 the levels are
+/// kScalar and kNeon, and a request for an x86-64 level there gets the reference decoders.
 enum class Isa {
   kScalar,  ///< portable C++: the reference decoders
   kSse41,   ///< x86-64 SSE4.1
   kAvx2,    ///< x86-64 AVX2 and F16C
   kAvx512,  ///< x86-64 AVX-512 F, BW, VL and DQ (and AVX2, F16C)
+  kNeon,    ///< arm64 Advanced SIMD (NEON)
 };
 
-/// "scalar", "sse4.1", "avx2", "avx512": the names GGUFS_ISA accepts.
+/// "scalar", "sse4.1", "avx2", "avx512", "neon": the names GGUFS_ISA accepts.
 std::string_view isa_name(Isa isa);
 
 /// The best level this CPU (and OS) supports; kScalar on other architectures.

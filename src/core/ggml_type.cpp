@@ -8,10 +8,15 @@
 #include <string_view>
 
 #include "ggufs/kernels.h"
+#include "kernels_arm.h"
 #include "kernels_x86.h"
 
 #if GGUFS_X86_KERNELS
 #include <cpuid.h>
+#endif
+#if GGUFS_ARM_KERNELS
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 namespace ggufs {
@@ -96,6 +101,11 @@ constexpr SimdDecoder kAvx512Stream[] = {GGUFS_AVX512_DECODERS(GGUFS_AVX512_STRE
 #undef GGUFS_AVX512_ENTRY
 #undef GGUFS_AVX512_STREAM_ENTRY
 #endif
+#if GGUFS_ARM_KERNELS
+#define GGUFS_NEON_ENTRY(name) {#name, k::neon::dequantize_##name},
+constexpr SimdDecoder kNeon[] = {GGUFS_NEON_DECODERS(GGUFS_NEON_ENTRY)};
+#undef GGUFS_NEON_ENTRY
+#endif
 
 // The decoders of one level (empty for scalar and for levels this build has no code for).
 std::span<const SimdDecoder> level_decoders(Isa isa) {
@@ -103,6 +113,9 @@ std::span<const SimdDecoder> level_decoders(Isa isa) {
   if (isa == Isa::kSse41) return kSse41;
   if (isa == Isa::kAvx2) return kAvx2;
   if (isa == Isa::kAvx512) return kAvx512;
+#endif
+#if GGUFS_ARM_KERNELS
+  if (isa == Isa::kNeon) return kNeon;
 #endif
   (void)isa;
   return {};
@@ -143,6 +156,10 @@ Isa detect_cpu_isa() {
   if (avx2) return Isa::kAvx2;
   if (__builtin_cpu_supports("sse4.1")) return Isa::kSse41;
 #endif
+#if GGUFS_ARM_KERNELS
+  // Advanced SIMD is part of every AArch64 CPU, but the kernel says so: ask it.
+  if ((getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0) return Isa::kNeon;
+#endif
   return Isa::kScalar;
 }
 
@@ -150,7 +167,7 @@ Isa detect_cpu_isa() {
 Isa detect_active_isa() {
   Isa isa = cpu_isa();
   if (const char* env = std::getenv("GGUFS_ISA"); env != nullptr) {
-    for (const Isa level : {Isa::kScalar, Isa::kSse41, Isa::kAvx2, Isa::kAvx512}) {
+    for (const Isa level : {Isa::kScalar, Isa::kSse41, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
       if (isa_name(level) == env && level < isa) isa = level;
     }
   }
@@ -183,6 +200,8 @@ std::string_view isa_name(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kNeon:
+      return "neon";
   }
   return "unknown";
 }
