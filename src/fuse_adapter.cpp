@@ -225,8 +225,9 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 
 void op_init(void*, fuse_conn_info* conn) {
-  // Splice raw/ replies (see op_read). Requests stay at most 1008 KiB (the read-ahead ggufs
-  // sets, and max_read), as libfuse's splice path cannot grow its pipe for larger ones here.
+  // Splice raw/ replies (see op_read). Requests stay at most 1008 KiB (max_read; the read-ahead
+  // window ggufs sets is four of them), as libfuse's splice path cannot grow its pipe for
+  // larger ones here.
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
   conn->max_read = kMaxReadBytes;  // libfuse requires the same value as the max_read option

@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "  -q                  log errors only\n"
     "  -v                  also log the mount, the unmount and each tensor file opened\n"
     "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other, allow_root), and:\n"
-    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 1008; 0 keeps the\n"
+    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 4032; 0 keeps the\n"
     "                      kernel's default; needs root)\n"
     "     force            clear a stale mount at MOUNTPOINT first (one whose daemon was\n"
     "                      killed: \"Transport endpoint is not connected\") with\n"

@@ -21,9 +21,10 @@ struct Config {
   int quiet = 0;    ///< -q: log errors only
   int verbose = 0;  ///< -v: also log the mount, unmount and each tensor file opened
   int redact = 0;   ///< -o redact: no key or tensor names in the daemon's log
-  /// The largest request libfuse 3.14 can splice here (a 1 MiB pipe holds 1008 KiB + header);
-  /// larger ones take its slow copy path. KiB; 0 keeps the kernel's default.
-  unsigned read_ahead_kb = 1008;
+  /// Four requests of max_read (1008 KiB, the largest libfuse 3.14 can splice here) per
+  /// read-ahead window, so the daemon's threads work on several at once (first reads of
+  /// 485 MiB: medians 18–32 % faster than with one). KiB; 0 keeps the kernel's default.
+  unsigned read_ahead_kb = 4032;
   std::int64_t uid = -1;           ///< -o uid=N: owner of every file (default: the mounting user)
   std::int64_t gid = -1;           ///< -o gid=N: group of every file (default: the mounting group)
   char* cache_dir = nullptr;       ///< -o cache_dir=PATH: chunk cache of remote models (malloc)

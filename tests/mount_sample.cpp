@@ -249,13 +249,13 @@ std::string read_ahead_kb(const std::filesystem::path& mnt) {
 
 // Without a raised read-ahead, page-cache reads reach the daemon as 128 KiB requests (see the
 // README's performance notes). The daemon raises it just after the mount answers, so poll.
-TEST(MountReadAhead, IsRaisedTo1008KiBByDefaultAndSettable) {
+TEST(MountReadAhead, IsRaisedTo4032KiBByDefaultAndSettable) {
   GGUFS_REQUIRE_FUSE();
   if (::geteuid() != 0) GTEST_SKIP() << "setting read_ahead_kb needs root";
   TempDir dir;
   const auto file = write_one_key_model(dir.path(), "test");
   for (const auto& [options, expected] :
-       {std::pair<std::string, std::string>{"", "1008"}, {"-o read_ahead_kb=512", "512"}}) {
+       {std::pair<std::string, std::string>{"", "4032"}, {"-o read_ahead_kb=512", "512"}}) {
     Mount m(file, options);
     ASSERT_TRUE(m.mounted()) << m.output();
     std::string value;
