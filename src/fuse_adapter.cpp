@@ -115,9 +115,10 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
   thread_local std::vector<char> buf;
   try {
-    // raw/: let libfuse splice the bytes from the backing file into /dev/fuse (no copy through
-    // our memory); it falls back to reading them itself where splice is not available.
-    if (const auto ext = c.reader.raw_extent(*n, size, static_cast<std::uint64_t>(off))) {
+    // Stored bytes (raw/, and F32 tensors' float32 data): let libfuse splice them from the
+    // backing file into /dev/fuse (no copy through our memory); it falls back to reading them
+    // itself where splice is not available.
+    if (const auto ext = c.reader.stored_extent(*n, size, static_cast<std::uint64_t>(off))) {
       fuse_bufvec data = FUSE_BUFVEC_INIT(ext->size);
       data.buf[0].flags =
           static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);

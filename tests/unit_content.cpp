@@ -187,7 +187,7 @@ namespace {
 
 // raw/ reads are spliced from the backing file: the extent must name exactly the bytes a copying
 // read returns.
-TEST(Content, RawExtentNamesTheBytesACopyingReadReturns) {
+TEST(Content, StoredExtentOfRawNamesTheBytesACopyingReadReturns) {
   test::TempDir dir;
   GgufWriter g;
   std::vector<std::uint8_t> bytes(1000);
@@ -205,14 +205,14 @@ TEST(Content, RawExtentNamesTheBytesACopyingReadReturns) {
   const Node* f32 = tree.node(tree.lookup(tree.lookup(kRootIno, "f32"), "t"));
   ASSERT_NE(raw, nullptr);
   ASSERT_NE(f32, nullptr);
-  EXPECT_FALSE(reader.raw_extent(*f32, 10, 0).has_value());
+  EXPECT_FALSE(reader.stored_extent(*f32, 10, 0).has_value());  // I8: decoded, not stored
   for (const auto& [off, len] : {std::pair<std::uint64_t, std::size_t>{0, 1000},
                                  {3, 17},
                                  {990, 100},
                                  {999, 1},
                                  {1000, 5},
                                  {5000, 5}}) {
-    const auto ext = reader.raw_extent(*raw, len, off);
+    const auto ext = reader.stored_extent(*raw, len, off);
     ASSERT_TRUE(ext.has_value());
     EXPECT_EQ(ext->fd, src.fd());
     std::vector<std::uint8_t> via_fd(ext->size);
@@ -233,7 +233,60 @@ TEST(Content, RawExtentNamesTheBytesACopyingReadReturns) {
   const MemorySource mem(g.finish());
   const GgufFile fm = parse_gguf(mem, "mem");
   const ContentReader mem_reader(fm, mem);
-  EXPECT_FALSE(mem_reader.raw_extent(*raw, 10, 0).has_value());
+  EXPECT_FALSE(mem_reader.stored_extent(*raw, 10, 0).has_value());
+}
+
+// The float32 data of an F32 tensor is its stored bytes: f32/ reads, and npy/ reads past the
+// header, are spliced too, and the extent names exactly what a copying read returns. Not the
+// .npy header, not another type, not a big-endian file.
+TEST(Content, StoredExtentOfF32DataNamesTheBytesACopyingReadReturns) {
+  test::TempDir dir;
+  const std::uint32_t kF32 = 0;
+  std::vector<float> values(300);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * static_cast<float>(i) - 7;
+  std::vector<std::uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  for (const bool big_endian : {false, true}) {
+    SCOPED_TRACE(big_endian ? "big-endian" : "little-endian");
+    GgufWriter g;
+    g.set_format(3, big_endian);
+    g.add_tensor("w", kF32, {30, 10}, bytes);
+    const auto path = dir.path() / (big_endian ? "be.gguf" : "le.gguf");
+    g.write_file(path.string());
+    const FileSource src(path.string());
+    const GgufFile f = parse_gguf(src, path.string());
+    const Tree tree(f);
+    const ContentReader reader(f, src);
+    const Node* f32 = tree.node(tree.lookup(tree.lookup(kRootIno, "f32"), "w"));
+    const Node* npy = tree.node(tree.lookup(tree.lookup(kRootIno, "npy"), "w.npy"));
+    ASSERT_NE(f32, nullptr);
+    ASSERT_NE(npy, nullptr);
+    const std::uint64_t header = npy->text.size();
+    ASSERT_GT(header, 0u);
+    EXPECT_FALSE(reader.stored_extent(*npy, 10, 0).has_value());  // the header is not stored
+    EXPECT_FALSE(reader.stored_extent(*npy, 10, header - 1).has_value());
+    for (const auto& [node, base] : {std::pair{f32, std::uint64_t{0}}, std::pair{npy, header}}) {
+      for (const auto& [off, len] :
+           {std::pair<std::uint64_t, std::size_t>{0, 1200}, {3, 17}, {1190, 100}, {1200, 5}}) {
+        const auto ext = reader.stored_extent(*node, len, base + off);
+        if (big_endian) {
+          EXPECT_FALSE(ext.has_value());  // swapped when decoded: not the stored bytes
+          continue;
+        }
+        ASSERT_TRUE(ext.has_value()) << off;
+        std::vector<std::uint8_t> via_fd(ext->size);
+        ASSERT_EQ(::pread(ext->fd, via_fd.data(), via_fd.size(), static_cast<off_t>(ext->offset)),
+                  static_cast<ssize_t>(via_fd.size()));
+        std::vector<char> copied(len);
+        const std::size_t got = reader.read(*node, copied.data(), len, base + off);
+        ASSERT_EQ(got, ext->size) << off << "+" << len;
+        if (got > 0) {
+          EXPECT_EQ(0, std::memcmp(via_fd.data(), copied.data(), got)) << off << "+" << len;
+          EXPECT_EQ(0, std::memcmp(copied.data(), bytes.data() + off, got)) << off << "+" << len;
+        }
+      }
+    }
+  }
 }
 
 // Plain-type tensors of a big-endian file are swapped to host order in f32/ (raw/ stays as

@@ -28,16 +28,20 @@ class ContentReader {
   /// backing file cannot supply the tensor's bytes (short read or OS error).
   std::size_t read(const Node& node, char* dst, std::size_t size, std::uint64_t offset) const;
 
-  /// Where the bytes of a read of a kRaw node lie in the backing file, so the caller can splice
-  /// them instead of copying: `size` bytes (clipped to st_size) at byte `offset` of descriptor
-  /// `fd`. Empty for other nodes or a backing source without a descriptor. Throws IoError (as
-  /// read does) when the backing file no longer holds those bytes.
+  /// Where the bytes of a read lie in the backing file when they are the stored bytes unchanged,
+  /// so the caller can splice them instead of copying: `size` bytes (clipped to st_size) at byte
+  /// `offset` of descriptor `fd`. That is every read of a kRaw node, and the reads of the
+  /// float32 data (past the .npy header) of f32/ and npy/ nodes of F32 tensors in little-endian
+  /// files, whose decoding is the identity (ggml-types.md §2). Empty otherwise, and for a
+  /// backing source without a descriptor. Throws IoError (as read does) when the backing file no
+  /// longer holds those bytes.
   struct Extent {
     int fd;
     std::uint64_t offset;  ///< byte offset in the backing file
     std::size_t size;      ///< bytes
   };
-  std::optional<Extent> raw_extent(const Node& node, std::size_t size, std::uint64_t offset) const;
+  std::optional<Extent> stored_extent(const Node& node, std::size_t size,
+                                      std::uint64_t offset) const;
 
  private:
   std::size_t read_decoded(const Node& node, char* dst, std::size_t size,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -49,15 +50,24 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
   return 0;
 }
 
-std::optional<ContentReader::Extent> ContentReader::raw_extent(const Node& node, std::size_t size,
-                                                               std::uint64_t offset) const {
-  if (node.kind != NodeKind::kRaw) return std::nullopt;
+std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& node,
+                                                                  std::size_t size,
+                                                                  std::uint64_t offset) const {
+  if (node.kind != NodeKind::kRaw && node.kind != NodeKind::kDecoded) return std::nullopt;
   const TensorInfo& t = file_.tensors[node.tensor];
+  // Decoded F32 data is the stored bytes when both are little-endian (the .npy header is not).
+  constexpr std::uint32_t kF32 = 0;
+  static_assert(std::endian::native == std::endian::little);
+  if (node.kind == NodeKind::kDecoded &&
+      (t.type != kF32 || file_.big_endian || offset < node.text.size())) {
+    return std::nullopt;
+  }
   const ByteSource& src = source(t);
   if (src.fd() < 0) return std::nullopt;
   if (offset >= node.size) return Extent{src.fd(), 0, 0};
   size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
-  const std::uint64_t at = t.file_offset + offset;
+  const std::uint64_t at =
+      t.file_offset + (offset - (node.kind == NodeKind::kDecoded ? node.text.size() : 0));
   src.check(at, size);
   return Extent{src.fd(), at, size};
 }
