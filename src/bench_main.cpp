@@ -54,7 +54,8 @@ constexpr std::string_view kUsage =
     "  kernels [--mib N]\n"
     "      Decodes N MiB (default 64) of float32 output from random input bytes with every\n"
     "      decodable type's kernel, in this thread; best of several timed repetitions after a\n"
-    "      warm-up. The first row is single-thread memcpy of the same N MiB, the baseline.\n"
+    "      warm-up. The first row is single-thread memcpy of the same N MiB, the baseline; the\n"
+    "      second memset of the output (stores only: about the most a decoder can write).\n"
     "      Each type twice: its decoder writing through the cache (as for reads through the\n"
     "      mount), and decode_streaming (non-temporal stores, as for in-process decodes of at\n"
     "      least 32 MiB). Columns: type, id, out_MB, MB_per_s (float32 output), x_memcpy,\n"
@@ -243,6 +244,16 @@ int cmd_kernels(Args& args) {
   const double memcpy_mbps = mb_per_s(out_bytes, memcpy_s);
   std::printf("memcpy\t-\t%.1f\t%.0f\t1.00\t%.0f\t1.00\n", static_cast<double>(out_bytes) / 1e6,
               memcpy_mbps, memcpy_mbps);
+  // memset of the same output: stores only, nothing read; about the most a decoder, which
+  // also reads its input, can write.
+  int fill = 0;
+  const double memset_s = best_seconds([&] {
+    std::memset(out.data(), ++fill, out_bytes);
+    clobber(out.data());
+  });
+  const double memset_mbps = mb_per_s(out_bytes, memset_s);
+  std::printf("memset\t-\t%.1f\t%.0f\t%.2f\t%.0f\t%.2f\n", static_cast<double>(out_bytes) / 1e6,
+              memset_mbps, memset_mbps / memcpy_mbps, memset_mbps, memset_mbps / memcpy_mbps);
   std::fflush(stdout);
 
   std::vector<std::uint8_t> in;
