@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "fp4_scales.h"
 #include "ggufs/ggml_tables.h"
 #include "ggufs/kernels.h"
 #include "kquant_scales.h"
@@ -75,6 +76,13 @@ inline uint8x16_t fifth_bits(std::uint32_t qh, int first) {
 // `value` in the bytes where `bit` is set in `mask_bytes`, else 0.
 inline uint8x16_t where_bit(uint8x16_t mask_bytes, std::uint8_t bit, std::uint8_t value) {
   return vandq_u8(vtstq_u8(mask_bytes, vdupq_n_u8(bit)), vdupq_n_u8(value));
+}
+
+// 32 elements from a 16-entry table of signed bytes: table[low nibble of qs[j]] × scale at y[j],
+// table[high nibble] × scale at y[j + 16] (IQ4_NL, IQ4_XS and MXFP4 blocks).
+inline void store_lookup32(float* y, int8x16_t table, uint8x16_t qs, float scale) {
+  store_mul(y, s8_to_f32(vqtbl1q_s8(table, low_nibbles(qs))), scale);
+  store_mul(y + 16, s8_to_f32(vqtbl1q_s8(table, high_nibbles(qs))), scale);
 }
 
 // Bytes >> shift for a shift known only at run time (0..7).
@@ -314,10 +322,7 @@ void dequantize_q6_k(const std::uint8_t* src, float* dst, std::size_t n_blocks) 
 void dequantize_iq4_nl(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
   const int8x16_t table = vld1q_s8(tables::kValuesIq4nl.data());
   for (std::size_t b = 0; b < n_blocks; ++b, src += 18, dst += 32) {
-    const float d = load_half(src);
-    const uint8x16_t qs = vld1q_u8(src + 2);
-    store_mul(dst, s8_to_f32(vqtbl1q_s8(table, low_nibbles(qs))), d);
-    store_mul(dst + 16, s8_to_f32(vqtbl1q_s8(table, high_nibbles(qs))), d);
+    store_lookup32(dst, table, vld1q_u8(src + 2), load_half(src));
   }
 }
 
@@ -331,9 +336,112 @@ void dequantize_iq4_xs(const std::uint8_t* src, float* dst, std::size_t n_blocks
       const int ls = static_cast<int>(((scales_l[g / 2] >> (4 * (g % 2))) & 15) |
                                       ((scales_h >> (2 * g)) & 3) << 4);
       const float dl = d * static_cast<float>(ls - 32);
-      const uint8x16_t qs = vld1q_u8(src + 8 + 16 * g);
-      store_mul(dst + 32 * g, s8_to_f32(vqtbl1q_s8(table, low_nibbles(qs))), dl);
-      store_mul(dst + 32 * g + 16, s8_to_f32(vqtbl1q_s8(table, high_nibbles(qs))), dl);
+      store_lookup32(dst + 32 * g, table, vld1q_u8(src + 8 + 16 * g), dl);
+    }
+  }
+}
+
+// --- ternary, FP4 and 1-/2-bit types (§5) ------------------------------------------------------
+
+// TQ1_0: digit n of each byte is ((b × 3^n) mod 256 × 3) >> 8, minus 1; digit-major order over
+// the runs qs[0..31], qs[32..47] (5 digits each) and qh[0..3] (4 digits).
+void dequantize_tq1_0(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  static constexpr std::uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  // Digits of the bytes b as signed bytes −1, 0, +1.
+  const auto digits = [](uint8x16_t b, int n) {
+    const uint8x16_t t = vmulq_u8(b, vdupq_n_u8(kPow3[n]));  // mod 256 by wrapping
+    const uint8x16_t top = vcombine_u8(vshrn_n_u16(vmull_u8(vget_low_u8(t), vdup_n_u8(3)), 8),
+                                       vshrn_n_u16(vmull_high_u8(t, vdupq_n_u8(3)), 8));
+    return vsubq_s8(vreinterpretq_s8_u8(top), vdupq_n_s8(1));
+  };
+  for (std::size_t b = 0; b < n_blocks; ++b, src += 54, dst += 256) {
+    const float d = load_half(src + 52);
+    std::uint8_t qh[16] = {src[48], src[49], src[50], src[51]};  // run 3, padded to a vector
+    for (int n = 0; n < 5; ++n) {
+      store_mul(dst + 32 * n, s8_to_f32(digits(vld1q_u8(src), n)), d);
+      store_mul(dst + 32 * n + 16, s8_to_f32(digits(vld1q_u8(src + 16), n)), d);
+      store_mul(dst + 160 + 16 * n, s8_to_f32(digits(vld1q_u8(src + 32), n)), d);
+      if (n < 4) {
+        vst1q_f32(dst + 240 + 4 * n,
+                  vmulq_f32(s8_to_f32(digits(vld1q_u8(qh), n)).v[0], vdupq_n_f32(d)));
+      }
+    }
+  }
+}
+
+// TQ2_0: two halves h of 32 bytes, four 2-bit planes p each, code − 1.
+void dequantize_tq2_0(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  for (std::size_t b = 0; b < n_blocks; ++b, src += 66) {
+    const float d = load_half(src + 64);
+    for (int h = 0; h < 2; ++h) {
+      for (int p = 0; p < 4; ++p) {
+        for (int k = 0; k < 2; ++k, dst += 16) {
+          const uint8x16_t q =
+              vandq_u8(shift_right(vld1q_u8(src + 32 * h + 16 * k), 2 * p), vdupq_n_u8(3));
+          store_mul(dst, s8_to_f32(vsubq_s8(vreinterpretq_s8_u8(q), vdupq_n_s8(1))), d);
+        }
+      }
+    }
+  }
+}
+
+// MXFP4: kValuesFp4[code] × 2^(e − 128); low nibbles are elements 0–15, high ones 16–31.
+void dequantize_mxfp4(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  const int8x16_t table = vld1q_s8(tables::kValuesFp4.data());
+  for (std::size_t b = 0; b < n_blocks; ++b, src += 17, dst += 32) {
+    store_lookup32(dst, table, vld1q_u8(src + 1), simd::e8m0_scale(src[0]));
+  }
+}
+
+// NVFP4: four sub-blocks s of 16, each with its UE4M3 scale; 8 bytes, low nibbles first.
+void dequantize_nvfp4(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  const int8x16_t table = vld1q_s8(tables::kValuesFp4.data());
+  for (std::size_t b = 0; b < n_blocks; ++b, src += 36, dst += 64) {
+    for (int s = 0; s < 4; ++s) {
+      const uint8x8_t qs = vld1_u8(src + 4 + 8 * s);
+      const uint8x16_t codes = vcombine_u8(vand_u8(qs, vdup_n_u8(15)), vshr_n_u8(qs, 4));
+      store_mul(dst + 16 * s, s8_to_f32(vqtbl1q_s8(table, codes)), simd::kUe4m3Half.v[src[s]]);
+    }
+  }
+}
+
+// Q1_0: bit j % 8 of qs[j / 8] set: +d, else −d.
+void dequantize_q1_0(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  static const std::uint8_t kSpread[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  static const std::uint8_t kLaneBit[16] = {1, 2, 4, 8, 16, 32, 64, 128,
+                                            1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t spread = vld1q_u8(kSpread), lane_bit = vld1q_u8(kLaneBit);
+  for (std::size_t b = 0; b < n_blocks; ++b, src += 18, dst += 128) {
+    const float d = load_half(src);
+    const float32x4_t plus = vdupq_n_f32(d), minus = vdupq_n_f32(-d);
+    const uint8x16_t qs = vld1q_u8(src + 2);
+    for (int g = 0; g < 8; ++g) {  // bytes 2g, 2g + 1: elements 16g .. 16g + 15
+      const uint8x16_t bytes = vqtbl1q_u8(qs, vaddq_u8(spread, vdupq_n_u8(2 * g)));
+      const int8x16_t set = vreinterpretq_s8_u8(vtstq_u8(bytes, lane_bit));  // −1 or 0
+      const int16x8_t lo = vmovl_s8(vget_low_s8(set)), hi = vmovl_high_s8(set);
+      const int32x4_t m[4] = {vmovl_s16(vget_low_s16(lo)), vmovl_high_s16(lo),
+                              vmovl_s16(vget_low_s16(hi)), vmovl_high_s16(hi)};
+      for (int k = 0; k < 4; ++k) {
+        vst1q_f32(dst + 16 * g + 4 * k, vbslq_f32(vreinterpretq_u32_s32(m[k]), plus, minus));
+      }
+    }
+  }
+}
+
+// Q2_0: code (qs[j / 4] >> 2(j % 4)) & 3, minus 1, times d.
+void dequantize_q2_0(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  static const std::uint8_t kSpread[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
+  static const std::int8_t kShift[16] = {0, -2, -4, -6, 0, -2, -4, -6,
+                                         0, -2, -4, -6, 0, -2, -4, -6};
+  const uint8x16_t spread = vld1q_u8(kSpread);
+  const int8x16_t shift = vld1q_s8(kShift);
+  for (std::size_t b = 0; b < n_blocks; ++b, src += 18, dst += 64) {
+    const float d = load_half(src);
+    const uint8x16_t qs = vld1q_u8(src + 2);
+    for (int g = 0; g < 4; ++g) {  // bytes 4g .. 4g + 3: elements 16g .. 16g + 15
+      const uint8x16_t bytes = vqtbl1q_u8(qs, vaddq_u8(spread, vdupq_n_u8(4 * g)));
+      const uint8x16_t q = vandq_u8(vshlq_u8(bytes, shift), vdupq_n_u8(3));
+      store_mul(dst + 16 * g, s8_to_f32(vsubq_s8(vreinterpretq_s8_u8(q), vdupq_n_s8(1))), d);
     }
   }
 }
