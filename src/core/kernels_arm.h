@@ -18,15 +18,14 @@
 #if GGUFS_ARM_KERNELS
 
 // clang-format off
-// The types with a NEON decoder: the plain types NEON converts directly, the legacy quants, the
-// K-quants, Q8_K, the 4-bit non-linear i-quants and FP4 types (16-entry table lookups), the
-// ternary and the 1-/2-bit types. The i-quant grids (and F32, F64, I64) use their reference
-// decoder on arm64.
+// The types with a NEON decoder: every type but F32 (a copy), F64 and I64 (two 64-bit lanes per
+// vector: little to gain over the scalar loop), which use their reference decoder on arm64.
 #define GGUFS_NEON_DECODERS(X)                                                               \
   X(f16) X(bf16) X(i8) X(i16) X(i32)                                                         \
   X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q8_1)                                            \
   X(q2_k) X(q3_k) X(q4_k) X(q5_k) X(q6_k) X(q8_k)                                            \
-  X(iq4_nl) X(iq4_xs) X(tq1_0) X(tq2_0) X(mxfp4) X(nvfp4) X(q1_0) X(q2_0)
+  X(iq2_xxs) X(iq2_xs) X(iq2_s) X(iq3_xxs) X(iq3_s) X(iq1_s) X(iq1_m) X(iq4_nl) X(iq4_xs)    \
+  X(tq1_0) X(tq2_0) X(mxfp4) X(nvfp4) X(q1_0) X(q2_0)
 // clang-format on
 
 namespace ggufs::kernels::neon {

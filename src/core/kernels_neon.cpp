@@ -14,6 +14,7 @@
 #include "fp4_scales.h"
 #include "ggufs/ggml_tables.h"
 #include "ggufs/kernels.h"
+#include "iquant_grids.h"
 #include "kquant_scales.h"
 #include "le_load.h"
 
@@ -315,6 +316,62 @@ void dequantize_q6_k(const std::uint8_t* src, float* dst, std::size_t n_blocks) 
       }
     }
   }
+}
+
+// --- i-quant grids (§5): the block walks of iquant_grids.h with NEON group writers -------------
+
+struct NeonGroups {
+  // db × float(grid byte j), negated (sign bit flipped: exact) where bit j of signs is set.
+  static void signed_group(float* y, float db, std::uint64_t grid, unsigned signs) {
+    static const std::uint8_t kLaneBit[8] = {1, 2, 4, 8, 16, 32, 64, 128};
+    const uint16x8_t g = vmovl_u8(vcreate_u8(grid));
+    const float32x4_t dv = vdupq_n_f32(db);
+    // −1 (all ones) in the lanes whose sign bit is set, widened to 32 bits, keeping bit 31.
+    const int16x8_t set = vmovl_s8(vreinterpret_s8_u8(
+        vtst_u8(vdup_n_u8(static_cast<std::uint8_t>(signs)), vld1_u8(kLaneBit))));
+    const uint32x4_t sign_bit = vdupq_n_u32(0x80000000u);
+    const uint32x4_t s0 = vandq_u32(vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(set))), sign_bit);
+    const uint32x4_t s1 = vandq_u32(vreinterpretq_u32_s32(vmovl_high_s16(set)), sign_bit);
+    const float32x4_t v0 = vmulq_f32(dv, vcvtq_f32_u32(vmovl_u16(vget_low_u16(g))));
+    const float32x4_t v1 = vmulq_f32(dv, vcvtq_f32_u32(vmovl_high_u16(g)));
+    vst1q_f32(y, vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(v0), s0)));
+    vst1q_f32(y + 4, vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(v1), s1)));
+  }
+  // dl × (float(signed grid byte j) + delta).
+  static void iq1_group(float* y, float dl, std::uint64_t grid, float delta) {
+    const int16x8_t g = vmovl_s8(vcreate_s8(grid));
+    const float32x4_t dv = vdupq_n_f32(dl), deltav = vdupq_n_f32(delta);
+    vst1q_f32(y, vmulq_f32(dv, vaddq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(g))), deltav)));
+    vst1q_f32(y + 4, vmulq_f32(dv, vaddq_f32(vcvtq_f32_s32(vmovl_high_s16(g)), deltav)));
+  }
+};
+
+void dequantize_iq2_xxs(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  iquant::decode_iq2_xxs<NeonGroups>(src, dst, n_blocks);
+}
+
+void dequantize_iq2_xs(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  iquant::decode_iq2_xs<NeonGroups>(src, dst, n_blocks);
+}
+
+void dequantize_iq2_s(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  iquant::decode_iq2_s<NeonGroups>(src, dst, n_blocks);
+}
+
+void dequantize_iq3_xxs(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  iquant::decode_iq3_xxs<NeonGroups>(src, dst, n_blocks);
+}
+
+void dequantize_iq3_s(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  iquant::decode_iq3_s<NeonGroups>(src, dst, n_blocks);
+}
+
+void dequantize_iq1_s(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  iquant::decode_iq1_s<NeonGroups>(src, dst, n_blocks);
+}
+
+void dequantize_iq1_m(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
+  iquant::decode_iq1_m<NeonGroups>(src, dst, n_blocks);
 }
 
 // --- 4-bit non-linear i-quants (§5): the code is an index into kValuesIq4nl ---------------------
