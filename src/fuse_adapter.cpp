@@ -11,12 +11,14 @@
 #include <cfloat>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <vector>
 
 #include "ggufs/error.h"
 #include "ggufs/names.h"
 #include "ggufs/xattrs.h"
 #include "log.h"
+#include "splice_pipe.h"
 
 namespace ggufs {
 namespace {
@@ -115,16 +117,19 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
   thread_local std::vector<char> buf;
   try {
-    // Stored bytes (raw/, and F32 tensors' float32 data): let libfuse splice them from the
-    // backing file into /dev/fuse (no copy through our memory); it falls back to reading them
-    // itself where splice is not available.
-    if (const auto ext = c.reader.stored_extent(*n, size, static_cast<std::uint64_t>(off))) {
+    // Stored bytes (raw/, and F32 tensors' float32 data): spliced from the backing file into
+    // our pipe, then from it into /dev/fuse by libfuse (which reads the pipe itself where it
+    // cannot splice): no copy through our memory, and a failed read is ours to turn into EIO.
+    thread_local SplicePipe pipe;
+    const auto ext = pipe.ok() ? c.reader.stored_extent(*n, size, static_cast<std::uint64_t>(off))
+                               : std::nullopt;
+    if (ext) {
+      if (ext->size == 0) return void(fuse_reply_buf(req, nullptr, 0));
+      pipe.fill(ext->fd, ext->offset, ext->size, ext->path);
       fuse_bufvec data = FUSE_BUFVEC_INIT(ext->size);
-      data.buf[0].flags =
-          static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
-      data.buf[0].fd = ext->fd;
-      data.buf[0].pos = static_cast<off_t>(ext->offset);
-      fuse_reply_data(req, &data, FUSE_BUF_SPLICE_MOVE);
+      data.buf[0].flags = FUSE_BUF_IS_FD;
+      data.buf[0].fd = pipe.read_fd();
+      if (fuse_reply_data(req, &data, FUSE_BUF_SPLICE_MOVE) != 0) pipe.reset();
       return;
     }
     buf.resize(size);

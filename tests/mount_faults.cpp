@@ -208,6 +208,8 @@ TEST_F(MountFaults, UnreadableBackingFileFailsReadsAndTheDaemonStaysUp) {
   // come from the dead daemon.
   EXPECT_EQ(read_errno(mnt_ / "f32/b"), EIO);
   EXPECT_EQ(read_errno(mnt_ / "f32/b"), EIO);
+  // raw/ (spliced from the backing file): EIO too, not the read's own ENOTCONN.
+  EXPECT_EQ(read_errno(mnt_ / "raw/b"), EIO);
   EXPECT_EQ(read_text(mnt_ / "metadata/general.architecture"), "faults\n");
   EXPECT_TRUE(d.alive());
   EXPECT_EQ(count_lines(log_, "failed"), 1) << read_text(log_);

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "ggufs/byte_source.h"
@@ -37,8 +38,9 @@ class ContentReader {
   /// longer holds those bytes.
   struct Extent {
     int fd;
-    std::uint64_t offset;  ///< byte offset in the backing file
-    std::size_t size;      ///< bytes
+    std::uint64_t offset;   ///< byte offset in the backing file
+    std::size_t size;       ///< bytes
+    std::string_view path;  ///< the backing file's path, for messages
   };
   std::optional<Extent> stored_extent(const Node& node, std::size_t size,
                                       std::uint64_t offset) const;

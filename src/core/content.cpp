@@ -64,12 +64,12 @@ std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& no
   }
   const ByteSource& src = source(t);
   if (src.fd() < 0) return std::nullopt;
-  if (offset >= node.size) return Extent{src.fd(), 0, 0};
+  if (offset >= node.size) return Extent{src.fd(), 0, 0, path_of(t)};
   size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
   const std::uint64_t at =
       t.file_offset + (offset - (node.kind == NodeKind::kDecoded ? node.text.size() : 0));
   src.check(at, size);
-  return Extent{src.fd(), at, size};
+  return Extent{src.fd(), at, size, path_of(t)};
 }
 
 std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t size,
