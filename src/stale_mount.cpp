@@ -28,8 +28,12 @@ std::string shell_quote(const std::string& s) {
 bool clear_stale_mount(const std::string& mountpoint, bool force) {
   // statfs, not stat: FUSE always asks the daemon for it, while stat may be answered from the
   // attributes the kernel cached before the daemon died (ggufs caches them forever).
+  // A request the kernel aborted as the daemon died answers ECONNABORTED; the next one then
+  // finds the connection gone.
   struct statfs sfs {};
-  if (::statfs(mountpoint.c_str(), &sfs) == 0 || errno != ENOTCONN) return true;
+  int result = ::statfs(mountpoint.c_str(), &sfs);
+  if (result != 0 && errno == ECONNABORTED) result = ::statfs(mountpoint.c_str(), &sfs);
+  if (result == 0 || errno != ENOTCONN) return true;
   const std::string shown = printable(mountpoint);
   if (!force) {
     fmt::print(stderr,

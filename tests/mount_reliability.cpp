@@ -91,6 +91,14 @@ class StaleMount : public ::testing::Test {
     int status = 0;
     ::waitpid(pid, &status, 0);
     ASSERT_TRUE(up) << "ggufs -f did not mount";
+    // The kernel aborts the connection once nothing holds /dev/fuse open any more; a request
+    // caught in flight by the abort answers ECONNABORTED. Wait for the settled state: a stale
+    // mount, ENOTCONN to every new request.
+    struct statfs sfs {};
+    for (int i = 0; i < 500; ++i) {
+      if (::statfs(mnt_.c_str(), &sfs) == -1 && errno == ENOTCONN) break;
+      ::usleep(10000);
+    }
   }
   void TearDown() override {
     if (!mnt_.empty() && is_mounted(mnt_)) run("fusermount3 -uz " + quote(mnt_));
