@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "ggufs/content.h"
@@ -185,6 +186,39 @@ TEST(Content, TreeHasTheContractLayout) {
 namespace ggufs {
 namespace {
 
+// A model file opened as the mount opens it: its descriptor, parsed header, tree and reader.
+struct OpenedModel {
+  explicit OpenedModel(const std::filesystem::path& path)
+      : src(path.string()), file(parse_gguf(src, path.string())), tree(file), reader(file, src) {}
+  const Node* node(const char* dir, const char* name) const {
+    return tree.node(tree.lookup(tree.lookup(kRootIno, dir), name));
+  }
+  const FileSource src;
+  const GgufFile file;
+  const Tree tree;
+  const ContentReader reader;
+};
+
+// The bytes `ext` names, read through its descriptor, after checking that a copying read of
+// [off, off + len) of `node` returns exactly them. Adds a failure and returns {} otherwise.
+std::vector<std::uint8_t> checked_extent_bytes(const ContentReader& reader, const Node& node,
+                                               const ContentReader::Extent& ext, std::uint64_t off,
+                                               std::size_t len) {
+  SCOPED_TRACE(std::to_string(off) + "+" + std::to_string(len));
+  std::vector<std::uint8_t> via_fd(ext.size);
+  EXPECT_EQ(::pread(ext.fd, via_fd.data(), via_fd.size(), static_cast<off_t>(ext.offset)),
+            static_cast<ssize_t>(via_fd.size()));
+  std::vector<char> copied(len);
+  const std::size_t got = reader.read(node, copied.data(), len, off);
+  EXPECT_EQ(got, ext.size);
+  // memcmp must not see the null data() of empty vectors.
+  if (got != ext.size || (got > 0 && std::memcmp(via_fd.data(), copied.data(), got) != 0)) {
+    ADD_FAILURE() << "the extent's bytes differ from a copying read";
+    return {};
+  }
+  return via_fd;
+}
+
 // raw/ reads are spliced from the backing file: the extent must name exactly the bytes a copying
 // read returns.
 TEST(Content, StoredExtentOfRawNamesTheBytesACopyingReadReturns) {
@@ -197,33 +231,22 @@ TEST(Content, StoredExtentOfRawNamesTheBytesACopyingReadReturns) {
   g.add_tensor("t", kI8, {1000}, bytes);
   const auto path = dir.path() / "m.gguf";
   g.write_file(path.string());
-  const FileSource src(path.string());
-  const GgufFile f = parse_gguf(src, path.string());
-  const Tree tree(f);
-  const ContentReader reader(f, src);
-  const Node* raw = tree.node(tree.lookup(tree.lookup(kRootIno, "raw"), "t"));
-  const Node* f32 = tree.node(tree.lookup(tree.lookup(kRootIno, "f32"), "t"));
+  const OpenedModel m(path);
+  const Node* raw = m.node("raw", "t");
+  const Node* f32 = m.node("f32", "t");
   ASSERT_NE(raw, nullptr);
   ASSERT_NE(f32, nullptr);
-  EXPECT_FALSE(reader.stored_extent(*f32, 10, 0).has_value());  // I8: decoded, not stored
+  EXPECT_FALSE(m.reader.stored_extent(*f32, 10, 0).has_value());  // I8: decoded, not stored
   for (const auto& [off, len] : {std::pair<std::uint64_t, std::size_t>{0, 1000},
                                  {3, 17},
                                  {990, 100},
                                  {999, 1},
                                  {1000, 5},
                                  {5000, 5}}) {
-    const auto ext = reader.stored_extent(*raw, len, off);
+    const auto ext = m.reader.stored_extent(*raw, len, off);
     ASSERT_TRUE(ext.has_value());
-    EXPECT_EQ(ext->fd, src.fd());
-    std::vector<std::uint8_t> via_fd(ext->size);
-    ASSERT_EQ(::pread(ext->fd, via_fd.data(), via_fd.size(), static_cast<off_t>(ext->offset)),
-              static_cast<ssize_t>(via_fd.size()));
-    std::vector<char> copied(len);
-    const std::size_t got = reader.read(*raw, copied.data(), len, off);
-    ASSERT_EQ(got, ext->size) << off << "+" << len;
-    if (got > 0) {  // memcmp must not see the null data() of empty vectors
-      EXPECT_EQ(0, std::memcmp(via_fd.data(), copied.data(), got)) << off << "+" << len;
-    }
+    EXPECT_EQ(ext->fd, m.src.fd());
+    const std::vector<std::uint8_t> via_fd = checked_extent_bytes(m.reader, *raw, *ext, off, len);
     if (off < 1000) {
       ASSERT_FALSE(via_fd.empty());
       EXPECT_EQ(via_fd[0], bytes[off]);
@@ -253,12 +276,10 @@ TEST(Content, StoredExtentOfF32DataNamesTheBytesACopyingReadReturns) {
     g.add_tensor("w", kF32, {30, 10}, bytes);
     const auto path = dir.path() / (big_endian ? "be.gguf" : "le.gguf");
     g.write_file(path.string());
-    const FileSource src(path.string());
-    const GgufFile f = parse_gguf(src, path.string());
-    const Tree tree(f);
-    const ContentReader reader(f, src);
-    const Node* f32 = tree.node(tree.lookup(tree.lookup(kRootIno, "f32"), "w"));
-    const Node* npy = tree.node(tree.lookup(tree.lookup(kRootIno, "npy"), "w.npy"));
+    const OpenedModel m(path);
+    const ContentReader& reader = m.reader;
+    const Node* f32 = m.node("f32", "w");
+    const Node* npy = m.node("npy", "w.npy");
     ASSERT_NE(f32, nullptr);
     ASSERT_NE(npy, nullptr);
     const std::uint64_t header = npy->text.size();
@@ -274,15 +295,12 @@ TEST(Content, StoredExtentOfF32DataNamesTheBytesACopyingReadReturns) {
           continue;
         }
         ASSERT_TRUE(ext.has_value()) << off;
-        std::vector<std::uint8_t> via_fd(ext->size);
-        ASSERT_EQ(::pread(ext->fd, via_fd.data(), via_fd.size(), static_cast<off_t>(ext->offset)),
-                  static_cast<ssize_t>(via_fd.size()));
-        std::vector<char> copied(len);
-        const std::size_t got = reader.read(*node, copied.data(), len, base + off);
-        ASSERT_EQ(got, ext->size) << off << "+" << len;
-        if (got > 0) {
-          EXPECT_EQ(0, std::memcmp(via_fd.data(), copied.data(), got)) << off << "+" << len;
-          EXPECT_EQ(0, std::memcmp(copied.data(), bytes.data() + off, got)) << off << "+" << len;
+        const std::vector<std::uint8_t> via_fd =
+            checked_extent_bytes(reader, *node, *ext, base + off, len);
+        ASSERT_EQ(via_fd.size(), ext->size) << off << "+" << len;
+        if (!via_fd.empty()) {
+          EXPECT_EQ(0, std::memcmp(via_fd.data(), bytes.data() + off, via_fd.size()))
+              << off << "+" << len;
         }
       }
     }
