@@ -7,17 +7,22 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cfloat>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "ggufs/error.h"
 #include "ggufs/names.h"
 #include "ggufs/xattrs.h"
 #include "log.h"
+#include "remote_reads.h"
 #include "splice_pipe.h"
 
 namespace ggufs {
@@ -46,15 +51,23 @@ const char* fault_text(Fault fault) {
   return "read error";
 }
 
-// One log line for the first fault of each kind, not one per read: a truncated file fails every
-// read of its tail.
+// One log line per distinct fault (its text with the numbers left out), not one per read: a
+// truncated file fails every read of its tail, a dead server every chunk. At most 64 lines.
 void log_fault_once(Fault fault, const Node& n, const char* detail) {
-  static std::atomic<unsigned> logged{0};
-  const unsigned bit = 1u << static_cast<unsigned>(fault);
-  if (logged.fetch_or(bit) & bit) return;
+  static std::mutex mu;
+  static std::set<std::string> logged;
+  const std::string text = log_redacting() ? fault_text(fault) : detail;
+  std::string shape = std::to_string(static_cast<int>(fault));
+  for (const char ch : text) {
+    if (!std::isdigit(static_cast<unsigned char>(ch))) shape += ch;
+  }
+  {
+    const std::lock_guard lock(mu);
+    if (logged.size() >= 64 || !logged.insert(shape).second) return;
+  }
   log_message(LogLevel::kError,
-              fmt::format("read of {} failed: {} (EIO; later faults of this kind are not logged)",
-                          log_name(n.name), log_redacting() ? fault_text(fault) : detail));
+              fmt::format("read of {} failed: {} (EIO; the same fault is not logged again)",
+                          log_name(n.name), text));
 }
 
 struct stat make_stat(const MountContext& c, Ino ino, const Node& n) {
@@ -110,19 +123,16 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_open(req, fi);
 }
 
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  const MountContext& c = ctx(req);
-  const Node* n = c.tree.node(ino);
-  if (!n) return void(fuse_reply_err(req, ENOENT));
-  if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
+// Answers a read of node `n` (a file).
+void serve_read(fuse_req_t req, const MountContext& c, const Node& n, size_t size, off_t off) {
   thread_local std::vector<char> buf;
   try {
     // Stored bytes (raw/, and F32 tensors' float32 data): spliced from the backing file into
     // our pipe, then from it into /dev/fuse by libfuse (which reads the pipe itself where it
     // cannot splice): no copy through our memory, and a failed read is ours to turn into EIO.
     thread_local SplicePipe pipe;
-    const auto ext = pipe.ok() ? c.reader.stored_extent(*n, size, static_cast<std::uint64_t>(off))
-                               : std::nullopt;
+    const auto ext =
+        pipe.ok() ? c.reader.stored_extent(n, size, static_cast<std::uint64_t>(off)) : std::nullopt;
     if (ext) {
       if (ext->size == 0) return void(fuse_reply_buf(req, nullptr, 0));
       pipe.fill(ext->fd, ext->offset, ext->size, ext->path);
@@ -133,16 +143,36 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       return;
     }
     buf.resize(size);
-    const std::size_t got = c.reader.read(*n, buf.data(), size, static_cast<std::uint64_t>(off));
+    const std::size_t got = c.reader.read(n, buf.data(), size, static_cast<std::uint64_t>(off));
     fuse_reply_buf(req, buf.data(), got);
   } catch (const IoError& e) {
     // Never let a fault under the mount take the daemon down: this read fails, others go on.
-    log_fault_once(e.fault(), *n, e.what());
+    log_fault_once(e.fault(), n, e.what());
     fuse_reply_err(req, EIO);
   } catch (const std::exception& e) {
-    log_fault_once(Fault::kReadError, *n, e.what());
+    log_fault_once(Fault::kReadError, n, e.what());
     fuse_reply_err(req, EIO);
   }
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  const MountContext& c = ctx(req);
+  const Node* n = c.tree.node(ino);
+  if (!n) return void(fuse_reply_err(req, ENOENT));
+  if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
+  if (c.remote_reads && (n->kind == NodeKind::kRaw || n->kind == NodeKind::kDecoded)) {
+    // Tensor bytes of a remote model may wait for a server: handed to the remote-read pool, so
+    // this thread is free for the next request.
+    c.remote_reads->submit([req, &c, n, size, off](bool expired) {
+      if (!expired) return serve_read(req, c, *n, size, off);
+      log_fault_once(Fault::kReadError, *n,
+                     "not started within the read's time bound (-o read_timeout): the "
+                     "server is slow or silent");
+      fuse_reply_err(req, EIO);
+    });
+    return;
+  }
+  serve_read(req, c, *n, size, off);
 }
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {

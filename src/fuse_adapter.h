@@ -14,6 +14,8 @@
 
 namespace ggufs {
 
+class RemoteReadPool;
+
 /// What every request handler needs; immutable while mounted. Passed as the session userdata.
 struct MountContext {
   const Tree& tree;
@@ -23,6 +25,8 @@ struct MountContext {
   uid_t uid;
   gid_t gid;
   struct timespec mtime;  ///< of the backing file; reported for every node
+  /// Serves the tensor reads of a remote model off libfuse's threads; null for local models.
+  RemoteReadPool* remote_reads = nullptr;
 };
 
 /// The largest read request (bytes): what libfuse 3.14 can still splice through a 1 MiB pipe with

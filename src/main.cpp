@@ -26,6 +26,7 @@
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
+#include "ggufs/http_source.h"
 #include "ggufs/info.h"
 #include "ggufs/model.h"
 #include "ggufs/names.h"
@@ -36,6 +37,7 @@
 #include "options.h"
 #include "progress.h"
 #include "readiness.h"
+#include "remote_reads.h"
 #include "stale_mount.h"
 
 namespace {
@@ -59,11 +61,12 @@ int open_and_parse(const std::string& path, const RemoteOptions& remote, Model& 
   bool progressed = false;
   const auto progress = [&](std::uint32_t i, std::uint32_t n, const std::string& p) {
     if (!tty || n <= 1) return;
-    fmt::print(stderr, "\rggufs: reading shard {} of {}: {}\x1b[K", i, n, printable(p));
+    fmt::print(stderr, "\rggufs: reading shard {} of {}: {}\x1b[K", i, n,
+               printable(is_url(p) ? display_url(p) : p));
     progressed = true;
   };
   try {
-    const SlowStep step(fmt::format("reading {}", path));
+    const SlowStep step(fmt::format("reading {}", is_url(path) ? display_url(path) : path));
     model = open_model(path, progress, remote);
     if (progressed) fmt::print(stderr, "\rggufs: read {} shards\x1b[K\n", model.sources.size());
     return kExitOk;
@@ -86,6 +89,10 @@ std::optional<RemoteOptions> remote_options(const Config& conf) {
   if (conf.cache_dir) r.cache_dir = conf.cache_dir;
   if (conf.ca_file) r.ca_file = conf.ca_file;
   r.cache_limit_bytes = std::uint64_t{conf.cache_size_mib} << 20;
+  r.read_timeout_s = conf.read_timeout;
+  r.s3.path_style = conf.s3_path_style != 0;
+  r.s3.virtual_host = conf.s3_virtual_host != 0;
+  r.s3.anonymous = conf.s3_anonymous != 0;
   if (conf.token_file) {
     std::ifstream in(conf.token_file);
     if (!in || !std::getline(in, r.bearer_token)) {
@@ -104,7 +111,7 @@ std::optional<RemoteOptions> remote_options(const Config& conf) {
 
 // `path` made absolute (user.gguf.file), as given when it cannot be resolved.
 std::string absolute_path(const std::string& path) {
-  if (is_url(path)) return path;
+  if (is_url(path)) return display_url(path);  // no query string: it may hold a signature
   std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
   return real ? std::string(real.get()) : path;
 }
@@ -138,8 +145,14 @@ void warn_undecoded(const GgufFile& f) {
   }
 }
 
-int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
-          const MountContext& mctx) {
+// Threads that serve reads of remote models (remote_reads.h): as many reads may wait for
+// servers at once, beyond them reads queue (within their time bound).
+constexpr unsigned kRemoteReadThreads = 16;
+
+// Mounts and serves until unmounted. `remote_read_timeout_s`: the time bound of reads of a
+// remote model (0: a local one).
+int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, MountContext& mctx,
+          unsigned remote_read_timeout_s) {
   fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops),
                                       const_cast<MountContext*>(&mctx));
   if (!se) return kExitMountFailed;  // libfuse printed why (e.g. an unknown -o option)
@@ -158,6 +171,9 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
       if (tuner == 0) {
         // Without /dev/fuse: if the daemon dies, the connection must die with it.
         ::close(fuse_session_fd(se));
+        // The work is done by a grandchild, adopted by init: the daemon reaps this child at
+        // once and keeps no zombie for the life of the mount.
+        if (const pid_t worker = ::fork(); worker != 0) ::_exit(worker < 0 ? 1 : 0);
         struct stat st {};
         if (::stat(opts.mountpoint, &st) != 0) ::_exit(1);
         if (conf.read_ahead_kb) set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
@@ -165,11 +181,18 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
         bg.ready();
         ::_exit(0);
       }
+      if (tuner > 0) ::waitpid(tuner, nullptr, 0);  // exits at once (see above)
       if (tuner < 0) {  // cannot wait for the mount: report it usable now
         notify_ready(conf.notify_pipe, daemon);
         bg.ready();
       }
       bg.drop();
+      // Threads only now: the daemon forked above.
+      std::optional<RemoteReadPool> remote_reads;
+      if (remote_read_timeout_s > 0) {
+        remote_reads.emplace(kRemoteReadThreads, std::chrono::seconds(remote_read_timeout_s));
+        mctx.remote_reads = &*remote_reads;
+      }
       log_message(LogLevel::kInfo,
                   fmt::format("mounted {} at {}", mctx.file_paths.front(), opts.mountpoint));
       int loop;
@@ -184,7 +207,6 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf,
       }
       // libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP: a clean unmount too.
       rc = loop >= 0 ? kExitOk : kExitMountFailed;
-      if (tuner > 0) ::waitpid(tuner, nullptr, WNOHANG);  // reaped if done; else init will
       fuse_session_unmount(se);
       log_message(LogLevel::kInfo, fmt::format("unmounted {}", opts.mountpoint));
     } else {
@@ -268,12 +290,13 @@ int mount_file(fuse_args& args, const Config& conf) {
   }
   const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
   const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
-  const MountContext mctx{tree, reader, file, paths, uid, gid, st.st_mtim};
+  MountContext mctx{tree, reader, file, paths, uid, gid, st.st_mtim};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
   fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
-  fuse_opt_add_arg(&args, fsname_option(path).c_str());
-  return serve(args, opts, conf, mctx);
+  fuse_opt_add_arg(&args, fsname_option(is_url(path) ? display_url(path) : path).c_str());
+  return serve(args, opts, conf, mctx,
+               model.sources.front()->remote() ? remote->read_timeout_s : 0);
 }
 
 int run(int argc, char** argv) {
@@ -290,6 +313,10 @@ int run(int argc, char** argv) {
   std::unique_ptr<char, void (*)(void*)> cache_dir_guard(conf.cache_dir, std::free);
   std::unique_ptr<char, void (*)(void*)> token_file_guard(conf.token_file, std::free);
   std::unique_ptr<char, void (*)(void*)> ca_file_guard(conf.ca_file, std::free);
+  if (conf.read_timeout < 1 || conf.read_timeout > 60) {
+    fmt::print(stderr, "ggufs: -o read_timeout={}: must be 1 to 60 seconds\n", conf.read_timeout);
+    return kExitUsage;
+  }
   log_setup(/*to_syslog=*/false, conf.quiet, conf.verbose, conf.redact);
   if (conf.help) {
     fmt::print("{}\nFUSE options:\n", usage_text());

@@ -38,12 +38,22 @@ constexpr const char* kUsage =
     "     notify_pipe=PATH when the mount is ready write \"READY=1\\n\" to PATH (a FIFO or\n"
     "                      file), or \"ERROR=<exit code>\\n\" if it failed\n"
     "     redact           no metadata key or tensor names in the daemon's log\n"
-    "  Remote models (FILE an http:// or https:// URL, read with range requests):\n"
-    "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs)\n"
+    "  Remote models (FILE an http(s)://, s3://BUCKET/KEY or hf://OWNER/REPO[@REV]/PATH\n"
+    "  name, read with range requests):\n"
+    "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs);\n"
+    "                      an empty or new folder, or one ggufs made\n"
     "     cache_size_mib=N size limit of the chunk cache (default 4096)\n"
+    "     read_timeout=S   a remote read not answered within S seconds (1-60, retries\n"
+    "                      and queueing included; default 45) fails with EIO\n"
     "     ca_file=PATH     CA certificates (PEM) for https servers (default: the system's)\n"
-    "     token_file=PATH  bearer token for the server, read from PATH (or set\n"
+    "     token_file=PATH  bearer token for http(s) URLs, read from PATH (or set\n"
     "                      GGUFS_HTTP_TOKEN); never taken from the command line\n"
+    "     s3_path_style    s3://: ENDPOINT/BUCKET/KEY requests, also on AWS\n"
+    "     s3_virtual_host  s3://: BUCKET.HOST/KEY requests, also on custom endpoints\n"
+    "     s3_anonymous     s3://: unsigned requests (public buckets)\n"
+    "  s3:// takes credentials, region and endpoint as the AWS CLI does (AWS_* variables,\n"
+    "  ~/.aws/credentials and ~/.aws/config); hf:// takes HF_ENDPOINT and HF_TOKEN or\n"
+    "  $HF_HOME/token.\n"
     "     noauto, nofail, _netdev, user, users, x-systemd.*, ...: fstab options, ignored\n"
     "  Under systemd (Type=notify, NOTIFY_SOCKET set) ggufs -f reports READY=1 when mounted.\n"
     "\n"
@@ -71,6 +81,10 @@ const fuse_opt kOptions[] = {
     {"token_file=%s", offsetof(Config, token_file), 0},
     {"ca_file=%s", offsetof(Config, ca_file), 0},
     {"cache_size_mib=%u", offsetof(Config, cache_size_mib), 0},
+    {"read_timeout=%u", offsetof(Config, read_timeout), 0},
+    {"s3_path_style", offsetof(Config, s3_path_style), 1},
+    {"s3_virtual_host", offsetof(Config, s3_virtual_host), 1},
+    {"s3_anonymous", offsetof(Config, s3_anonymous), 1},
     FUSE_OPT_END,
 };
 

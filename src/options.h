@@ -31,6 +31,10 @@ struct Config {
   char* ca_file = nullptr;         ///< -o ca_file=PATH: CA certificates for https (malloc)
   char* token_file = nullptr;      ///< -o token_file=PATH: bearer token for remote models (malloc)
   unsigned cache_size_mib = 4096;  ///< -o cache_size_mib=N: the chunk cache is trimmed to this
+  unsigned read_timeout = 45;      ///< -o read_timeout=S: time bound of one remote read (1–60 s)
+  int s3_path_style = 0;           ///< -o s3_path_style: ENDPOINT/BUCKET/KEY even on AWS
+  int s3_virtual_host = 0;         ///< -o s3_virtual_host: BUCKET.HOST/KEY on custom endpoints
+  int s3_anonymous = 0;            ///< -o s3_anonymous: unsigned requests (public buckets)
   char* notify_pipe = nullptr;     ///< -o notify_pipe=PATH: readiness written there (malloc)
 };
 

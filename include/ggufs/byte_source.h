@@ -22,6 +22,8 @@ class ByteSource {
   virtual void check(std::uint64_t /*offset*/, std::size_t /*n*/) const {}
   /// A descriptor the bytes can be read from at their own offsets (for splice), or -1.
   virtual int fd() const { return -1; }
+  /// Whether reads may wait for a network (the daemon serves them off its request threads).
+  virtual bool remote() const { return false; }
 };
 
 /// A file opened read-only; the descriptor is closed by the destructor.

@@ -60,9 +60,11 @@ std::pair<std::unique_ptr<ByteSource>, GgufFile> open_shard(const std::string& p
     } else {
       src = std::make_unique<FileSource>(path);
     }
-    GgufFile f = parse_gguf(*src, path);
+    // A URL's query string may hold a presigned signature: never in a message.
+    GgufFile f = parse_gguf(*src, is_url(path) ? display_url(path) : path);
     return {std::move(src), std::move(f)};
   } catch (const IoError& e) {
+    if (count <= 1) throw;
     throw IoError(fmt::format("{} (shard {} of {} of a split model)", e.what(), number, count),
                   e.fault());
   }
