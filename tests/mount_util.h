@@ -87,13 +87,14 @@ struct UnmountGuard {
 };
 
 /// A real ggufs mount of `file` in a fresh temporary folder; unmounted by the destructor even
-/// when the test fails.
+/// when the test fails. `env`, if given, prefixes the command (e.g. "env -u HOME VAR=value").
 class Mount {
  public:
-  explicit Mount(const std::filesystem::path& file, const std::string& options = "") {
+  explicit Mount(const std::filesystem::path& file, const std::string& options = "",
+                 const std::string& env = "") {
     mountpoint_ = dir_.path() / "mnt";
     std::filesystem::create_directory(mountpoint_);
-    const RunResult r = run(std::string(GGUFS_BINARY) + " " + options + " " + quote(file) + " " +
+    const RunResult r = run(env + " " + GGUFS_BINARY + " " + options + " " + quote(file) + " " +
                             quote(mountpoint_) + " 2>&1");
     exit_code_ = r.exit_code;
     output_ = r.output;

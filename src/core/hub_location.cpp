@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cstring>
 #include <fstream>
 
 #include "ggufs/error.h"
@@ -19,6 +21,21 @@ std::string first_line_of(const std::string& path) {
     line.pop_back();
   }
   return line;
+}
+
+// "%2F" → "/" (other bytes as they are).
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -47,7 +64,17 @@ RemoteLocation resolve_hf(const std::string& name, const EnvLookup& env) {
     }
   }
   const auto slash1 = rest.find('/');
-  const auto slash2 = slash1 == std::string::npos ? slash1 : rest.find('/', slash1 + 1);
+  auto slash2 = slash1 == std::string::npos ? slash1 : rest.find('/', slash1 + 1);
+  // A pull request's or conversion's revision spans two more segments (refs/pr/1), as
+  // huggingface_hub's file system reads it.
+  const auto at = slash2 == std::string::npos ? slash2 : rest.rfind('@', slash2);
+  if (at != std::string::npos && at > slash1) {
+    for (const char* refs : {"refs/pr/", "refs/convert/"}) {
+      if (rest.compare(at + 1, std::strlen(refs), refs) == 0) {
+        slash2 = rest.find('/', at + 1 + std::strlen(refs));
+      }
+    }
+  }
   if (slash1 == 0 || slash2 == std::string::npos || slash2 == slash1 + 1 ||
       slash2 + 1 >= rest.size()) {
     throw IoError(
@@ -57,9 +84,9 @@ RemoteLocation resolve_hf(const std::string& name, const EnvLookup& env) {
   std::string repo = rest.substr(slash1 + 1, slash2 - slash1 - 1);
   const std::string path = rest.substr(slash2 + 1);
   std::string revision = "main";
-  if (const auto at = repo.find('@'); at != std::string::npos) {
-    revision = repo.substr(at + 1);
-    repo = repo.substr(0, at);
+  if (const auto rev = repo.find('@'); rev != std::string::npos) {
+    revision = percent_decode(repo.substr(rev + 1));  // "refs%2Fpr%2F1" is refs/pr/1 too
+    repo = repo.substr(0, rev);
     if (revision.empty() || repo.empty()) {
       throw IoError(fmt::format("{}: empty repository or revision", printable(name)));
     }
