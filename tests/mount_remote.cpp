@@ -3,6 +3,9 @@
 // show that a mount and a one-tensor read fetch little more than they need.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "ggufs/gguf_writer.h"
 #include "ggufs/model.h"
 #include "http_server.h"
@@ -133,6 +136,75 @@ TEST(MountRemote, AServerFaultFailsOnlyTheReadsItTouches) {
   EXPECT_NE(msg.output.find("Input/output error"), std::string::npos) << msg.output;
   EXPECT_EQ(read_text(m / "raw/t0"), read_text(local / "raw/t0"));  // the daemon goes on
   EXPECT_EQ(read_text(m / "metadata/general.architecture"), "llama\n");
+}
+
+}  // namespace
+}  // namespace ggufs::test
+
+namespace ggufs::test {
+namespace {
+
+// The pids of processes whose command line holds `needle`.
+std::vector<int> pids_with(const std::string& needle) {
+  std::vector<int> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = read_text(e.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The children of `pid` that are zombies (exited, never reaped).
+std::vector<int> zombie_children(int pid) {
+  std::vector<int> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string status = read_text(e.path() / "status");
+    if (status.find("\nPPid:\t" + std::to_string(pid) + "\n") != std::string::npos &&
+        status.find("\nState:\tZ") != std::string::npos) {
+      out.push_back(std::stoi(name));
+    }
+  }
+  return out;
+}
+
+TEST(MountRemote, ACacheFolderOfOtherFilesIsRefusedAndKept) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_NGINX();
+  TempDir served, home;
+  write_model(served.path(), 1, 1024);
+  std::ofstream(home.path() / "thesis.tex") << "years of work";
+  Nginx server(served.path());
+  Mount m(server.url("model.gguf"), "-o cache_dir=" + home.path().string());
+  EXPECT_FALSE(m.mounted());
+  EXPECT_EQ(m.exit_code(), 2) << m.output();
+  EXPECT_NE(m.output().find("not ggufs's chunk cache"), std::string::npos) << m.output();
+  EXPECT_EQ(read_text(home.path() / "thesis.tex"), "years of work");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(home.path()),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST(MountRemote, TheDaemonKeepsNoZombieAndErrorsSayNothingOfShards) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_NGINX();
+  TempDir served, cache;
+  write_model(served.path(), 1, 1024);
+  Nginx server(served.path());
+  Mount m(server.url("model.gguf"), "-o cache_dir=" + cache.path().string());
+  ASSERT_TRUE(m.mounted()) << m.output();
+  const std::vector<int> daemons = pids_with(m.path().string());
+  ASSERT_FALSE(daemons.empty());
+  for (int pid : daemons) EXPECT_TRUE(zombie_children(pid).empty()) << "daemon " << pid;
+  // A missing single-file model: one plain line, no word of shards.
+  Mount missing(server.url("nothing.gguf"), "-o cache_dir=" + cache.path().string());
+  EXPECT_EQ(missing.exit_code(), 2) << missing.output();
+  EXPECT_NE(missing.output().find("HTTP status 404"), std::string::npos) << missing.output();
+  EXPECT_EQ(missing.output().find("shard"), std::string::npos) << missing.output();
 }
 
 }  // namespace
