@@ -455,7 +455,8 @@ int cmd_read(Args& args) {
       mbps.push_back(mb_per_s(n, s));
     }
     std::printf("%s\t%llu", path.c_str(), static_cast<unsigned long long>(bytes));
-    for (double v : mbps) std::printf("\t%.0f", v);
+    // Whole MB/s, with a decimal below 100 (slow servers).
+    for (double v : mbps) std::printf(v < 100 ? "\t%.1f" : "\t%.0f", v);
     std::printf("\n");
     std::fflush(stdout);
   }

@@ -207,6 +207,7 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, Mo
       }
       // libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP: a clean unmount too.
       rc = loop >= 0 ? kExitOk : kExitMountFailed;
+      remote_reads.reset();  // its last replies go out while /dev/fuse is still open
       fuse_session_unmount(se);
       log_message(LogLevel::kInfo, fmt::format("unmounted {}", opts.mountpoint));
     } else {
