@@ -64,7 +64,14 @@ RemoteLocation resolve_s3(const std::string& name, const S3Settings& s, const En
   if (bucket.empty()) throw IoError(name + ": no bucket name (expected s3://BUCKET/KEY)");
   if (key.empty()) throw IoError(name + ": no object key (expected s3://BUCKET/KEY)");
 
-  const AwsConfig aws = load_aws_config(env);
+  // The config's errors name a file or profile; the model's name says what it was read for.
+  const AwsConfig aws = [&] {
+    try {
+      return load_aws_config(env);
+    } catch (const IoError& e) {
+      throw IoError(name + ": " + e.what());
+    }
+  }();
   const bool dns = s3_dns_compatible(bucket);
   const bool want_path = s.path_style || (!s.virtual_host && aws.addressing_style == "path");
   const bool want_virtual = !s.path_style && (s.virtual_host || aws.addressing_style == "virtual");

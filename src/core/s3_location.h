@@ -20,7 +20,8 @@ namespace ggufs {
 /// segment as S3 signs it: A-Z a-z 0-9 - . _ ~ and '/' kept, every other byte %XX.
 /// auth carries the region and credentials (SigV4), or nothing when s.anonymous.
 /// Throws IoError naming `name` when the bucket or key is empty, the endpoint is not http(s)://,
-/// or no credentials are found and s.anonymous is not set; and load_aws_config's errors.
+/// or no credentials are found and s.anonymous is not set; load_aws_config's errors come prefixed
+/// with `name`.
 RemoteLocation resolve_s3(const std::string& name, const S3Settings& s, const EnvLookup& env);
 
 /// Whether `bucket` can be a host name label sequence for virtual-host style (S3 bucket naming
