@@ -319,6 +319,8 @@ std::vector<RangeResult> RangeFetcher::fetch(
         curl_easy_setopt(e, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
         curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, auth.bearer_token.c_str());
       }
+      // An S3 key is a name, not a path: "a/../b" is its own object.
+      if (where_.s3) curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
       if (!auth.aws_region.empty()) {
         curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4.c_str());
         curl_easy_setopt(e, CURLOPT_USERNAME, auth.aws_access_key_id.c_str());
