@@ -130,6 +130,7 @@ TEST(ChunkCache, TwoWritersOfOneFolderNeverShowPartOfAChunk) {
   ChunkCache a(dir.path(), 1 << 30), b(dir.path(), 1 << 30);
   constexpr std::size_t kBytes = 1 << 20;
   std::atomic<bool> stop{false};
+  a.store(kKey, 0, bytes(kBytes, 'q'));  // then rewritten over and over while read
   std::thread wa([&] {
     while (!stop) a.store(kKey, 0, bytes(kBytes, 'q'));
   });

@@ -191,8 +191,11 @@ std::string RangeFetcher::judge(const Answer& a, int curl_code, std::uint64_t fi
   switch (code) {
     case CURLE_OK:
       break;
-    case CURLE_UNSUPPORTED_PROTOCOL:
-      return "redirected to a scheme other than http or https, or the answer is not HTTP";
+    case CURLE_UNSUPPORTED_PROTOCOL:  // the last answer seen tells which
+      return a.status >= 300 && a.status < 400
+                 ? fmt::format("HTTP status {}: redirected to a scheme other than http or https",
+                               a.status)
+                 : "the answer is not HTTP";
     case CURLE_TOO_MANY_REDIRECTS:
       return "too many redirects (more than 5)";
     case CURLE_WEIRD_SERVER_REPLY:
@@ -225,22 +228,28 @@ std::string RangeFetcher::judge(const Answer& a, int curl_code, std::uint64_t fi
     return fmt::format("HTTP status {}", a.status);
   }
   if (!a.content_encoding.empty() && lower(a.content_encoding) != "identity") {
-    return fmt::format(
-        "the answer is encoded (Content-Encoding '{}'): its bytes are not the "
-        "file's",
-        printable(a.content_encoding));
+    return fmt::format("the answer is encoded (Content-Encoding '{}'): not the file's bytes",
+                       printable(a.content_encoding));
   }
   if (!a.has_content_range) return "a 206 answer without Content-Range";
   const auto range = parse_content_range(a.content_range);
   if (!range) return fmt::format("unusable Content-Range '{}'", printable(a.content_range));
   const std::uint64_t total = adopted_ ? id_.size : range->total;
-  if (adopted_ &&
-      (range->total != id_.size || a.etag != id_.etag || a.last_modified != id_.last_modified)) {
-    fault = Fault::kModified;
-    return fmt::format(
-        "the file changed on the server (size {} → {}, or its ETag or "
-        "Last-Modified differ); its tensors are no longer served",
-        id_.size, range->total);
+  if (adopted_) {
+    std::string changed;
+    if (range->total != id_.size) changed = fmt::format("size {} → {}", id_.size, range->total);
+    if (a.etag != id_.etag) {
+      changed = fmt::format("ETag '{}' → '{}'", printable(id_.etag), printable(a.etag));
+    }
+    if (a.last_modified != id_.last_modified) {
+      changed = fmt::format("Last-Modified '{}' → '{}'", printable(id_.last_modified),
+                            printable(a.last_modified));
+    }
+    if (!changed.empty()) {
+      fault = Fault::kModified;
+      return fmt::format("the file changed on the server ({}); its tensors are no longer served",
+                         changed);
+    }
   }
   const std::uint64_t want_last = std::min(last, total - 1);
   if (range->first != first || range->last != want_last) {
