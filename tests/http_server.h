@@ -2,6 +2,7 @@
 // port over a directory, with an access log that counts the body bytes it sent.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -136,21 +137,26 @@ class Nginx {
   bool tls_ = false;
 };
 
-/// tests/fault_proxy.py in front of a server on `upstream_port`, run with /usr/bin/python3 and
-/// `options` (see the script); stopped by the destructor.
-class FaultProxy {
+/// One of our Python test servers (tests/SCRIPT, standard library only), run with
+/// /usr/bin/python3 and `args`: it prints its port on its first line of output and serves on
+/// 127.0.0.1 until SIGTERM, which the destructor sends. Its stderr goes to `log` when given.
+class PythonServer {
  public:
-  FaultProxy(int upstream_port, const std::string& options) {
+  PythonServer(const std::string& script, const std::string& args,
+               const std::filesystem::path& log = {}) {
     int out[2];
     if (::pipe(out) != 0) return;
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (!log.empty()) {
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) ::dup2(fd, STDERR_FILENO);
+      }
       ::dup2(out[1], STDOUT_FILENO);
       ::close(out[0]);
       ::close(out[1]);
-      const std::string cmd = "exec /usr/bin/python3 " GGUFS_SOURCE_DIR "/tests/fault_proxy.py" +
-                              std::string(" --upstream-port ") + std::to_string(upstream_port) +
-                              " " + options;
+      const std::string cmd =
+          "exec /usr/bin/python3 " GGUFS_SOURCE_DIR "/tests/" + script + " " + args;
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -159,24 +165,41 @@ class FaultProxy {
     char c;
     while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
     ::close(out[0]);
-    port_ = line.empty() ? 0 : std::stoi(line);
-    if (!port_) ADD_FAILURE() << "the fault proxy did not start";
+    port_ = line.empty() ? 0 : std::atoi(line.c_str());
+    if (!port_) {
+      ADD_FAILURE() << script << " did not start"
+                    << (log.empty() || !std::filesystem::exists(log) ? "" : ": " + read_text(log));
+    }
   }
-  ~FaultProxy() {
+  ~PythonServer() {
     if (pid_ > 0) {
       ::kill(pid_, SIGTERM);
       ::waitpid(pid_, nullptr, 0);
     }
   }
-  FaultProxy(const FaultProxy&) = delete;
-  FaultProxy& operator=(const FaultProxy&) = delete;
+  PythonServer(const PythonServer&) = delete;
+  PythonServer& operator=(const PythonServer&) = delete;
+
+  int port() const { return port_; }
   std::string url(const std::string& path) const {
     return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
+  }
+  /// Sends `sig` to the server.
+  void signal(int sig) const {
+    if (pid_ > 0) ::kill(pid_, sig);
   }
 
  private:
   pid_t pid_ = -1;
   int port_ = 0;
+};
+
+/// tests/fault_proxy.py in front of a server on `upstream_port`, with `options` (see the script).
+class FaultProxy : public PythonServer {
+ public:
+  FaultProxy(int upstream_port, const std::string& options)
+      : PythonServer("fault_proxy.py",
+                     "--upstream-port " + std::to_string(upstream_port) + " " + options) {}
 };
 
 }  // namespace ggufs::test

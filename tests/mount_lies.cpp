@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ggufs/gguf_writer.h"
+#include "http_server.h"
 #include "mount_util.h"
 
 namespace ggufs::test {
@@ -109,57 +110,21 @@ Model write_model(const fs::path& dir) {
   return ::testing::AssertionSuccess() << got.size() << " bytes, all right";
 }
 
-// tests/lying_server.py serving `file` with `options` (see the script); its stderr goes to
-// `log`. Stopped by the destructor.
-class LyingServer {
+// tests/lying_server.py serving `file` with `options` (see the script); its stderr (a line
+// per request and the lie told) goes to `log`.
+class LyingServer : public PythonServer {
  public:
-  LyingServer(const fs::path& file, const std::string& options, const fs::path& log) : log_(log) {
-    int out[2];
-    if (::pipe(out) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (fd >= 0) ::dup2(fd, STDERR_FILENO);
-      ::dup2(out[1], STDOUT_FILENO);
-      ::close(out[0]);
-      ::close(out[1]);
-      const std::string cmd = "exec /usr/bin/python3 " GGUFS_SOURCE_DIR "/tests/lying_server.py " +
-                              quote(file) + " " + options;
-      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    std::string line;
-    char c;
-    while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    ::close(out[0]);
-    port_ = line.empty() ? 0 : std::atoi(line.c_str());
-    if (!port_) ADD_FAILURE() << "the lying server did not start: " << read_text(log_);
-  }
-  ~LyingServer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  LyingServer(const LyingServer&) = delete;
-  LyingServer& operator=(const LyingServer&) = delete;
-
-  int port() const { return port_; }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
-  }
+  LyingServer(const fs::path& file, const std::string& options, const fs::path& log)
+      : PythonServer("lying_server.py", quote(file) + " " + options, log), log_(log) {}
   /// Honest from now on (SIGUSR1): same file, same ETag and Last-Modified, same URL.
   void become_honest() const {
-    ::kill(pid_, SIGUSR1);
+    signal(SIGUSR1);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   std::string log() const { return fs::exists(log_) ? read_text(log_) : ""; }
 
  private:
   fs::path log_;
-  pid_t pid_ = -1;
-  int port_ = 0;
 };
 
 // Whether `server` told the lie `name` at least once (so that a test passes for the right
