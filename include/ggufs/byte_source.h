@@ -22,6 +22,8 @@ class ByteSource {
   virtual void check(std::uint64_t /*offset*/, std::size_t /*n*/) const {}
   /// A descriptor the bytes can be read from at their own offsets (for splice), or -1.
   virtual int fd() const { return -1; }
+  /// The name of the bytes in messages ("" for memory): a path, or a URL without its query.
+  virtual std::string name() const { return ""; }
   /// Whether reads may wait for a network (the daemon serves them off its request threads).
   virtual bool remote() const { return false; }
 };
@@ -46,6 +48,7 @@ class FileSource final : public ByteSource {
   /// Throws the IoError for a change since opening that affects [offset, offset + n).
   void check(std::uint64_t offset, std::size_t n) const override;
   int fd() const override { return fd_; }
+  std::string name() const override { return path_; }
 
  private:
   std::string path_;

@@ -33,7 +33,7 @@ class ContentReader {
   /// so the caller can splice them instead of copying: `size` bytes (clipped to st_size) at byte
   /// `offset` of descriptor `fd`. That is every read of a kRaw node, and the reads of the
   /// float32 data (past the .npy header) of f32/ and npy/ nodes of F32 tensors in little-endian
-  /// files, whose decoding is the identity (ggml-types.md §2). Empty otherwise, and for a
+  /// files, whose decoding is the identity (src/ggml/README.md §5). Empty otherwise, and for a
   /// backing source without a descriptor. Throws IoError (as read does) when the backing file no
   /// longer holds those bytes.
   struct Extent {

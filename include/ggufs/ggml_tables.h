@@ -1,5 +1,6 @@
-// Lookup tables of the i-quants and FP4 types (ggml-types.md §5), defined in ggml_tables.cpp.
-// Used by the kernels and checked by the tests against the checksums in tables/README.md.
+// Lookup tables of the i-quants and FP4 types (src/ggml/README.md §8–§11), defined in
+// ggml_tables.cpp. Used by the kernels and checked by the tests against the checksums in
+// tables/README.md.
 #pragma once
 
 #include <array>

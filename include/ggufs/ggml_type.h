@@ -1,5 +1,5 @@
 // The ggml tensor type table: one entry per type id, the only place that knows block sizes,
-// bytes per block and which decoder a type uses (source: shared ggml-types.md §1).
+// bytes per block and which decoder a type uses (source: shared src/ggml/README.md §2).
 //
 // Each type has a scalar reference decoder (kernels.h) and, where it pays, SIMD decoders for x86-64
 // (SSE4.1; AVX2 with F16C; AVX-512) and arm64 (NEON). `to_float` is the fastest decoder the CPU
@@ -24,7 +24,7 @@ namespace ggufs {
 /// `dst` receives n_blocks × block_size floats (elements, not bytes). Never fails.
 using BlockDecoder = void (*)(const std::uint8_t* src, float* dst, std::size_t n_blocks);
 
-/// Traits of one ggml type (ggml-types.md §1, "All types").
+/// Traits of one ggml type (src/ggml/README.md §2, "All types").
 struct TypeTraits {
   std::uint32_t id;           ///< ggml type id as stored in a tensor info
   std::string_view name;      ///< ggml type name as users know it: "Q4_K", "BF16"
@@ -66,14 +66,14 @@ BlockDecoder decoder_for(const TypeTraits& traits, Isa isa);
 BlockDecoder streaming_decoder_for(const TypeTraits& traits);
 
 /// The traits of type `id`, or nullptr for a removed id (4, 5, 31–33, 36–38) or an unknown one
-/// (≥ 43): such tensors have no computable byte size (ggml-types.md §1).
+/// (≥ 43): such tensors have no computable byte size (src/ggml/README.md §2).
 const TypeTraits* type_traits(std::uint32_t id);
 
 /// Every known type, in id order.
 std::span<const TypeTraits> all_types();
 
 /// Bytes of a tensor of `traits` with 4 dimensions `ne` (ne[0] fastest):
-/// (ne[0] / block_size) × type_size × ne[1] × ne[2] × ne[3] (ggml-types.md §1).
+/// (ne[0] / block_size) × type_size × ne[1] × ne[2] × ne[3] (src/ggml/README.md §2).
 /// nullopt when ne[0] is not a multiple of the block size or the result overflows uint64.
 std::optional<std::uint64_t> tensor_bytes(const TypeTraits& traits, const std::uint64_t ne[4]);
 

@@ -1,5 +1,5 @@
 // The GGUF container model (header, metadata key/values, tensor infos) and its validating parser.
-// Format: GGUF spec (gguf.md) as summarised in shared ggml-types.md §6.
+// Format: GGUF spec (gguf.md) as summarised in shared the GGUF specification, ggml docs/gguf.md.
 #pragma once
 
 #include <array>
@@ -14,7 +14,7 @@
 
 namespace ggufs {
 
-/// GGUF metadata value types (ggml-types.md §6).
+/// GGUF metadata value types (the GGUF specification, ggml docs/gguf.md).
 enum class ValueType : std::uint32_t {
   kUint8 = 0,
   kInt8 = 1,
@@ -117,7 +117,7 @@ struct TensorInfo {
   std::uint32_t shard = 0;  ///< which file of a split model holds it (GgufFile::shards index)
 };
 
-/// One file of a split model (llama.cpp's gguf-split, ggml-types.md §6).
+/// One file of a split model (llama.cpp's gguf-split, the GGUF specification, ggml docs/gguf.md).
 struct Shard {
   std::string path;  ///< as found next to the first shard; used in messages
   std::uint64_t tensor_count = 0;
@@ -130,7 +130,8 @@ struct GgufFile {
   std::string path;           ///< as given by the user; used in messages
   std::uint32_t version = 0;  ///< 1, 2 or 3 (version 1: 32-bit counts, lengths and dims)
   /// Byte order of every number in the file (metadata values are converted to host order when
-  /// parsed; tensor data stays as stored). Detected from the version field (ggml-types.md §6).
+  /// parsed; tensor data stays as stored). Detected from the version field (the GGUF specification,
+  /// ggml docs/gguf.md).
   bool big_endian = false;
   std::uint64_t tensor_count = 0;
   std::uint64_t kv_count = 0;
@@ -145,13 +146,12 @@ struct GgufFile {
   std::vector<Shard> shards;
 };
 
-/// Parses and validates a whole GGUF file before anything is served (ggml-types.md §6):
-/// magic, version 1, 2 or 3, either byte order,
-/// every count, length, value type, dimension, type id and offset checked against the file
-/// size before allocating; unique non-empty keys; general.alignment a uint32 power of two;
-/// unique tensor names of at most 64 bytes; n_dims ≤ 4; ne[0] a multiple of the block size;
-/// aligned, in-bounds, non-overlapping tensor data. Tensors of removed or unknown type ids are
-/// kept (with n_bytes = nullopt) and their data is not checked.
+/// Parses and validates a whole GGUF file before anything is served (the GGUF specification, ggml
+/// docs/gguf.md): magic, version 1, 2 or 3, either byte order, every count, length, value type,
+/// dimension, type id and offset checked against the file size before allocating; unique non-empty
+/// keys; general.alignment a uint32 power of two; unique tensor names of at most 64 bytes; n_dims ≤
+/// 4; ne[0] a multiple of the block size; aligned, in-bounds, non-overlapping tensor data. Tensors
+/// of removed or unknown type ids are kept (with n_bytes = nullopt) and their data is not checked.
 /// Throws ParseError (file, byte offset, problem) on invalid input, IoError on read failure.
 GgufFile parse_gguf(const ByteSource& src, const std::string& path);
 

@@ -13,8 +13,8 @@
 
 namespace ggufs {
 
-/// Appends primitives to a byte vector (GGUF layout, ggml-types.md §6): little-endian unless
-/// `big_endian`; GGUF version 1 files have 32-bit counts and lengths (size()).
+/// Appends primitives to a byte vector (GGUF layout, the GGUF specification, ggml docs/gguf.md):
+/// little-endian unless `big_endian`; GGUF version 1 files have 32-bit counts and lengths (size()).
 class ByteWriter {
  public:
   ByteWriter() = default;

@@ -1,4 +1,4 @@
-// IEEE 754 binary16 and bfloat16 conversions (ggml-types.md §2).
+// IEEE 754 binary16 and bfloat16 conversions (src/ggml/README.md §5).
 #pragma once
 
 #include <bit>
@@ -6,7 +6,7 @@
 
 namespace ggufs {
 
-/// Exact half → float conversion (ggml-types.md §2, F16): every half converts exactly.
+/// Exact half → float conversion (src/ggml/README.md §5, F16): every half converts exactly.
 inline float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exp = (h >> 10) & 0x1fu;
@@ -29,7 +29,7 @@ inline float half_to_float(std::uint16_t h) {
 /// Float → half, round to nearest even; used by our own writer and quantizers, not by decoding.
 std::uint16_t float_to_half(float f);
 
-/// bfloat16 → float: the 16 bits become the upper half of the float (ggml-types.md §2, BF16).
+/// bfloat16 → float: the 16 bits become the upper half of the float (src/ggml/README.md §5, BF16).
 inline float bf16_to_float(std::uint16_t b) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }

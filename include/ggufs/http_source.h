@@ -41,6 +41,9 @@ struct RemoteOptions {
 /// Whether `path` names a remote file (http://, https://, s3:// or hf://).
 bool is_url(const std::string& path);
 
+/// Opens `name`: an HttpSource for remote names (is_url), else a FileSource. Throws IoError.
+std::unique_ptr<ByteSource> open_source(const std::string& name, const RemoteOptions& remote);
+
 /// Sets, for the reads this thread makes while it lives, the time by which they must be
 /// answered (reads queued in the daemon count their wait); without one a read gets
 /// RemoteOptions::read_timeout_s from its start.
@@ -77,6 +80,8 @@ class HttpSource final : public ByteSource {
   std::uint64_t size() const override;
   std::size_t read_at(std::uint64_t offset, void* dst, std::size_t n) const override;
   bool remote() const override { return true; }
+  /// The name as given, without a URL's query string (which may hold a presigned signature).
+  std::string name() const override;
 
   /// Bytes received from the server so far (bodies of successful answers).
   std::uint64_t bytes_fetched() const;

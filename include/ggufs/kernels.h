@@ -1,6 +1,6 @@
 // Block decoders (dequantization kernels), one per ggml type, all with the BlockDecoder
 // signature: (src bytes, dst floats, number of whole blocks). They know nothing of files or FUSE.
-// Layouts and exact steps: shared ggml-types.md §2–§4. Bit-exact with ggml's to_float.
+// Layouts and exact steps: shared src/ggml/README.md §5–§7. Bit-exact with ggml's to_float.
 // These are the portable scalar reference decoders (TypeTraits::to_float_ref). The SIMD decoders
 // for x86-64 (src/core/kernels_x86*) and arm64 (src/core/kernels_neon.cpp) give the same bits;
 // TypeTraits::to_float is the fastest one the CPU supports (ggml_type.h).

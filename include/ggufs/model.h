@@ -1,5 +1,5 @@
 // Opening a model: one GGUF file, or every shard of a split model (llama.cpp's gguf-split,
-// ggml-types.md §6) presented as one file.
+// the GGUF specification, ggml docs/gguf.md) presented as one file.
 #pragma once
 
 #include <functional>
@@ -10,7 +10,6 @@
 
 #include "ggufs/byte_source.h"
 #include "ggufs/gguf.h"
-#include "ggufs/http_source.h"
 
 namespace ggufs {
 
@@ -35,6 +34,9 @@ struct Model {
   GgufFile file;
 };
 
+/// Opens the file named `path` (throws IoError naming it when it cannot).
+using SourceOpener = std::function<std::unique_ptr<ByteSource>(const std::string& path)>;
+
 /// Called before each shard is opened: (1-based shard number, shard count, its path).
 using ShardProgress = std::function<void(std::uint32_t, std::uint32_t, const std::string&)>;
 
@@ -47,9 +49,10 @@ using ShardProgress = std::function<void(std::uint32_t, std::uint32_t, const std
 /// shard's metadata and every tensor of every shard (TensorInfo::shard says where).
 /// Throws IoError (a shard cannot be opened or read: the message names it) or ParseError (file,
 /// byte offset, problem; for a mismatch, the shard and key at fault).
-/// `path` may be an http:// or https:// URL: the model is then read with range requests
-/// (HttpSource, with `remote`), shards found next to it on the server the same way.
+/// Each file (the one given, and the other shards by name next to it) is opened with `open`;
+/// without one, as a local file (FileSource). open_source (http_source.h) also opens remote
+/// names (URLs, s3://, hf://), whose shards are then found next to them the same way.
 Model open_model(const std::string& path, const ShardProgress& progress = {},
-                 const RemoteOptions& remote = {});
+                 const SourceOpener& open = {});
 
 }  // namespace ggufs

@@ -20,7 +20,8 @@ using XAttr = std::pair<std::string, std::string>;
 ///   user.ggml.shape   the NumPy shape of f32/ and npy/: ne reversed ("32000,4096")
 ///   user.gguf.offset  absolute byte offset of the tensor's data in its file, decimal
 ///   user.gguf.file    the path of the GGUF file that holds the tensor's data (`file_path`)
-/// Only the first n_dims entries of ne are listed (ggml-types.md §6, tensor info).
+/// Only the first n_dims entries of ne are listed (the GGUF specification, ggml docs/gguf.md,
+/// tensor info).
 std::vector<XAttr> tensor_xattrs(const TensorInfo& t, std::string_view file_path);
 
 }  // namespace ggufs

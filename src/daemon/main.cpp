@@ -1,0 +1,354 @@
+// ggufs: mount a GGUF model file as a read-only tree. Parses and validates the whole file first,
+// then mounts, goes to the background (unless -f) and serves requests until unmounted.
+#include <fmt/format.h>
+#include <malloc.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "background.h"
+#include "bdi.h"
+#include "fuse_adapter.h"
+#include "ggufs/byte_source.h"
+#include "ggufs/content.h"
+#include "ggufs/error.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/gguf.h"
+#include "ggufs/http_source.h"
+#include "ggufs/info.h"
+#include "ggufs/model.h"
+#include "ggufs/names.h"
+#include "ggufs/render.h"
+#include "ggufs/tree.h"
+#include "log.h"
+#include "mount_point.h"
+#include "options.h"
+#include "progress.h"
+#include "readiness.h"
+#include "remote_reads.h"
+#include "stale_mount.h"
+
+namespace {
+
+using namespace ggufs;
+
+// The fsname shown in /proc/mounts; ',' and '\' must be escaped for libfuse's option parser.
+std::string fsname_option(const std::string& path) {
+  std::string out = "-ofsname=";
+  for (char ch : path) {
+    if (ch == ',' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+// Opens FILE (and the other shards of a split model); on failure prints why (file, byte offset,
+// problem) and returns the exit code, else kExitOk. On a terminal, says which shard it reads.
+int open_and_parse(const std::string& path, const RemoteOptions& remote, Model& model) {
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  bool progressed = false;
+  const auto progress = [&](std::uint32_t i, std::uint32_t n, const std::string& p) {
+    if (!tty || n <= 1) return;
+    fmt::print(stderr, "\rggufs: reading shard {} of {}: {}\x1b[K", i, n,
+               printable(is_url(p) ? display_url(p) : p));
+    progressed = true;
+  };
+  try {
+    const SlowStep step(fmt::format("reading {}", is_url(path) ? display_url(path) : path));
+    model = open_model(path, progress,
+                       [&remote](const std::string& p) { return open_source(p, remote); });
+    if (progressed) fmt::print(stderr, "\rggufs: read {} shards\x1b[K\n", model.sources.size());
+    return kExitOk;
+  } catch (const IoError& e) {
+    if (progressed) fmt::print(stderr, "\n");
+    fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
+    return kExitCannotRead;
+  } catch (const ParseError& e) {
+    if (progressed) fmt::print(stderr, "\n");
+    // The problem text already escapes what it quotes from the file: escape only the path.
+    fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
+    return kExitInvalidGguf;
+  }
+}
+
+// How remote models are read, from -o cache_dir, cache_size_mib and token_file (or the
+// GGUFS_HTTP_TOKEN variable); nullopt (after saying why) when the token file cannot be read.
+std::optional<RemoteOptions> remote_options(const Config& conf) {
+  RemoteOptions r;
+  if (conf.cache_dir) r.cache_dir = conf.cache_dir;
+  if (conf.ca_file) r.ca_file = conf.ca_file;
+  r.cache_limit_bytes = std::uint64_t{conf.cache_size_mib} << 20;
+  r.read_timeout_s = conf.read_timeout;
+  r.s3.path_style = conf.s3_path_style != 0;
+  r.s3.virtual_host = conf.s3_virtual_host != 0;
+  r.s3.anonymous = conf.s3_anonymous != 0;
+  if (conf.token_file) {
+    std::ifstream in(conf.token_file);
+    if (!in || !std::getline(in, r.bearer_token)) {
+      fmt::print(stderr, "ggufs: cannot read the token file {}\n", printable(conf.token_file));
+      return std::nullopt;
+    }
+    while (!r.bearer_token.empty() &&
+           std::isspace(static_cast<unsigned char>(r.bearer_token.back()))) {
+      r.bearer_token.pop_back();
+    }
+  } else if (const char* token = std::getenv("GGUFS_HTTP_TOKEN")) {
+    r.bearer_token = token;
+  }
+  return r;
+}
+
+// `path` made absolute (user.gguf.file), as given when it cannot be resolved.
+std::string absolute_path(const std::string& path) {
+  if (is_url(path)) return display_url(path);  // no query string: it may hold a signature
+  std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
+  return real ? std::string(real.get()) : path;
+}
+
+// One line naming the types that have raw/ files only, and the ids that have no files.
+void warn_undecoded(const GgufFile& f) {
+  std::map<std::uint32_t, std::size_t> raw_only, unknown;
+  for (const TensorInfo& t : f.tensors) {
+    if (!type_traits(t.type))
+      ++unknown[t.type];
+    else if (!decodes_to_f32(f, t))
+      ++raw_only[t.type];
+  }
+  if (!raw_only.empty()) {
+    std::string names;
+    for (auto [id, n] : raw_only)
+      names +=
+          fmt::format("{}{} ({} tensors)", names.empty() ? "" : ", ", type_display_name(id), n);
+    log_message(LogLevel::kWarning,
+                fmt::format("warning: {}: no float32 decoding {}for {}: raw/ only", f.path,
+                            f.big_endian ? "of big-endian quantized blocks " : "yet ", names));
+  }
+  if (!unknown.empty()) {
+    std::string ids;
+    for (auto [id, n] : unknown)
+      ids += fmt::format("{}{} ({} tensors)", ids.empty() ? "" : ", ", id, n);
+    log_message(LogLevel::kWarning,
+                fmt::format("warning: {}: removed or unknown type ids {}: listed in gguf.json and "
+                            "tensors.tsv only",
+                            f.path, ids));
+  }
+}
+
+// Threads that serve reads of remote models (remote_reads.h): as many reads may wait for
+// servers at once, beyond them reads queue (within their time bound).
+constexpr unsigned kRemoteReadThreads = 16;
+
+// Mounts and serves until unmounted. `remote_read_timeout_s`: the time bound of reads of a
+// remote model (0: a local one).
+int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, MountContext& mctx,
+          unsigned remote_read_timeout_s) {
+  fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops),
+                                      const_cast<MountContext*>(&mctx));
+  if (!se) return kExitMountFailed;  // libfuse printed why (e.g. an unknown -o option)
+  int rc = kExitMountFailed;
+  if (fuse_set_signal_handlers(se) == 0) {
+    if (fuse_session_mount(se, opts.mountpoint) == 0) {
+      // Detach, but let the command return only when the mount answers (the kernel has our
+      // INIT reply) and its read-ahead is raised: a user may unmount right away, and the
+      // read-ahead must be set after INIT, which resets it (best effort, needs root; without it
+      // sequential reads arrive as 128 KiB requests). A child process waits for the mount: a
+      // thread of ours would hang for ever in its own FUSE request if we were killed meanwhile.
+      Background bg = Background::detach(opts.foreground);
+      if (!opts.foreground) log_setup(/*to_syslog=*/true, conf.quiet, conf.verbose, conf.redact);
+      const pid_t daemon = ::getpid();
+      const pid_t tuner = ::fork();  // no threads yet: fork is safe
+      if (tuner == 0) {
+        // Without /dev/fuse: if the daemon dies, the connection must die with it.
+        ::close(fuse_session_fd(se));
+        // The work is done by a grandchild, adopted by init: the daemon reaps this child at
+        // once and keeps no zombie for the life of the mount.
+        if (const pid_t worker = ::fork(); worker != 0) ::_exit(worker < 0 ? 1 : 0);
+        struct stat st {};
+        if (::stat(opts.mountpoint, &st) != 0) ::_exit(1);
+        if (conf.read_ahead_kb) set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
+        notify_ready(conf.notify_pipe, daemon);  // first: the command returns after it is said
+        bg.ready();
+        ::_exit(0);
+      }
+      if (tuner > 0) ::waitpid(tuner, nullptr, 0);  // exits at once (see above)
+      if (tuner < 0) {  // cannot wait for the mount: report it usable now
+        notify_ready(conf.notify_pipe, daemon);
+        bg.ready();
+      }
+      bg.drop();
+      // Threads only now: the daemon forked above.
+      std::optional<RemoteReadPool> remote_reads;
+      if (remote_read_timeout_s > 0) {
+        remote_reads.emplace(kRemoteReadThreads, std::chrono::seconds(remote_read_timeout_s));
+        mctx.remote_reads = &*remote_reads;
+      }
+      log_message(LogLevel::kInfo,
+                  fmt::format("mounted {} at {}", mctx.file_paths.front(), opts.mountpoint));
+      int loop;
+      if (opts.singlethread) {
+        loop = fuse_session_loop(se);
+      } else {
+        fuse_loop_config* cfg = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
+        fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
+        loop = fuse_session_loop_mt(se, cfg);
+        fuse_loop_cfg_destroy(cfg);
+      }
+      // libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP: a clean unmount too.
+      rc = loop >= 0 ? kExitOk : kExitMountFailed;
+      remote_reads.reset();  // its last replies go out while /dev/fuse is still open
+      fuse_session_unmount(se);
+      log_message(LogLevel::kInfo, fmt::format("unmounted {}", opts.mountpoint));
+    } else {
+      notify_failed(conf.notify_pipe, kExitMountFailed);
+    }
+    fuse_remove_signal_handlers(se);
+  }
+  fuse_session_destroy(se);
+  return rc;
+}
+
+// libfuse's own messages (its -d request log, mount errors) go through printable() too, so no
+// text that reaches the terminal can carry control sequences.
+void log_escaped(enum fuse_log_level level, const char* fmt, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n < 0) return;
+  std::string msg(static_cast<std::size_t>(n) + 1, '\0');
+  std::vsnprintf(msg.data(), msg.size(), fmt, ap);
+  msg.resize(static_cast<std::size_t>(n));
+  const bool newline = !msg.empty() && msg.back() == '\n';
+  if (newline) msg.pop_back();
+  if (level >= FUSE_LOG_DEBUG) {  // the -d request log: foreground only, as libfuse writes it
+    std::fputs((printable(msg) + (newline ? "\n" : "")).c_str(), stderr);
+  } else {
+    log_message(level <= FUSE_LOG_ERR      ? LogLevel::kError
+                : level <= FUSE_LOG_NOTICE ? LogLevel::kWarning
+                                           : LogLevel::kInfo,
+                msg);
+  }
+}
+
+// Parses FILE, mounts it and serves it until unmounted; returns the exit code.
+int mount_file(fuse_args& args, const Config& conf) {
+  if (!conf.file || !conf.mountpoint) {
+    fmt::print(stderr, "ggufs: {} is missing\n{}", conf.file ? "MOUNTPOINT" : "FILE", usage_text());
+    return kExitUsage;
+  }
+  const MountPoint mountpoint(conf.mountpoint);  // created if missing, removed after if so
+  // Before libfuse resolves MOUNTPOINT: a stale mount would only give "bad mount point".
+  if (!clear_stale_mount(conf.mountpoint, conf.force)) return kExitMountFailed;
+  fuse_cmdline_opts opts{};
+  if (fuse_parse_cmdline(&args, &opts) != 0) {
+    fmt::print(stderr, "{}", usage_text());
+    return kExitUsage;
+  }
+  std::unique_ptr<char, void (*)(void*)> mountpoint_guard(opts.mountpoint, std::free);
+  if (!opts.mountpoint) {
+    fmt::print(stderr, "ggufs: MOUNTPOINT is missing\n{}", usage_text());
+    return kExitUsage;
+  }
+
+  const std::string path = conf.file;
+  Model model;
+  const std::optional<RemoteOptions> remote = remote_options(conf);
+  if (!remote) return kExitUsage;
+  if (const int rc = open_and_parse(path, *remote, model); rc != kExitOk) return rc;
+  GgufFile& file = model.file;
+  warn_undecoded(file);
+  const Tree tree = [&] {
+    const SlowStep step("rendering the metadata files");
+    return Tree(file);
+  }();
+  // The tree holds every metadata file rendered; the parsed values are not needed any more, and
+  // a large vocabulary takes several times its size in the file as parsed values.
+  std::vector<KeyValue>().swap(file.kv);
+  ::malloc_trim(0);
+  std::vector<const ByteSource*> sources;
+  std::vector<std::string> paths;  // absolute, for user.gguf.file
+  for (const auto& src : model.sources) sources.push_back(src.get());
+  if (file.shards.empty()) paths.push_back(absolute_path(path));
+  for (const Shard& s : file.shards) paths.push_back(absolute_path(s.path));
+  const ContentReader reader(file, sources);
+  struct stat st {};
+  if (model.sources.front()->fd() >= 0) {
+    ::fstat(model.sources.front()->fd(), &st);
+  } else {
+    ::clock_gettime(CLOCK_REALTIME, &st.st_mtim);  // a remote model: mounted now
+  }
+  const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
+  const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
+  MountContext mctx{tree, reader, file, paths, uid, gid, st.st_mtim};
+
+  fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
+  fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
+  fuse_opt_add_arg(&args, fsname_option(is_url(path) ? display_url(path) : path).c_str());
+  return serve(args, opts, conf, mctx,
+               model.sources.front()->remote() ? remote->read_timeout_s : 0);
+}
+
+int run(int argc, char** argv) {
+  fuse_set_log_func(log_escaped);
+  fuse_args args = FUSE_ARGS_INIT(argc, argv);
+  std::unique_ptr<fuse_args, void (*)(fuse_args*)> args_guard(&args, fuse_opt_free_args);
+  Config conf;
+  if (!parse_options(args, conf)) {
+    fmt::print(stderr, "{}", usage_text());
+    return kExitUsage;
+  }
+  // fuse_opt_parse copies %s option values with malloc.
+  std::unique_ptr<char, void (*)(void*)> notify_pipe_guard(conf.notify_pipe, std::free);
+  std::unique_ptr<char, void (*)(void*)> cache_dir_guard(conf.cache_dir, std::free);
+  std::unique_ptr<char, void (*)(void*)> token_file_guard(conf.token_file, std::free);
+  std::unique_ptr<char, void (*)(void*)> ca_file_guard(conf.ca_file, std::free);
+  if (conf.read_timeout < 1 || conf.read_timeout > 60) {
+    fmt::print(stderr, "ggufs: -o read_timeout={}: must be 1 to 60 seconds\n", conf.read_timeout);
+    return kExitUsage;
+  }
+  log_setup(/*to_syslog=*/false, conf.quiet, conf.verbose, conf.redact);
+  if (conf.help) {
+    fmt::print("{}\nFUSE options:\n", usage_text());
+    std::fflush(stdout);
+    fuse_lowlevel_help();
+    return kExitOk;
+  }
+  if (conf.version) {
+    fmt::print("ggufs {}\n", GGUFS_VERSION);
+    return kExitOk;
+  }
+  if (conf.info || conf.json) {
+    if (!conf.file || conf.mountpoint || (conf.info && conf.json)) {
+      fmt::print(stderr, "ggufs: --info and --json take one FILE and nothing else\n{}",
+                 usage_text());
+      return kExitUsage;
+    }
+    Model model;
+    const std::optional<RemoteOptions> remote = remote_options(conf);
+    if (!remote) return kExitUsage;
+    if (const int rc = open_and_parse(conf.file, *remote, model); rc != kExitOk) return rc;
+    const std::string text =
+        conf.info ? render_info(model.file) : render_gguf_json(model.file) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
+  }
+  const int rc = mount_file(args, conf);
+  if (rc != kExitOk) notify_failed(conf.notify_pipe, rc);
+  return rc;
+}
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }

@@ -1,0 +1,131 @@
+// The read path. Decoded reads map [offset, offset + size) to the blocks that cover it, read
+// and decode those blocks in bounded chunks, and copy out exactly the requested bytes.
+#include "ggufs/content.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#include "ggufs/byte_order.h"
+#include "ggufs/decode.h"
+#include "ggufs/error.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/names.h"
+
+namespace ggufs {
+namespace {
+
+// Float32 output decoded per step: large enough to amortise the pread, small enough to stay in
+// L2 and to bound per-thread memory.
+constexpr std::uint64_t kChunkOutputBytes = 256 * 1024;
+
+}  // namespace
+
+std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
+                                std::uint64_t offset) const {
+  if (offset >= node.size) return 0;
+  size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
+  switch (node.kind) {
+    case NodeKind::kDirectory:
+      return 0;
+    case NodeKind::kText:
+      std::memcpy(dst, node.text.data() + offset, size);
+      return size;
+    case NodeKind::kRaw: {
+      const TensorInfo& t = file_.tensors[node.tensor];
+      if (source(t).read_at(t.file_offset + offset, dst, size) != size) {
+        throw IoError(
+            fmt::format("{}: tensor '{}': file ends before byte {}", printable(path_of(t)),
+                        printable(t.name), t.file_offset + offset + size),
+            Fault::kTruncated);
+      }
+      return size;
+    }
+    case NodeKind::kDecoded:
+      return read_decoded(node, dst, size, offset);
+  }
+  return 0;
+}
+
+std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& node,
+                                                                  std::size_t size,
+                                                                  std::uint64_t offset) const {
+  if (node.kind != NodeKind::kRaw && node.kind != NodeKind::kDecoded) return std::nullopt;
+  const TensorInfo& t = file_.tensors[node.tensor];
+  // Decoded F32 data is the stored bytes when both are little-endian (the .npy header is not).
+  constexpr std::uint32_t kF32 = 0;
+  static_assert(std::endian::native == std::endian::little);
+  if (node.kind == NodeKind::kDecoded &&
+      (t.type != kF32 || file_.big_endian || offset < node.text.size())) {
+    return std::nullopt;
+  }
+  const ByteSource& src = source(t);
+  if (src.fd() < 0) return std::nullopt;
+  if (offset >= node.size) return Extent{src.fd(), 0, 0, path_of(t)};
+  size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
+  const std::uint64_t at =
+      t.file_offset + (offset - (node.kind == NodeKind::kDecoded ? node.text.size() : 0));
+  src.check(at, size);
+  return Extent{src.fd(), at, size, path_of(t)};
+}
+
+std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t size,
+                                        std::uint64_t offset) const {
+  std::size_t done = 0;
+  // The .npy header, if any, precedes the float32 data.
+  if (offset < node.text.size()) {
+    done = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.text.size() - offset));
+    std::memcpy(dst, node.text.data() + offset, done);
+    if (done == size) return size;
+    offset += done;
+  }
+  const TensorInfo& t = file_.tensors[node.tensor];
+  const TypeTraits& tr = *type_traits(t.type);
+  const std::uint64_t begin = offset - node.text.size();  // byte range of the float32 data
+  const std::uint64_t end = begin + (size - done);
+  const std::uint64_t block_out = std::uint64_t{tr.block_size} * sizeof(float);
+  const std::uint64_t chunk_blocks = std::max<std::uint64_t>(1, kChunkOutputBytes / block_out);
+
+  thread_local std::vector<std::uint8_t> raw;
+  thread_local std::vector<float> scratch;
+  char* const out = dst + done;  // where data byte `begin` goes
+  for (std::uint64_t b = begin / block_out, last = (end + block_out - 1) / block_out; b < last;) {
+    const std::uint64_t n = std::min(chunk_blocks, last - b);
+    const std::size_t raw_bytes = static_cast<std::size_t>(n * tr.type_size);
+    raw.resize(raw_bytes);
+    const std::uint64_t at = t.file_offset + b * tr.type_size;
+    if (source(t).read_at(at, raw.data(), raw_bytes) != raw_bytes) {
+      throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(path_of(t)),
+                                printable(t.name), at + raw_bytes),
+                    Fault::kTruncated);
+    }
+    // Big-endian files: plain types only (the tree offers no f32/ file for others).
+    if (file_.big_endian) swap_elements(raw.data(), raw_bytes, tr.type_size);
+    const std::uint64_t chunk_begin = b * block_out, chunk_end = (b + n) * block_out;
+    const std::uint64_t lo = std::max(begin, chunk_begin), hi = std::min(end, chunk_end);
+    char* target = out + (lo - begin);
+    if (lo == chunk_begin && hi == chunk_end &&
+        reinterpret_cast<std::uintptr_t>(target) % alignof(float) == 0) {
+      // Whole chunk: no copy. A request this large (in-process; replies through the mount are
+      // at most 1 MiB) is not read back from the caches soon: stream it past them.
+      float* const floats = reinterpret_cast<float*>(target);
+      if (size >= kStreamingMinBytes) {
+        decode_streaming(tr, raw.data(), floats, n);
+      } else {
+        tr.to_float(raw.data(), floats, n);
+      }
+    } else {
+      scratch.resize(static_cast<std::size_t>(n * tr.block_size));
+      tr.to_float(raw.data(), scratch.data(), n);
+      std::memcpy(target, reinterpret_cast<const char*>(scratch.data()) + (lo - chunk_begin),
+                  hi - lo);
+    }
+    b += n;
+  }
+  return size;
+}
+
+}  // namespace ggufs

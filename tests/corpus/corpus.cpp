@@ -1,0 +1,518 @@
+#include "corpus.h"
+
+#include <limits>
+#include <random>
+#include <string_view>
+
+#include "gguf_bytes.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/gguf.h"
+#include "ggufs/gguf_writer.h"
+
+namespace ggufs::corpus {
+namespace {
+
+constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint32_t kF32 = 0, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kI64 = 27;
+
+// Value type tags (the GGUF specification, ggml docs/gguf.md).
+constexpr std::uint32_t kTU8 = 0, kTI16 = 3, kTU32 = 4, kTF32 = 6, kTBool = 7, kTStr = 8, kTArr = 9,
+                        kTU64 = 10, kTF64 = 12;
+
+std::uint64_t pos(ByteWriter& w) { return w.data().size(); }
+
+ByteWriter header(std::uint64_t n_tensors, std::uint64_t n_kv, std::uint32_t version = 3) {
+  return test::gguf_header(n_tensors, n_kv, version);
+}
+using test::tensor_info;
+
+// Pads to the data section and appends `data_bytes` bytes.
+Bytes with_data(ByteWriter w, std::size_t data_bytes, std::uint64_t alignment = 32) {
+  w.pad_to(alignment);
+  for (std::size_t i = 0; i < data_bytes; ++i) w.u8(static_cast<std::uint8_t>(i * 37 + 11));
+  return w.data();
+}
+
+Value str_value(std::string s) { return Value{ValueType::kString, std::move(s)}; }
+Value u_value(ValueType t, std::uint64_t v) { return Value{t, v}; }
+Value i_value(ValueType t, std::int64_t v) { return Value{t, v}; }
+Value array_value(ValueType elem, std::vector<Value> items) {
+  return Value{ValueType::kArray, Array{elem, std::move(items)}};
+}
+
+Bytes random_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bytes b(n);
+  for (auto& x : b) x = static_cast<std::uint8_t>(rng());
+  return b;
+}
+
+// A small valid file: one key, one F32 tensor of 4 elements and one Q8_0 tensor of 32.
+Bytes small_valid() {
+  GgufWriter g;
+  g.add_string("general.architecture", "llama");
+  g.add_tensor("a", kF32, {4}, random_bytes(16, 1));
+  g.add_tensor("b", kQ8_0, {32}, random_bytes(34, 2));
+  return g.finish();
+}
+
+// header(0, 1) followed by key "k" and the value type tag `type`: the value starts at byte 37.
+ByteWriter one_key(std::uint32_t type, std::string_view key = "k") {
+  ByteWriter w = header(0, 1);
+  w.str(key);
+  w.u32(type);
+  return w;
+}
+
+class Builder {
+ public:
+  void refuse(std::string name, Bytes b, std::uint64_t offset, std::string problem) {
+    out_.push_back({std::move(name), std::move(b), false, offset, std::move(problem)});
+  }
+  void accept(std::string name, Bytes b) {
+    out_.push_back({std::move(name), std::move(b), true, 0, ""});
+  }
+  std::vector<Hostile> take() { return std::move(out_); }
+
+ private:
+  std::vector<Hostile> out_;
+};
+
+void header_cases(Builder& c) {
+  c.refuse("header.empty", {}, 0, "file is 0 bytes, too short for a GGUF header (8 bytes)");
+  Bytes short_file = header(0, 0).data();
+  short_file.pop_back();
+  c.refuse("header.short", short_file, 0, "file is 23 bytes, too short for a GGUF header");
+  Bytes magic = small_valid();
+  magic[3] = 'L';
+  magic[2] = 'M';
+  c.refuse("header.magic_ggml", magic, 0, "not a GGUF file: magic is 47 47 4d 4c, expected");
+  Bytes lower = small_valid();
+  for (int i = 0; i < 4; ++i) lower[i] = static_cast<std::uint8_t>("gguf"[i]);
+  c.refuse("header.magic_lowercase", lower, 0, "not a GGUF file: magic is 67 67 75 66");
+  c.refuse("header.version_0", with_data(header(0, 0, 0), 0), 4, "unsupported GGUF version 0");
+  {
+    ByteWriter v1(/*big_endian=*/false, /*version=*/1);  // 32-bit counts
+    v1.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+    v1.u32(1);
+    v1.u32(0xffffffffu);
+    v1.u32(0);
+    c.refuse("header.version_1_tensor_count_past_end", v1.data(), 8,
+             "tensor_count 4294967295 cannot fit in the 4 bytes left in the file");
+  }
+  c.refuse("header.version_4", with_data(header(0, 0, 4), 0), 4, "unsupported GGUF version 4 ");
+  c.refuse("header.version_max", with_data(header(0, 0, 0xffffffffu), 0), 4,
+           "unsupported GGUF version 4294967295");
+  {
+    ByteWriter be(/*big_endian=*/true, /*version=*/3);
+    be.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+    be.u32(3);
+    be.u64(0);
+    be.u64(1ull << 40);
+    c.refuse("header.big_endian_kv_count_past_end", be.data(), 16,
+             "metadata_kv_count 1099511627776 cannot fit in the 0 bytes left in the file");
+  }
+  c.refuse("header.tensor_count_2^64-1", with_data(header(kU64Max, 0), 64), 8,
+           "tensor_count 18446744073709551615 is negative as int64");
+  c.refuse("header.tensor_count_2^62", with_data(header(1ull << 62, 0), 64), 8,
+           "tensor_count 4611686018427387904 cannot fit in the 80 bytes left in the file");
+  c.refuse("header.tensor_count_past_end", header(1, 0).data(), 8,
+           "tensor_count 1 cannot fit in the 8 bytes left in the file");
+  c.refuse("header.kv_count_2^64-1", with_data(header(0, kU64Max), 64), 16,
+           "metadata_kv_count 18446744073709551615 is negative as int64");
+  c.refuse("header.kv_count_2^40", with_data(header(0, 1ull << 40), 64), 16,
+           "metadata_kv_count 1099511627776 cannot fit in the 72 bytes left in the file");
+  ByteWriter two = header(0, 2);  // two key/values announced, one present
+  two.str("k");
+  two.u32(kTStr);
+  two.str(std::string(30, 's'));
+  const std::uint64_t end = pos(two);
+  c.refuse("header.kv_count_past_end", two.data(), end,
+           "unexpected end of file reading key of metadata entry 1 (8 bytes needed, 0 left)");
+}
+
+void key_value_cases(Builder& c) {
+  ByteWriter huge = header(0, 1);
+  huge.u64(kU64Max - 1);
+  huge.u64(0);
+  c.refuse("kv.key_length_2^64-2", huge.data(), 24,
+           "key of metadata entry 0: string length 18446744073709551614 exceeds the 8 bytes left");
+  ByteWriter past = header(0, 1);
+  past.u64(8);  // 7 bytes follow
+  past.bytes(std::vector<std::uint8_t>{'k', 'k', 0, 0, 0, 0, 0});
+  c.refuse("kv.key_length_one_past_end", past.data(), 24,
+           "string length 8 exceeds the 7 bytes left in the file");
+  ByteWriter empty = one_key(kTU8, "");
+  empty.u8(0);
+  c.refuse("kv.key_empty", empty.data(), 24, "metadata entry 0 has an empty key");
+  for (std::string_view key : {std::string_view("k"), std::string_view("a\x1b[2J")}) {
+    ByteWriter dup = header(0, 2);
+    dup.str(key);
+    dup.u32(kTU8);
+    dup.u8(1);
+    const std::uint64_t second = pos(dup);
+    dup.str(key);
+    dup.u32(kTU8);
+    dup.u8(2);
+    // Text from the file is escaped in messages: no terminal sequence reaches the user.
+    c.refuse(key == "k" ? "kv.key_duplicate" : "kv.key_duplicate_escape_sequence", dup.data(),
+             second, key == "k" ? "duplicate key 'k'" : "duplicate key 'a\\x1b[2J'");
+  }
+  for (std::uint32_t bad : {13u, 0xffffffffu}) {
+    ByteWriter w = one_key(bad);
+    w.u64(0);
+    c.refuse("kv.value_type_" + std::to_string(bad), w.data(), 33,
+             "invalid value type of key 'k' " + std::to_string(bad) + " (valid: 0..12)");
+  }
+  for (std::uint8_t bad : {std::uint8_t{2}, std::uint8_t{255}}) {
+    ByteWriter w = one_key(kTBool);
+    w.u8(bad);
+    c.refuse("kv.bool_" + std::to_string(bad), w.data(), 37,
+             "invalid bool value " + std::to_string(bad) + " (must be 0 or 1)");
+  }
+  ByteWriter long_str = one_key(kTStr);
+  long_str.u64(1000);
+  long_str.bytes(std::vector<std::uint8_t>{'a', 'b', 'c'});
+  c.refuse("kv.string_value_length_past_end", long_str.data(), 37,
+           "string value: string length 1000 exceeds the 3 bytes left in the file");
+  ByteWriter u64 = one_key(kTU64);
+  u64.u32(7);
+  c.refuse("kv.uint64_truncated", u64.data(), 37,
+           "unexpected end of file reading uint64 value (8 bytes needed, 4 left)");
+  ByteWriter f64 = one_key(kTF64);
+  for (int i = 0; i < 7; ++i) f64.u8(0);
+  c.refuse("kv.float64_truncated", f64.data(), 37,
+           "unexpected end of file reading float64 value (8 bytes needed, 7 left)");
+  ByteWriter i16 = one_key(kTI16);
+  i16.u8(1);
+  c.refuse("kv.int16_truncated", i16.data(), 37,
+           "unexpected end of file reading int16 value (2 bytes needed, 1 left)");
+  c.refuse("kv.value_missing", one_key(kTF32).data(), 37,
+           "unexpected end of file reading float32 value (4 bytes needed, 0 left)");
+
+  ByteWriter elem = one_key(kTArr);
+  elem.u32(13);
+  elem.u64(0);
+  c.refuse("kv.array_element_type_13", elem.data(), 37,
+           "invalid array element type 13 (valid: 0..12)");
+  ByteWriter neg = one_key(kTArr);
+  neg.u32(kTU8);
+  neg.u64(kU64Max);
+  c.refuse("kv.array_length_2^64-1", neg.data(), 41,
+           "array length 18446744073709551615 is negative as int64");
+  ByteWriter big = one_key(kTArr);
+  big.u32(kTU64);
+  big.u64(1ull << 61);
+  big.u64(0);
+  c.refuse("kv.array_length_2^61", big.data(), 41,
+           "array length 2305843009213693952 cannot fit in the 8 bytes left in the file");
+  ByteWriter strs = one_key(kTArr);  // three strings announced, two present
+  strs.u32(kTStr);
+  strs.u64(3);
+  strs.str("aaaaaaaaaa");
+  strs.str("bbbbbbbbbb");
+  const std::uint64_t third = pos(strs);
+  c.refuse("kv.array_strings_past_end", strs.data(), third,
+           "unexpected end of file reading string value (8 bytes needed, 0 left)");
+  ByteWriter slen = one_key(kTArr);
+  slen.u32(kTStr);
+  slen.u64(1);
+  slen.u64(1ull << 63);
+  c.refuse("kv.array_string_length_2^63", slen.data(), 49,
+           "string value: string length 9223372036854775808 exceeds the 0 bytes left");
+  ByteWriter deep = one_key(kTArr);  // 100 nested arrays of one element each
+  for (int i = 0; i < 100; ++i) {
+    deep.u32(kTArr);
+    deep.u64(1);
+  }
+  c.refuse("kv.array_nested_17_levels", deep.data(), 37 + 12 * 16,
+           "arrays nested deeper than 16 levels");
+  ByteWriter ok16 = one_key(kTArr);  // exactly 16 levels: the limit, accepted
+  for (int i = 0; i < 15; ++i) {
+    ok16.u32(kTArr);
+    ok16.u64(1);
+  }
+  ok16.u32(kTU8);
+  ok16.u64(1);
+  ok16.u8(7);
+  c.accept("ok.array_nested_16_levels", with_data(ok16, 0));
+  ByteWriter bools = one_key(kTArr);
+  bools.u32(kTBool);
+  bools.u64(3);
+  bools.u8(1);
+  bools.u8(0);
+  bools.u8(3);
+  c.refuse("kv.array_bool_3", bools.data(), 51, "invalid bool value 3");
+  ByteWriter inner = one_key(kTArr);
+  inner.u32(kTArr);
+  inner.u64(1);
+  inner.u32(99);
+  inner.u64(0);
+  c.refuse("kv.array_inner_element_type_99", inner.data(), 49, "invalid array element type 99");
+
+  ByteWriter a64 = one_key(kTU64, "general.alignment");
+  a64.u64(64);
+  c.refuse("kv.alignment_uint64", a64.data(), 24,
+           "general.alignment must be a uint32, is a uint64");
+  ByteWriter astr = one_key(kTStr, "general.alignment");
+  astr.str("32");
+  c.refuse("kv.alignment_string", astr.data(), 24,
+           "general.alignment must be a uint32, is a string");
+  for (std::uint32_t bad : {0u, 3u, 48u, 0x80000001u}) {
+    ByteWriter w = one_key(kTU32, "general.alignment");
+    w.u32(bad);
+    c.refuse("kv.alignment_" + std::to_string(bad), w.data(), 24,
+             "general.alignment " + std::to_string(bad) + " is not a power of two");
+  }
+  // Keys too long for a file name (NAME_MAX 255) are served under a shortened name.
+  ByteWriter long_key = one_key(kTStr, std::string(300, 'k'));
+  long_key.str("long");
+  c.accept("ok.key_300_bytes", with_data(long_key, 0));
+  std::string slashes;
+  for (int i = 0; i < 700; ++i) slashes += i % 7 == 0 ? "\xc3\xa9" : "/";
+  ByteWriter escaped_key = one_key(kTStr, slashes);  // escapes to about 1800 bytes
+  escaped_key.str("slashes");
+  c.accept("ok.key_escaping_to_1800_bytes", with_data(escaped_key, 0));
+  ByteWriter huge_align = one_key(kTU32, "general.alignment");
+  huge_align.u32(0x80000000u);  // the data section starts far past the end: nothing is in it
+  c.accept("ok.alignment_2^31_no_tensors", huge_align.data());
+}
+
+void tensor_info_cases(Builder& c) {
+  ByteWriter name_len = header(1, 0);
+  name_len.u64(kU64Max);
+  name_len.u64(0);
+  name_len.u64(0);
+  c.refuse("tensor.name_length_2^64-1", name_len.data(), 24,
+           "name of tensor 0: string length 18446744073709551615 exceeds");
+  ByteWriter name65 = header(1, 0);
+  tensor_info(name65, std::string(65, 'n'), {4}, kF32, 0);
+  c.refuse("tensor.name_65_bytes", with_data(name65, 16), 24,
+           "tensor 0 name is 65 bytes; the GGUF spec allows at most 64");
+  for (std::string_view name : {std::string_view("x"), std::string_view("\x1b]0;pwned\x07")}) {
+    ByteWriter dup = header(2, 0);
+    tensor_info(dup, name, {4}, kF32, 0);
+    const std::uint64_t second = pos(dup);
+    tensor_info(dup, name, {4}, kF32, 32);
+    c.refuse(
+        name == "x" ? "tensor.name_duplicate" : "tensor.name_duplicate_escape_sequence",
+        with_data(dup, 48), second,
+        name == "x" ? "duplicate tensor name 'x'" : "duplicate tensor name '\\x1b]0;pwned\\x07'");
+  }
+  for (std::uint32_t n_dims : {5u, 0xffffffffu}) {
+    ByteWriter w = header(1, 0);
+    w.str("x");
+    w.u32(n_dims);
+    for (int i = 0; i < 5; ++i) w.u64(1);
+    c.refuse("tensor.n_dims_" + std::to_string(n_dims), with_data(w, 16), 33,
+             "tensor 'x': n_dims " + std::to_string(n_dims) + " exceeds 4");
+  }
+  ByteWriter neg = header(1, 0);
+  tensor_info(neg, "x", {4, 1ull << 63}, kF32, 0);
+  c.refuse("tensor.ne1_2^63", with_data(neg, 16), 45,
+           "tensor 'x': ne[1] = 9223372036854775808 is negative as int64");
+  ByteWriter max0 = header(1, 0);
+  tensor_info(max0, "x", {kU64Max}, kF32, 0);
+  c.refuse("tensor.ne0_2^64-1", with_data(max0, 16), 37,
+           "tensor 'x': ne[0] = 18446744073709551615 is negative as int64");
+  ByteWriter wrap = header(1, 0);  // 2^32 × 2^32 wraps to exactly 0 in 64 bits
+  tensor_info(wrap, "x", {1ull << 32, 1ull << 32}, kF32, 0);
+  c.refuse("tensor.elements_wrap_to_0", with_data(wrap, 16), 33,
+           "tensor 'x': element count overflows int64");
+  ByteWriter e63 = header(1, 0);  // 2^63: fits uint64, not int64
+  tensor_info(e63, "x", {1ull << 31, 1ull << 31, 2}, kF32, 0);
+  c.refuse("tensor.elements_2^63", with_data(e63, 16), 33,
+           "tensor 'x': element count overflows int64");
+  ByteWriter block = header(1, 0);
+  tensor_info(block, "x", {255}, kQ4_K, 0);
+  c.refuse("tensor.ne0_not_a_block_multiple", with_data(block, 160), 45,
+           "tensor 'x': ne[0] = 255 is not a multiple of the Q4_K block size 256");
+  ByteWriter bytes64 = header(1, 0);  // F32 of 2^62 elements: 2^64 bytes
+  tensor_info(bytes64, "x", {1ull << 31, 1ull << 31}, kF32, 0);
+  c.refuse("tensor.bytes_2^64", with_data(bytes64, 16), 53, "tensor 'x': byte size overflows");
+  ByteWriter bytes63 = header(1, 0);  // I64 of 2^60 elements: 2^63 bytes
+  tensor_info(bytes63, "x", {1ull << 60}, kI64, 0);
+  c.refuse("tensor.bytes_2^63", with_data(bytes63, 16), 45, "tensor 'x': byte size overflows");
+  ByteWriter dims = header(1, 0);  // 3 dimensions announced, the file ends in the second
+  dims.str("x");
+  dims.u32(3);
+  dims.u64(4);
+  dims.bytes(std::vector<std::uint8_t>{0, 0, 0});
+  c.refuse("tensor.dims_truncated", dims.data(), 45,
+           "unexpected end of file reading dimension (8 bytes needed, 3 left)");
+  ByteWriter type = header(1, 0);  // the file ends before the type
+  type.str("xxxxxxxxxxxx");
+  type.u32(1);
+  type.u64(4);
+  c.refuse("tensor.type_missing", type.data(), 56,
+           "unexpected end of file reading ggml type (4 bytes needed, 0 left)");
+  ByteWriter off = header(1, 0);  // the file ends inside the offset
+  off.str("xxxxxxxx");
+  off.u32(1);
+  off.u64(4);
+  off.u32(kF32);
+  off.u32(0);
+  c.refuse("tensor.offset_truncated", off.data(), 56,
+           "unexpected end of file reading tensor data offset (8 bytes needed, 4 left)");
+  ByteWriter unknown_block = header(1, 0);  // unknown types skip the block check: kept, no data
+  tensor_info(unknown_block, "future", {33, 3}, 99, 1ull << 40);
+  c.accept("ok.unknown_type_99_far_offset", with_data(unknown_block, 0));
+  ByteWriter removed = header(1, 0);
+  tensor_info(removed, "removed", {32}, 4, 0);
+  c.accept("ok.removed_type_4", with_data(removed, 0));
+  ByteWriter zero = header(1, 0);  // a zero dimension: an empty tensor, however large the others
+  tensor_info(zero, "empty", {0, 1ull << 40, 1ull << 40, 1ull << 40}, kQ4_0, 0);
+  c.accept("ok.zero_dimension", with_data(zero, 0));
+  ByteWriter scalar = header(1, 0);  // n_dims 0: one element
+  tensor_info(scalar, "scalar", {}, kF32, 0);
+  c.accept("ok.scalar_n_dims_0", with_data(scalar, 4));
+}
+
+void data_cases(Builder& c) {
+  ByteWriter mis = header(1, 0);
+  tensor_info(mis, "x", {4}, kF32, 8);
+  c.refuse("data.offset_unaligned", with_data(mis, 64), 49,
+           "tensor 'x': data offset 8 is not a multiple of the alignment 32");
+  ByteWriter mis64 = header(1, 1);
+  mis64.str("general.alignment");
+  mis64.u32(kTU32);
+  mis64.u32(64);
+  const std::uint64_t info = pos(mis64);
+  tensor_info(mis64, "x", {4}, kF32, 32);
+  c.refuse("data.offset_unaligned_64", with_data(mis64, 128, 64), info + 25,
+           "data offset 32 is not a multiple of the alignment 64");
+  ByteWriter past = header(1, 0);
+  tensor_info(past, "x", {4}, kF32, 32);
+  c.refuse("data.past_end", with_data(past, 40), 49,
+           "tensor 'x': data [64 + 32, +16 bytes) extends past the end of the file (104 bytes)");
+  ByteWriter short1 = header(1, 0);
+  tensor_info(short1, "x", {4}, kF32, 0);
+  c.refuse("data.one_byte_short", with_data(short1, 15), 49,
+           "tensor 'x': data [64 + 0, +16 bytes) extends past the end of the file (79 bytes)");
+  ByteWriter wrap = header(1, 0);
+  tensor_info(wrap, "x", {4}, kF32, kU64Max - 31);
+  c.refuse("data.offset_wraps", with_data(wrap, 16), 49,
+           "tensor 'x': data offset 18446744073709551584 overflows");
+  ByteWriter far = header(1, 0);
+  tensor_info(far, "x", {4}, kF32, 1ull << 63);
+  c.refuse("data.offset_2^63", with_data(far, 16), 49, "extends past the end of the file");
+  ByteWriter empty_far = header(1, 0);  // even an empty tensor must lie inside the file
+  tensor_info(empty_far, "x", {0}, kF32, 1 << 20);
+  c.refuse("data.empty_tensor_past_end", with_data(empty_far, 0), 49,
+           "tensor 'x': data [64 + 1048576, +0 bytes) extends past the end of the file");
+  ByteWriter overlap = header(2, 0);
+  tensor_info(overlap, "a", {16}, kF32, 0);
+  tensor_info(overlap, "b", {16}, kF32, 32);
+  c.refuse("data.overlap", with_data(overlap, 128), 82, "tensor 'b': data overlaps tensor 'a'");
+  ByteWriter reverse = header(2, 0);  // listed in the other order: the later extent is named
+  tensor_info(reverse, "b", {8}, kF32, 32);
+  tensor_info(reverse, "a", {16}, kF32, 0);
+  c.refuse("data.overlap_listed_backwards", with_data(reverse, 96), 49,
+           "tensor 'b': data overlaps tensor 'a'");
+  ByteWriter inside = header(2, 0);  // one tensor strictly inside another
+  tensor_info(inside, "big", {64}, kF32, 0);
+  tensor_info(inside, "small", {4}, kF32, 128);
+  c.refuse("data.overlap_nested", with_data(inside, 256), 88,
+           "tensor 'small': data overlaps tensor 'big'");
+
+  ByteWriter shuffled = header(2, 0);  // any non-overlapping placement is served
+  tensor_info(shuffled, "a", {8}, kF32, 64);
+  tensor_info(shuffled, "b", {8}, kF32, 0);
+  c.accept("ok.data_not_in_file_order", with_data(shuffled, 96));
+  ByteWriter trailing = header(1, 0);  // bytes after the last tensor are ignored
+  tensor_info(trailing, "x", {4}, kF32, 0);
+  c.accept("ok.trailing_bytes", with_data(trailing, 16 + 1000));
+  ByteWriter align1 = header(2, 1);  // alignment 1: tensors at any byte
+  align1.str("general.alignment");
+  align1.u32(kTU32);
+  align1.u32(1);
+  tensor_info(align1, "a", {3}, kF32, 0);
+  tensor_info(align1, "b", {32}, kQ8_0, 13);
+  c.accept("ok.alignment_1", with_data(align1, 13 + 34, 1));
+  c.accept("ok.version_2", with_data(header(0, 0, 2), 0));
+  c.accept("ok.empty_file_of_24_bytes", header(0, 0).data());
+}
+
+}  // namespace
+
+std::vector<Hostile> hostile_files() {
+  Builder c;
+  header_cases(c);
+  key_value_cases(c);
+  tensor_info_cases(c);
+  data_cases(c);
+  return c.take();
+}
+
+std::vector<Fixture> valid_fixtures() {
+  std::vector<Fixture> out;
+  {
+    GgufWriter g;  // one small tensor of every known type, random bytes
+    g.add_string("general.architecture", "all-types");
+    std::uint32_t seed = 100;
+    for (const TypeTraits& t : all_types()) {
+      const std::vector<std::uint64_t> ne{std::uint64_t{t.block_size} * 2, 3};
+      g.add_tensor(std::string(t.name), t.id, ne, random_bytes(t.type_size * 2 * 3, seed++));
+    }
+    out.push_back({"valid.all_types", g.finish()});
+  }
+  {
+    GgufWriter g;  // every value type, nested and empty arrays, awkward strings and floats
+    g.add("u8", u_value(ValueType::kUint8, 255));
+    g.add("i8", i_value(ValueType::kInt8, -128));
+    g.add("u16", u_value(ValueType::kUint16, 65535));
+    g.add("i16", i_value(ValueType::kInt16, -32768));
+    g.add("u32", u_value(ValueType::kUint32, 4294967295u));
+    g.add("i32", i_value(ValueType::kInt32, -2147483647 - 1));
+    g.add("u64", u_value(ValueType::kUint64, kU64Max));
+    g.add("i64", i_value(ValueType::kInt64, std::numeric_limits<std::int64_t>::min()));
+    g.add_f32("f32.nan", std::numeric_limits<float>::quiet_NaN());
+    g.add_f32("f32.-inf", -std::numeric_limits<float>::infinity());
+    g.add_f32("f32.denorm", std::numeric_limits<float>::denorm_min());
+    g.add("f64", Value{ValueType::kFloat64, -0.0});
+    g.add("bool", Value{ValueType::kBool, true});
+    g.add("str.control", str_value(std::string("a\0b\n\t\x1b[31m\x7f", 10)));
+    g.add("str.invalid_utf8", str_value("\xff\xfe\xc3(\xe2\x82"));
+    g.add("str.empty", str_value(""));
+    g.add("arr.empty", array_value(ValueType::kInt32, {}));
+    g.add("arr.strings", array_value(ValueType::kString, {str_value("x\ny"), str_value("\"\\"),
+                                                          str_value("\x01\xff")}));
+    g.add("arr.floats",
+          array_value(ValueType::kFloat32,
+                      {Value{ValueType::kFloat32, 1.5f},
+                       Value{ValueType::kFloat32, std::numeric_limits<float>::infinity()}}));
+    g.add("arr.nested",
+          array_value(ValueType::kArray,
+                      {array_value(ValueType::kBool, {Value{ValueType::kBool, false}}),
+                       array_value(ValueType::kString, {str_value("deep")})}));
+    g.add_tensor("t", kF32, {2, 2}, random_bytes(16, 7));
+    out.push_back({"valid.all_value_types", g.finish()});
+  }
+  {
+    GgufWriter g;  // names that need escaping
+    g.add_string("a/b", "slash");
+    g.add_string("..", "dots");
+    g.add_string(".", "dot");
+    g.add_string("100%", "percent");
+    g.add_string(std::string("nul\0key", 7), "nul");
+    g.add_string("tab\tkey", "tab");
+    g.add_tensor("../evil", kF32, {4}, random_bytes(16, 8));
+    g.add_tensor("", kF32, {4}, random_bytes(16, 9));
+    g.add_tensor("%2F", kF32, {4}, random_bytes(16, 10));
+    out.push_back({"valid.names", g.finish()});
+  }
+  {
+    GgufWriter g;  // alignment 64, a quantized tensor with several dimensions
+    g.set_alignment(64);
+    g.add_u32("llama.block_count", 1);
+    g.add_tensor("q4_0", kQ4_0, {64, 2, 2}, random_bytes(18 * 2 * 2 * 2, 11));
+    g.add_tensor("q4_k", kQ4_K, {256, 2}, random_bytes(144 * 2, 12));
+    g.add_tensor("empty", kF32, {0, 5}, {});
+    g.add_tensor("future", 99, {32}, {});
+    out.push_back({"valid.alignment_64", g.finish()});
+  }
+  out.push_back({"valid.small", small_valid()});
+  return out;
+}
+
+}  // namespace ggufs::corpus
