@@ -1,5 +1,5 @@
 // The ggml tensor type table: one entry per type id, the only place that knows block sizes,
-// bytes per block and which decoder a type uses (source: shared src/ggml/README.md §2).
+// bytes per block and which decoder a type uses (source: src/ggml/README.md §2).
 //
 // Each type has a scalar reference decoder (kernels.h) and, where it pays, SIMD decoders for x86-64
 // (SSE4.1; AVX2 with F16C; AVX-512) and arm64 (NEON). `to_float` is the fastest decoder the CPU

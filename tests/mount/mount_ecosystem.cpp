@@ -20,6 +20,7 @@
 
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
+#include "info_fixture.h"
 #include "mount_util.h"
 #include "split_fixture.h"
 
@@ -101,51 +102,7 @@ TEST(MountXattrs, TensorFilesCarryTypeShapeOffsetAndFile) {
   EXPECT_NE(r.output.find("user.ggml.shape=\"3,512\""), std::string::npos) << r.output;
 }
 
-// A model with a string, an integer, a float and a long string array, and two tensors.
-std::filesystem::path write_info_model(const std::filesystem::path& dir) {
-  GgufWriter g;
-  g.add_string("general.architecture", "llama");
-  g.add("llama.block_count", Value{ValueType::kUint32, std::uint64_t{3}});
-  g.add("x.eps", Value{ValueType::kFloat32, 0.5f});
-  Array tokens(ValueType::kString);
-  for (const char* t : {"<unk>", "<s>", "</s>", "a\tb", "c", "d", "e"}) tokens.push_string(t);
-  g.add("tokenizer.ggml.tokens", Value{ValueType::kArray, tokens});
-  g.add_tensor("first", kF32, {4}, std::vector<std::uint8_t>(16, 0));
-  g.add_tensor("blk.0.w", kQ4_K, {512, 3}, std::vector<std::uint8_t>(2 * 3 * 144, 0));
-  const auto file = dir / "info.gguf";
-  g.write_file(file.string());
-  return file;
-}
-
-TEST(Info, PrintsHeaderMetadataTensorsAndBitsPerWeight) {
-  TempDir dir;
-  const auto file = write_info_model(dir.path());
-  const RunResult r = run(std::string(GGUFS_BINARY) + " --info " + quote(file) + " 2>&1");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string& out = r.output;
-  auto has = [&](const std::string& s) {
-    EXPECT_NE(out.find(s), std::string::npos) << "missing: " << s << "\n" << out;
-  };
-  has("GGUF version 3, little-endian");
-  has("2 tensors, 4 metadata key/values, alignment 32");
-  has("general.architecture = \"llama\"");
-  has("llama.block_count = 3");
-  has("x.eps = 0.5");
-  // Arrays: element type, count, the first five elements (escaped) and an ellipsis.
-  has("[string]   |        7 | tokenizer.ggml.tokens = [\"<unk>\", \"<s>\", \"</s>\", "
-      "\"a\\x09b\", \"c\", ...]");
-  // The tensor line: type, ne, elements, bytes (6 super-blocks of 144 bytes, src/ggml/README.md §7
-  // Q4_K), offset, name.
-  EXPECT_TRUE(std::regex_search(
-      out, std::regex(R"(Q4_K +\| 512 x 3 +\| +1536 \| +864 \| +[0-9]+ \| blk\.0\.w\n)")))
-      << out;
-  // Bits per weight: Q4_K 144 × 8 / 256 = 4.5; F32 32; total (16 + 864) × 8 / (4 + 1536).
-  has("4.5000");
-  has("32.0000");
-  has("4.5714");
-}
-
-TEST(Info, JsonIsTheMountsGgufJson) {
+TEST(MountInfo, JsonIsTheMountsGgufJson) {
   GGUFS_REQUIRE_FUSE();
   TempDir dir;
   const auto file = write_info_model(dir.path());
@@ -156,7 +113,8 @@ TEST(Info, JsonIsTheMountsGgufJson) {
   EXPECT_EQ(r.output, read_text(m / "gguf.json") + "\n");
 }
 
-TEST(Info, BadFilesAndUsage) {
+// The command refuses bad files and bad usage of --info and --json with their exit codes.
+TEST(MountInfo, BadFilesAndUsageOfTheCommand) {
   TempDir dir;
   const auto bad = dir.path() / "bad.gguf";
   std::ofstream(bad) << "GGUF\x03\x00\x00\x00 too short for counts";

@@ -1,5 +1,5 @@
 // The read path without a mount: any byte range of f32/ and npy/ files equals the matching slice
-// of ggml's reference output; chunk borders inside large tensors; the tree's shape.
+// of ggml's reference output; chunk borders inside large tensors; stored extents.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -158,26 +158,6 @@ TEST(Content, LargeReadsEqualTheReferenceDecoder) {
       }
     }
   }
-}
-
-TEST(Content, TreeHasTheContractLayout) {
-  GgufWriter g;
-  g.add_string("general.architecture", "x");
-  g.add_tensor("t", 0, {2, 3}, std::vector<std::uint8_t>(24, 0));
-  const MemorySource src(g.finish());
-  const GgufFile f = parse_gguf(src, "mem");
-  const Tree tree(f);
-  std::vector<std::string> root;
-  for (Ino c : tree.node(kRootIno)->children) root.push_back(tree.node(c)->name);
-  EXPECT_EQ(root, (std::vector<std::string>{"gguf.json", "tensors.tsv", "metadata", "raw", "f32",
-                                            "npy"}));
-  const Node* npy = tree.node(tree.lookup(tree.lookup(kRootIno, "npy"), "t.npy"));
-  ASSERT_NE(npy, nullptr);
-  EXPECT_EQ(npy->text.size() % 64, 0u);
-  EXPECT_NE(npy->text.find("'shape': (3, 2)"), std::string::npos) << npy->text;
-  EXPECT_EQ(tree.lookup(kRootIno, "nope"), 0u);
-  EXPECT_EQ(tree.node(0), nullptr);
-  EXPECT_EQ(tree.node(tree.count() + 1), nullptr);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// Names of metadata files for keys too long to be file names (NAME_MAX).
+// The tree without a mount: its contract layout, and the names of metadata files for keys too
+// long to be file names (NAME_MAX).
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
+#include "ggufs/byte_source.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/names.h"
@@ -11,6 +13,26 @@
 
 namespace ggufs {
 namespace {
+
+TEST(Tree, HasTheContractLayout) {
+  GgufWriter g;
+  g.add_string("general.architecture", "x");
+  g.add_tensor("t", 0, {2, 3}, std::vector<std::uint8_t>(24, 0));
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "mem");
+  const Tree tree(f);
+  std::vector<std::string> root;
+  for (Ino c : tree.node(kRootIno)->children) root.push_back(tree.node(c)->name);
+  EXPECT_EQ(root, (std::vector<std::string>{"gguf.json", "tensors.tsv", "metadata", "raw", "f32",
+                                            "npy"}));
+  const Node* npy = tree.node(tree.lookup(tree.lookup(kRootIno, "npy"), "t.npy"));
+  ASSERT_NE(npy, nullptr);
+  EXPECT_EQ(npy->text.size() % 64, 0u);
+  EXPECT_NE(npy->text.find("'shape': (3, 2)"), std::string::npos) << npy->text;
+  EXPECT_EQ(tree.lookup(kRootIno, "nope"), 0u);
+  EXPECT_EQ(tree.node(0), nullptr);
+  EXPECT_EQ(tree.node(tree.count() + 1), nullptr);
+}
 
 TEST(KeyFileName, ShortKeysAreFileNameFor) {
   EXPECT_EQ(key_file_name("general.architecture", 3), "general.architecture");
