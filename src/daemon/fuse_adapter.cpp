@@ -269,18 +269,38 @@ void op_init(void*, fuse_conn_info* conn) {
   conn->max_read = kMaxReadBytes;  // libfuse requires the same value as the max_read option
 }
 
+// Every request handler runs inside Guard<handler>::run: an exception it lets out (an
+// allocation failure, a bug) answers EIO with one log line instead of unwinding into libfuse,
+// which cannot take it. The handlers reply last, so nothing is answered twice.
+template <auto Handler>
+struct Guard;
+template <typename... Args, void (*Handler)(fuse_req_t, Args...)>
+struct Guard<Handler> {
+  static void run(fuse_req_t req, Args... args) noexcept {
+    try {
+      Handler(req, args...);
+      return;
+    } catch (const std::exception& e) {
+      log_message(LogLevel::kError, fmt::format("request failed: {} (EIO)", e.what()));
+    } catch (...) {
+      log_message(LogLevel::kError, "request failed: an unknown exception (EIO)");
+    }
+    fuse_reply_err(req, EIO);
+  }
+};
+
 const fuse_lowlevel_ops kOps = [] {
   fuse_lowlevel_ops ops{};
   ops.init = op_init;
-  ops.lookup = op_lookup;
-  ops.getattr = op_getattr;
-  ops.open = op_open;
-  ops.read = op_read;
-  ops.opendir = op_opendir;
-  ops.readdir = op_readdir;
-  ops.statfs = op_statfs;
-  ops.getxattr = op_getxattr;
-  ops.listxattr = op_listxattr;
+  ops.lookup = Guard<op_lookup>::run;
+  ops.getattr = Guard<op_getattr>::run;
+  ops.open = Guard<op_open>::run;
+  ops.read = Guard<op_read>::run;
+  ops.opendir = Guard<op_opendir>::run;
+  ops.readdir = Guard<op_readdir>::run;
+  ops.statfs = Guard<op_statfs>::run;
+  ops.getxattr = Guard<op_getxattr>::run;
+  ops.listxattr = Guard<op_listxattr>::run;
   return ops;
 }();
 
