@@ -28,54 +28,111 @@ namespace k = kernels;
 // src/ggml/README.md §2, in id order, with the scalar reference decoders (to_float is filled in by
 // the dispatch below). Ids 4, 5, 31–33 and 36–38 were removed from GGUF and have no row.
 constexpr TypeTraits kTypes[] = {
-    {0, "F32", 1, 4, nullptr, k::dequantize_f32},
-    {1, "F16", 1, 2, nullptr, k::dequantize_f16},
-    {2, "Q4_0", 32, 18, nullptr, k::dequantize_q4_0},
-    {3, "Q4_1", 32, 20, nullptr, k::dequantize_q4_1},
-    {6, "Q5_0", 32, 22, nullptr, k::dequantize_q5_0},
-    {7, "Q5_1", 32, 24, nullptr, k::dequantize_q5_1},
-    {8, "Q8_0", 32, 34, nullptr, k::dequantize_q8_0},
-    {9, "Q8_1", 32, 36, nullptr, k::dequantize_q8_1},
-    {10, "Q2_K", 256, 84, nullptr, k::dequantize_q2_k},
-    {11, "Q3_K", 256, 110, nullptr, k::dequantize_q3_k},
-    {12, "Q4_K", 256, 144, nullptr, k::dequantize_q4_k},
-    {13, "Q5_K", 256, 176, nullptr, k::dequantize_q5_k},
-    {14, "Q6_K", 256, 210, nullptr, k::dequantize_q6_k},
-    {15, "Q8_K", 256, 292, nullptr, k::dequantize_q8_k},
-    {16, "IQ2_XXS", 256, 66, nullptr, k::dequantize_iq2_xxs},
-    {17, "IQ2_XS", 256, 74, nullptr, k::dequantize_iq2_xs},
-    {18, "IQ3_XXS", 256, 98, nullptr, k::dequantize_iq3_xxs},
-    {19, "IQ1_S", 256, 50, nullptr, k::dequantize_iq1_s},
-    {20, "IQ4_NL", 32, 18, nullptr, k::dequantize_iq4_nl},
-    {21, "IQ3_S", 256, 110, nullptr, k::dequantize_iq3_s},
-    {22, "IQ2_S", 256, 82, nullptr, k::dequantize_iq2_s},
-    {23, "IQ4_XS", 256, 136, nullptr, k::dequantize_iq4_xs},
-    {24, "I8", 1, 1, nullptr, k::dequantize_i8},
-    {25, "I16", 1, 2, nullptr, k::dequantize_i16},
-    {26, "I32", 1, 4, nullptr, k::dequantize_i32},
-    {27, "I64", 1, 8, nullptr, k::dequantize_i64},
-    {28, "F64", 1, 8, nullptr, k::dequantize_f64},
-    {29, "IQ1_M", 256, 56, nullptr, k::dequantize_iq1_m},
-    {30, "BF16", 1, 2, nullptr, k::dequantize_bf16},
-    {34, "TQ1_0", 256, 54, nullptr, k::dequantize_tq1_0},
-    {35, "TQ2_0", 256, 66, nullptr, k::dequantize_tq2_0},
-    {39, "MXFP4", 32, 17, nullptr, k::dequantize_mxfp4},
-    {40, "NVFP4", 64, 36, nullptr, k::dequantize_nvfp4},
-    {41, "Q1_0", 128, 18, nullptr, k::dequantize_q1_0},
-    {42, "Q2_0", 64, 18, nullptr, k::dequantize_q2_0},
+    {GGML_TYPE_F32, "F32", 1, 4, nullptr, k::dequantize_f32},
+    {GGML_TYPE_F16, "F16", 1, 2, nullptr, k::dequantize_f16},
+    {GGML_TYPE_Q4_0, "Q4_0", 32, 18, nullptr, k::dequantize_q4_0},
+    {GGML_TYPE_Q4_1, "Q4_1", 32, 20, nullptr, k::dequantize_q4_1},
+    {GGML_TYPE_Q5_0, "Q5_0", 32, 22, nullptr, k::dequantize_q5_0},
+    {GGML_TYPE_Q5_1, "Q5_1", 32, 24, nullptr, k::dequantize_q5_1},
+    {GGML_TYPE_Q8_0, "Q8_0", 32, 34, nullptr, k::dequantize_q8_0},
+    {GGML_TYPE_Q8_1, "Q8_1", 32, 36, nullptr, k::dequantize_q8_1},
+    {GGML_TYPE_Q2_K, "Q2_K", 256, 84, nullptr, k::dequantize_q2_k},
+    {GGML_TYPE_Q3_K, "Q3_K", 256, 110, nullptr, k::dequantize_q3_k},
+    {GGML_TYPE_Q4_K, "Q4_K", 256, 144, nullptr, k::dequantize_q4_k},
+    {GGML_TYPE_Q5_K, "Q5_K", 256, 176, nullptr, k::dequantize_q5_k},
+    {GGML_TYPE_Q6_K, "Q6_K", 256, 210, nullptr, k::dequantize_q6_k},
+    {GGML_TYPE_Q8_K, "Q8_K", 256, 292, nullptr, k::dequantize_q8_k},
+    {GGML_TYPE_IQ2_XXS, "IQ2_XXS", 256, 66, nullptr, k::dequantize_iq2_xxs},
+    {GGML_TYPE_IQ2_XS, "IQ2_XS", 256, 74, nullptr, k::dequantize_iq2_xs},
+    {GGML_TYPE_IQ3_XXS, "IQ3_XXS", 256, 98, nullptr, k::dequantize_iq3_xxs},
+    {GGML_TYPE_IQ1_S, "IQ1_S", 256, 50, nullptr, k::dequantize_iq1_s},
+    {GGML_TYPE_IQ4_NL, "IQ4_NL", 32, 18, nullptr, k::dequantize_iq4_nl},
+    {GGML_TYPE_IQ3_S, "IQ3_S", 256, 110, nullptr, k::dequantize_iq3_s},
+    {GGML_TYPE_IQ2_S, "IQ2_S", 256, 82, nullptr, k::dequantize_iq2_s},
+    {GGML_TYPE_IQ4_XS, "IQ4_XS", 256, 136, nullptr, k::dequantize_iq4_xs},
+    {GGML_TYPE_I8, "I8", 1, 1, nullptr, k::dequantize_i8},
+    {GGML_TYPE_I16, "I16", 1, 2, nullptr, k::dequantize_i16},
+    {GGML_TYPE_I32, "I32", 1, 4, nullptr, k::dequantize_i32},
+    {GGML_TYPE_I64, "I64", 1, 8, nullptr, k::dequantize_i64},
+    {GGML_TYPE_F64, "F64", 1, 8, nullptr, k::dequantize_f64},
+    {GGML_TYPE_IQ1_M, "IQ1_M", 256, 56, nullptr, k::dequantize_iq1_m},
+    {GGML_TYPE_BF16, "BF16", 1, 2, nullptr, k::dequantize_bf16},
+    {GGML_TYPE_TQ1_0, "TQ1_0", 256, 54, nullptr, k::dequantize_tq1_0},
+    {GGML_TYPE_TQ2_0, "TQ2_0", 256, 66, nullptr, k::dequantize_tq2_0},
+    {GGML_TYPE_MXFP4, "MXFP4", 32, 17, nullptr, k::dequantize_mxfp4},
+    {GGML_TYPE_NVFP4, "NVFP4", 64, 36, nullptr, k::dequantize_nvfp4},
+    {GGML_TYPE_Q1_0, "Q1_0", 128, 18, nullptr, k::dequantize_q1_0},
+    {GGML_TYPE_Q2_0, "Q2_0", 64, 18, nullptr, k::dequantize_q2_0},
 };
 
-constexpr std::uint32_t kIdLimit = 43;  // ids ≥ 43 are unknown (§1)
-
 // Position of each id in kTypes, −1 for a removed id: type_traits() is one array lookup.
-constexpr std::array<int, kIdLimit> kIndex = [] {
-  std::array<int, kIdLimit> index{};
+constexpr std::array<int, GGML_TYPE_COUNT> kIndex = [] {
+  std::array<int, GGML_TYPE_COUNT> index{};
   index.fill(-1);
   for (std::size_t i = 0; i < std::size(kTypes); ++i) index[kTypes[i].id] = static_cast<int>(i);
   return index;
 }();
 
 static_assert(std::size(kTypes) == 35, "src/ggml/README.md §2 lists 35 types");
+
+// all_types() promises id order, and kIndex needs every id below GGML_TYPE_COUNT.
+constexpr bool ids_ascend_below_count() {
+  for (std::size_t i = 0; i < std::size(kTypes); ++i) {
+    if (kTypes[i].id >= GGML_TYPE_COUNT || (i > 0 && kTypes[i].id <= kTypes[i - 1].id)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(ids_ascend_below_count());
+
+// True when the row of `id` has ggml's name for that id (the enumerator without "GGML_TYPE_"),
+// `block_size` elements and `type_size` bytes per block: a row whose enumerator, name or sizes
+// disagree with the layouts of src/ggml/README.md §5–§11 does not compile.
+constexpr bool row_is(GgmlType id, std::string_view name, std::uint32_t block_size,
+                      std::uint32_t type_size) {
+  if (kIndex[id] < 0) return false;
+  const TypeTraits& t = kTypes[kIndex[id]];
+  return t.id == id && t.name == name && t.block_size == block_size && t.type_size == type_size;
+}
+
+// Plain types (§5): one element of the C type per block.
+static_assert(row_is(GGML_TYPE_F32, "F32", 1, sizeof(float)));
+static_assert(row_is(GGML_TYPE_F16, "F16", 1, sizeof(std::uint16_t)));
+static_assert(row_is(GGML_TYPE_BF16, "BF16", 1, sizeof(std::uint16_t)));
+static_assert(row_is(GGML_TYPE_F64, "F64", 1, sizeof(double)));
+static_assert(row_is(GGML_TYPE_I8, "I8", 1, sizeof(std::int8_t)));
+static_assert(row_is(GGML_TYPE_I16, "I16", 1, sizeof(std::int16_t)));
+static_assert(row_is(GGML_TYPE_I32, "I32", 1, sizeof(std::int32_t)));
+static_assert(row_is(GGML_TYPE_I64, "I64", 1, sizeof(std::int64_t)));
+// Block types: the sum of the field sizes of the layout table of each type's section.
+static_assert(row_is(GGML_TYPE_Q4_0, "Q4_0", 32, 2 + 16));                  // d, qs
+static_assert(row_is(GGML_TYPE_Q4_1, "Q4_1", 32, 2 + 2 + 16));              // d, m, qs
+static_assert(row_is(GGML_TYPE_Q5_0, "Q5_0", 32, 2 + 4 + 16));              // d, qh, qs
+static_assert(row_is(GGML_TYPE_Q5_1, "Q5_1", 32, 2 + 2 + 4 + 16));          // d, m, qh, qs
+static_assert(row_is(GGML_TYPE_Q8_0, "Q8_0", 32, 2 + 32));                  // d, qs
+static_assert(row_is(GGML_TYPE_Q8_1, "Q8_1", 32, 2 + 2 + 32));              // d, s, qs
+static_assert(row_is(GGML_TYPE_Q2_K, "Q2_K", 256, 16 + 64 + 2 + 2));        // scales, qs, d, dmin
+static_assert(row_is(GGML_TYPE_Q3_K, "Q3_K", 256, 32 + 64 + 12 + 2));       // hmask, qs, scales, d
+static_assert(row_is(GGML_TYPE_Q4_K, "Q4_K", 256, 2 + 2 + 12 + 128));       // d, dmin, scales, qs
+static_assert(row_is(GGML_TYPE_Q5_K, "Q5_K", 256, 2 + 2 + 12 + 32 + 128));  // …, qh, qs
+static_assert(row_is(GGML_TYPE_Q6_K, "Q6_K", 256, 128 + 64 + 16 + 2));      // ql, qh, scales, d
+static_assert(row_is(GGML_TYPE_Q8_K, "Q8_K", 256, 4 + 256 + 2 * 16));       // d, qs, bsums
+static_assert(row_is(GGML_TYPE_IQ2_XXS, "IQ2_XXS", 256, 2 + 2 * 32));       // d, qs
+static_assert(row_is(GGML_TYPE_IQ2_XS, "IQ2_XS", 256, 2 + 2 * 32 + 8));     // d, qs, scales
+static_assert(row_is(GGML_TYPE_IQ2_S, "IQ2_S", 256, 2 + 64 + 8 + 8));       // d, qs, qh, scales
+static_assert(row_is(GGML_TYPE_IQ3_XXS, "IQ3_XXS", 256, 2 + 96));           // d, qs
+static_assert(row_is(GGML_TYPE_IQ3_S, "IQ3_S", 256, 2 + 64 + 8 + 32 + 4));  // …, signs, scales
+static_assert(row_is(GGML_TYPE_IQ1_S, "IQ1_S", 256, 2 + 32 + 2 * 8));       // d, qs, qh
+static_assert(row_is(GGML_TYPE_IQ1_M, "IQ1_M", 256, 32 + 16 + 8));          // qs, qh, scales
+static_assert(row_is(GGML_TYPE_IQ4_NL, "IQ4_NL", 32, 2 + 16));              // d, qs
+static_assert(row_is(GGML_TYPE_IQ4_XS, "IQ4_XS", 256, 2 + 2 + 4 + 128));    // d, scales_h, _l, qs
+static_assert(row_is(GGML_TYPE_TQ1_0, "TQ1_0", 256, 48 + 4 + 2));           // qs, qh, d
+static_assert(row_is(GGML_TYPE_TQ2_0, "TQ2_0", 256, 64 + 2));               // qs, d
+static_assert(row_is(GGML_TYPE_MXFP4, "MXFP4", 32, 1 + 16));                // e, qs
+static_assert(row_is(GGML_TYPE_NVFP4, "NVFP4", 64, 4 + 32));                // d, qs
+static_assert(row_is(GGML_TYPE_Q1_0, "Q1_0", 128, 2 + 16));                 // d, qs
+static_assert(row_is(GGML_TYPE_Q2_0, "Q2_0", 64, 2 + 16));                  // d, qs
 
 // --- SIMD dispatch ------------------------------------------------------------------------------
 // One table per instruction set level: (type name in lower case, decoder), generated from the
@@ -234,7 +291,7 @@ BlockDecoder streaming_decoder_for(const TypeTraits& traits) {
 }
 
 const TypeTraits* type_traits(std::uint32_t id) {
-  if (id >= kIdLimit || kIndex[id] < 0) return nullptr;
+  if (id >= GGML_TYPE_COUNT || kIndex[id] < 0) return nullptr;
   return &resolved_types()[kIndex[id]];
 }
 

@@ -30,16 +30,6 @@ namespace ggufs {
 
 namespace {
 
-enum TypeId : std::uint32_t {
-  kF32 = 0,
-  kF16 = 1,
-  kQ4_0 = 2,
-  kQ8_0 = 8,
-  kQ4_K = 12,
-  kQ6_K = 14,
-  kBF16 = 30,
-};
-
 /// Encodes `n_blocks` blocks of floats into their stored bytes (the inverse of a BlockDecoder).
 using BlockEncoder = void (*)(const float* x, std::uint8_t* out, std::size_t n_blocks);
 
@@ -225,19 +215,19 @@ void encode_q6_k(const float* x, std::uint8_t* out, std::size_t n_blocks) {
 
 BlockEncoder encoder(std::uint32_t type) {
   switch (type) {
-    case kF32:
+    case GGML_TYPE_F32:
       return encode_f32;
-    case kF16:
+    case GGML_TYPE_F16:
       return encode_f16;
-    case kBF16:
+    case GGML_TYPE_BF16:
       return encode_bf16;
-    case kQ8_0:
+    case GGML_TYPE_Q8_0:
       return encode_q8_0;
-    case kQ4_0:
+    case GGML_TYPE_Q4_0:
       return encode_q4_0;
-    case kQ4_K:
+    case GGML_TYPE_Q4_K:
       return encode_q4_k;
-    case kQ6_K:
+    case GGML_TYPE_Q6_K:
       return encode_q6_k;
     default:
       return nullptr;

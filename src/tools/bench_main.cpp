@@ -581,8 +581,6 @@ int cmd_info(Args& args) {
 
 // --- synthetic models: write-vocab, write-sparse -----------------------------------------------
 
-constexpr std::uint32_t kF32 = 0;  // ggml type id
-
 /// `n` distinct token strings of 1 to 16 bytes, always the same for the same `n`: first the 256
 /// byte tokens <0x00>…<0xFF> of a SentencePiece vocabulary, then word pieces, short ones the
 /// most common, about half starting with U+2581 (SentencePiece's word-start mark), some holding
@@ -701,7 +699,7 @@ int cmd_write_vocab(Args& args) {
       const float v = static_cast<float>(i % 1000) * 0.001f + static_cast<float>(e);
       std::memcpy(data.data() + e * sizeof(float), &v, sizeof(float));
     }
-    w.add_tensor(layer_tensor_name(i), kF32, {kElements}, std::move(data));
+    w.add_tensor(layer_tensor_name(i), ggufs::GGML_TYPE_F32, {kElements}, std::move(data));
   }
   w.write_file(out);
   return 0;
@@ -718,7 +716,9 @@ int cmd_write_sparse(Args& args) {
   const std::string out = parse_writer_args(args, "write-sparse", counts);
 
   // The types of the benchmark model, in turn; every tensor has ne = {kRow, rows}.
-  static constexpr std::uint32_t kTypes[] = {kF32, 1, 8, 12, 14};  // F32 F16 Q8_0 Q4_K Q6_K
+  static constexpr ggufs::GgmlType kTypes[] = {ggufs::GGML_TYPE_F32, ggufs::GGML_TYPE_F16,
+                                               ggufs::GGML_TYPE_Q8_0, ggufs::GGML_TYPE_Q4_K,
+                                               ggufs::GGML_TYPE_Q6_K};
   auto row_bytes = [](std::uint32_t type) {
     const ggufs::TypeTraits& t = *ggufs::type_traits(type);
     return kRow / t.block_size * t.type_size;

@@ -26,6 +26,11 @@
 namespace {
 
 using ggufs::Array;
+using ggufs::GGML_TYPE_F16;
+using ggufs::GGML_TYPE_F32;
+using ggufs::GGML_TYPE_Q4_K;
+using ggufs::GGML_TYPE_Q6_K;
+using ggufs::GGML_TYPE_Q8_0;
 using ggufs::GgufWriter;
 using ggufs::Value;
 using ggufs::ValueType;
@@ -43,13 +48,6 @@ constexpr std::string_view kUsage =
     "  -h, --help          print this help\n"
     "\n"
     "exit status: 0 on success, 1 on a usage error, 2 when the file cannot be written\n";
-
-// ggml type ids (src/ggml/README.md §2).
-constexpr std::uint32_t kF32 = 0;
-constexpr std::uint32_t kF16 = 1;
-constexpr std::uint32_t kQ8_0 = 8;
-constexpr std::uint32_t kQ4_K = 12;
-constexpr std::uint32_t kQ6_K = 14;
 
 constexpr double kTwoPi = 2.0 * std::numbers::pi;
 
@@ -125,27 +123,31 @@ GgufWriter sample_model() {
   w.add("tokenizer.ggml.eos_token_id", u32(2));
 
   // Token t's embedding: a sine of frequency t + 1 over the 64 dimensions, fading with t.
-  add_tensor(w, "token_embd.weight", kF32, 64, 16, pattern(64, 16, [](double i, double t) {
+  add_tensor(w, "token_embd.weight", GGML_TYPE_F32, 64, 16, pattern(64, 16, [](double i, double t) {
                return std::sin(kTwoPi * (t + 1) * (i + 0.5) / 64) * std::exp(-t / 32);
              }));
   // Row r: a cosine whose frequency grows with r, plus a bump in the middle of the row.
-  add_tensor(w, "blk.0.attn_q.weight", kQ8_0, 256, 64, pattern(256, 64, [](double i, double r) {
+  add_tensor(w, "blk.0.attn_q.weight", GGML_TYPE_Q8_0, 256, 64,
+             pattern(256, 64, [](double i, double r) {
                return 0.5 * std::cos(kTwoPi * i / 256 * (1 + r / 8)) + 0.25 * gauss(i - 128, 24);
              }));
   // A 2-D gaussian hill centred on (128, 32), lowered by 0.2.
-  add_tensor(w, "blk.0.attn_k.weight", kF16, 256, 64, pattern(256, 64, [](double i, double r) {
+  add_tensor(w, "blk.0.attn_k.weight", GGML_TYPE_F16, 256, 64,
+             pattern(256, 64, [](double i, double r) {
                return gauss(i - 128, 48) * gauss(r - 32, 12) - 0.2;
              }));
   // A checkerboard of waves: sin over the columns times cos over the rows.
-  add_tensor(w, "blk.0.ffn_up.weight", kQ4_K, 512, 128, pattern(512, 128, [](double i, double r) {
+  add_tensor(w, "blk.0.ffn_up.weight", GGML_TYPE_Q4_K, 512, 128,
+             pattern(512, 128, [](double i, double r) {
                return std::sin(kTwoPi * i / 128) * std::cos(kTwoPi * r / 64);
              }));
   // Two gaussian ridges crossing diagonally, one positive, one negative.
-  add_tensor(w, "blk.0.ffn_down.weight", kQ6_K, 512, 128, pattern(512, 128, [](double i, double r) {
+  add_tensor(w, "blk.0.ffn_down.weight", GGML_TYPE_Q6_K, 512, 128,
+             pattern(512, 128, [](double i, double r) {
                return gauss(i - 4 * r, 32) - gauss(i - (508 - 4 * r), 32);
              }));
   // Around 1, with a ripple.
-  add_tensor(w, "output_norm.weight", kF32, 256, 1, pattern(256, 1, [](double i, double) {
+  add_tensor(w, "output_norm.weight", GGML_TYPE_F32, 256, 1, pattern(256, 1, [](double i, double) {
                return 1.0 + 0.25 * std::sin(kTwoPi * i / 64);
              }));
   return w;
@@ -155,7 +157,8 @@ GgufWriter sample_model() {
 
 constexpr std::uint64_t kBenchRow = 4096;       // ne[0]: 16 super-blocks of 256
 constexpr std::uint64_t kBenchChunkRows = 256;  // rows generated and quantized at a time (4 MiB)
-constexpr std::uint32_t kBenchTypes[] = {kF32, kF16, kQ8_0, kQ4_K, kQ6_K};
+constexpr ggufs::GgmlType kBenchTypes[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0,
+                                           GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
 
 /// Fills rows [row0, row0 + n_rows) of benchmark tensor `tensor`: a wave along the row whose
 /// amplitude varies slowly over the rows, plus cheap deterministic noise (xorshift seeded by row

@@ -56,10 +56,9 @@ std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& no
   if (node.kind != NodeKind::kRaw && node.kind != NodeKind::kDecoded) return std::nullopt;
   const TensorInfo& t = file_.tensors[node.tensor];
   // Decoded F32 data is the stored bytes when both are little-endian (the .npy header is not).
-  constexpr std::uint32_t kF32 = 0;
   static_assert(std::endian::native == std::endian::little);
   if (node.kind == NodeKind::kDecoded &&
-      (t.type != kF32 || file_.big_endian || offset < node.text.size())) {
+      (t.type != GGML_TYPE_F32 || file_.big_endian || offset < node.text.size())) {
     return std::nullopt;
   }
   const ByteSource& src = source(t);

@@ -13,7 +13,6 @@ namespace ggufs::corpus {
 namespace {
 
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
-constexpr std::uint32_t kF32 = 0, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kI64 = 27;
 
 // Value type tags (the GGUF specification, ggml docs/gguf.md).
 constexpr std::uint32_t kTU8 = 0, kTI16 = 3, kTU32 = 4, kTF32 = 6, kTBool = 7, kTStr = 8, kTArr = 9,
@@ -51,8 +50,8 @@ Bytes random_bytes(std::size_t n, std::uint32_t seed) {
 Bytes small_valid() {
   GgufWriter g;
   g.add_string("general.architecture", "llama");
-  g.add_tensor("a", kF32, {4}, random_bytes(16, 1));
-  g.add_tensor("b", kQ8_0, {32}, random_bytes(34, 2));
+  g.add_tensor("a", GGML_TYPE_F32, {4}, random_bytes(16, 1));
+  g.add_tensor("b", GGML_TYPE_Q8_0, {32}, random_bytes(34, 2));
   return g.finish();
 }
 
@@ -286,14 +285,14 @@ void tensor_info_cases(Builder& c) {
   c.refuse("tensor.name_length_2^64-1", name_len.data(), 24,
            "name of tensor 0: string length 18446744073709551615 exceeds");
   ByteWriter name65 = header(1, 0);
-  tensor_info(name65, std::string(65, 'n'), {4}, kF32, 0);
+  tensor_info(name65, std::string(65, 'n'), {4}, GGML_TYPE_F32, 0);
   c.refuse("tensor.name_65_bytes", with_data(name65, 16), 24,
            "tensor 0 name is 65 bytes; the GGUF spec allows at most 64");
   for (std::string_view name : {std::string_view("x"), std::string_view("\x1b]0;pwned\x07")}) {
     ByteWriter dup = header(2, 0);
-    tensor_info(dup, name, {4}, kF32, 0);
+    tensor_info(dup, name, {4}, GGML_TYPE_F32, 0);
     const std::uint64_t second = pos(dup);
-    tensor_info(dup, name, {4}, kF32, 32);
+    tensor_info(dup, name, {4}, GGML_TYPE_F32, 32);
     c.refuse(
         name == "x" ? "tensor.name_duplicate" : "tensor.name_duplicate_escape_sequence",
         with_data(dup, 48), second,
@@ -308,30 +307,30 @@ void tensor_info_cases(Builder& c) {
              "tensor 'x': n_dims " + std::to_string(n_dims) + " exceeds 4");
   }
   ByteWriter neg = header(1, 0);
-  tensor_info(neg, "x", {4, 1ull << 63}, kF32, 0);
+  tensor_info(neg, "x", {4, 1ull << 63}, GGML_TYPE_F32, 0);
   c.refuse("tensor.ne1_2^63", with_data(neg, 16), 45,
            "tensor 'x': ne[1] = 9223372036854775808 is negative as int64");
   ByteWriter max0 = header(1, 0);
-  tensor_info(max0, "x", {kU64Max}, kF32, 0);
+  tensor_info(max0, "x", {kU64Max}, GGML_TYPE_F32, 0);
   c.refuse("tensor.ne0_2^64-1", with_data(max0, 16), 37,
            "tensor 'x': ne[0] = 18446744073709551615 is negative as int64");
   ByteWriter wrap = header(1, 0);  // 2^32 × 2^32 wraps to exactly 0 in 64 bits
-  tensor_info(wrap, "x", {1ull << 32, 1ull << 32}, kF32, 0);
+  tensor_info(wrap, "x", {1ull << 32, 1ull << 32}, GGML_TYPE_F32, 0);
   c.refuse("tensor.elements_wrap_to_0", with_data(wrap, 16), 33,
            "tensor 'x': element count overflows int64");
   ByteWriter e63 = header(1, 0);  // 2^63: fits uint64, not int64
-  tensor_info(e63, "x", {1ull << 31, 1ull << 31, 2}, kF32, 0);
+  tensor_info(e63, "x", {1ull << 31, 1ull << 31, 2}, GGML_TYPE_F32, 0);
   c.refuse("tensor.elements_2^63", with_data(e63, 16), 33,
            "tensor 'x': element count overflows int64");
   ByteWriter block = header(1, 0);
-  tensor_info(block, "x", {255}, kQ4_K, 0);
+  tensor_info(block, "x", {255}, GGML_TYPE_Q4_K, 0);
   c.refuse("tensor.ne0_not_a_block_multiple", with_data(block, 160), 45,
            "tensor 'x': ne[0] = 255 is not a multiple of the Q4_K block size 256");
   ByteWriter bytes64 = header(1, 0);  // F32 of 2^62 elements: 2^64 bytes
-  tensor_info(bytes64, "x", {1ull << 31, 1ull << 31}, kF32, 0);
+  tensor_info(bytes64, "x", {1ull << 31, 1ull << 31}, GGML_TYPE_F32, 0);
   c.refuse("tensor.bytes_2^64", with_data(bytes64, 16), 53, "tensor 'x': byte size overflows");
   ByteWriter bytes63 = header(1, 0);  // I64 of 2^60 elements: 2^63 bytes
-  tensor_info(bytes63, "x", {1ull << 60}, kI64, 0);
+  tensor_info(bytes63, "x", {1ull << 60}, GGML_TYPE_I64, 0);
   c.refuse("tensor.bytes_2^63", with_data(bytes63, 16), 45, "tensor 'x': byte size overflows");
   ByteWriter dims = header(1, 0);  // 3 dimensions announced, the file ends in the second
   dims.str("x");
@@ -350,7 +349,7 @@ void tensor_info_cases(Builder& c) {
   off.str("xxxxxxxx");
   off.u32(1);
   off.u64(4);
-  off.u32(kF32);
+  off.u32(GGML_TYPE_F32);
   off.u32(0);
   c.refuse("tensor.offset_truncated", off.data(), 56,
            "unexpected end of file reading tensor data offset (8 bytes needed, 4 left)");
@@ -361,16 +360,16 @@ void tensor_info_cases(Builder& c) {
   tensor_info(removed, "removed", {32}, 4, 0);
   c.accept("ok.removed_type_4", with_data(removed, 0));
   ByteWriter zero = header(1, 0);  // a zero dimension: an empty tensor, however large the others
-  tensor_info(zero, "empty", {0, 1ull << 40, 1ull << 40, 1ull << 40}, kQ4_0, 0);
+  tensor_info(zero, "empty", {0, 1ull << 40, 1ull << 40, 1ull << 40}, GGML_TYPE_Q4_0, 0);
   c.accept("ok.zero_dimension", with_data(zero, 0));
   ByteWriter scalar = header(1, 0);  // n_dims 0: one element
-  tensor_info(scalar, "scalar", {}, kF32, 0);
+  tensor_info(scalar, "scalar", {}, GGML_TYPE_F32, 0);
   c.accept("ok.scalar_n_dims_0", with_data(scalar, 4));
 }
 
 void data_cases(Builder& c) {
   ByteWriter mis = header(1, 0);
-  tensor_info(mis, "x", {4}, kF32, 8);
+  tensor_info(mis, "x", {4}, GGML_TYPE_F32, 8);
   c.refuse("data.offset_unaligned", with_data(mis, 64), 49,
            "tensor 'x': data offset 8 is not a multiple of the alignment 32");
   ByteWriter mis64 = header(1, 1);
@@ -378,56 +377,56 @@ void data_cases(Builder& c) {
   mis64.u32(kTU32);
   mis64.u32(64);
   const std::uint64_t info = pos(mis64);
-  tensor_info(mis64, "x", {4}, kF32, 32);
+  tensor_info(mis64, "x", {4}, GGML_TYPE_F32, 32);
   c.refuse("data.offset_unaligned_64", with_data(mis64, 128, 64), info + 25,
            "data offset 32 is not a multiple of the alignment 64");
   ByteWriter past = header(1, 0);
-  tensor_info(past, "x", {4}, kF32, 32);
+  tensor_info(past, "x", {4}, GGML_TYPE_F32, 32);
   c.refuse("data.past_end", with_data(past, 40), 49,
            "tensor 'x': data [64 + 32, +16 bytes) extends past the end of the file (104 bytes)");
   ByteWriter short1 = header(1, 0);
-  tensor_info(short1, "x", {4}, kF32, 0);
+  tensor_info(short1, "x", {4}, GGML_TYPE_F32, 0);
   c.refuse("data.one_byte_short", with_data(short1, 15), 49,
            "tensor 'x': data [64 + 0, +16 bytes) extends past the end of the file (79 bytes)");
   ByteWriter wrap = header(1, 0);
-  tensor_info(wrap, "x", {4}, kF32, kU64Max - 31);
+  tensor_info(wrap, "x", {4}, GGML_TYPE_F32, kU64Max - 31);
   c.refuse("data.offset_wraps", with_data(wrap, 16), 49,
            "tensor 'x': data offset 18446744073709551584 overflows");
   ByteWriter far = header(1, 0);
-  tensor_info(far, "x", {4}, kF32, 1ull << 63);
+  tensor_info(far, "x", {4}, GGML_TYPE_F32, 1ull << 63);
   c.refuse("data.offset_2^63", with_data(far, 16), 49, "extends past the end of the file");
   ByteWriter empty_far = header(1, 0);  // even an empty tensor must lie inside the file
-  tensor_info(empty_far, "x", {0}, kF32, 1 << 20);
+  tensor_info(empty_far, "x", {0}, GGML_TYPE_F32, 1 << 20);
   c.refuse("data.empty_tensor_past_end", with_data(empty_far, 0), 49,
            "tensor 'x': data [64 + 1048576, +0 bytes) extends past the end of the file");
   ByteWriter overlap = header(2, 0);
-  tensor_info(overlap, "a", {16}, kF32, 0);
-  tensor_info(overlap, "b", {16}, kF32, 32);
+  tensor_info(overlap, "a", {16}, GGML_TYPE_F32, 0);
+  tensor_info(overlap, "b", {16}, GGML_TYPE_F32, 32);
   c.refuse("data.overlap", with_data(overlap, 128), 82, "tensor 'b': data overlaps tensor 'a'");
   ByteWriter reverse = header(2, 0);  // listed in the other order: the later extent is named
-  tensor_info(reverse, "b", {8}, kF32, 32);
-  tensor_info(reverse, "a", {16}, kF32, 0);
+  tensor_info(reverse, "b", {8}, GGML_TYPE_F32, 32);
+  tensor_info(reverse, "a", {16}, GGML_TYPE_F32, 0);
   c.refuse("data.overlap_listed_backwards", with_data(reverse, 96), 49,
            "tensor 'b': data overlaps tensor 'a'");
   ByteWriter inside = header(2, 0);  // one tensor strictly inside another
-  tensor_info(inside, "big", {64}, kF32, 0);
-  tensor_info(inside, "small", {4}, kF32, 128);
+  tensor_info(inside, "big", {64}, GGML_TYPE_F32, 0);
+  tensor_info(inside, "small", {4}, GGML_TYPE_F32, 128);
   c.refuse("data.overlap_nested", with_data(inside, 256), 88,
            "tensor 'small': data overlaps tensor 'big'");
 
   ByteWriter shuffled = header(2, 0);  // any non-overlapping placement is served
-  tensor_info(shuffled, "a", {8}, kF32, 64);
-  tensor_info(shuffled, "b", {8}, kF32, 0);
+  tensor_info(shuffled, "a", {8}, GGML_TYPE_F32, 64);
+  tensor_info(shuffled, "b", {8}, GGML_TYPE_F32, 0);
   c.accept("ok.data_not_in_file_order", with_data(shuffled, 96));
   ByteWriter trailing = header(1, 0);  // bytes after the last tensor are ignored
-  tensor_info(trailing, "x", {4}, kF32, 0);
+  tensor_info(trailing, "x", {4}, GGML_TYPE_F32, 0);
   c.accept("ok.trailing_bytes", with_data(trailing, 16 + 1000));
   ByteWriter align1 = header(2, 1);  // alignment 1: tensors at any byte
   align1.str("general.alignment");
   align1.u32(kTU32);
   align1.u32(1);
-  tensor_info(align1, "a", {3}, kF32, 0);
-  tensor_info(align1, "b", {32}, kQ8_0, 13);
+  tensor_info(align1, "a", {3}, GGML_TYPE_F32, 0);
+  tensor_info(align1, "b", {32}, GGML_TYPE_Q8_0, 13);
   c.accept("ok.alignment_1", with_data(align1, 13 + 34, 1));
   c.accept("ok.version_2", with_data(header(0, 0, 2), 0));
   c.accept("ok.empty_file_of_24_bytes", header(0, 0).data());
@@ -485,7 +484,7 @@ std::vector<Fixture> valid_fixtures() {
           array_value(ValueType::kArray,
                       {array_value(ValueType::kBool, {Value{ValueType::kBool, false}}),
                        array_value(ValueType::kString, {str_value("deep")})}));
-    g.add_tensor("t", kF32, {2, 2}, random_bytes(16, 7));
+    g.add_tensor("t", GGML_TYPE_F32, {2, 2}, random_bytes(16, 7));
     out.push_back({"valid.all_value_types", g.finish()});
   }
   {
@@ -496,18 +495,18 @@ std::vector<Fixture> valid_fixtures() {
     g.add_string("100%", "percent");
     g.add_string(std::string("nul\0key", 7), "nul");
     g.add_string("tab\tkey", "tab");
-    g.add_tensor("../evil", kF32, {4}, random_bytes(16, 8));
-    g.add_tensor("", kF32, {4}, random_bytes(16, 9));
-    g.add_tensor("%2F", kF32, {4}, random_bytes(16, 10));
+    g.add_tensor("../evil", GGML_TYPE_F32, {4}, random_bytes(16, 8));
+    g.add_tensor("", GGML_TYPE_F32, {4}, random_bytes(16, 9));
+    g.add_tensor("%2F", GGML_TYPE_F32, {4}, random_bytes(16, 10));
     out.push_back({"valid.names", g.finish()});
   }
   {
     GgufWriter g;  // alignment 64, a quantized tensor with several dimensions
     g.set_alignment(64);
     g.add_u32("llama.block_count", 1);
-    g.add_tensor("q4_0", kQ4_0, {64, 2, 2}, random_bytes(18 * 2 * 2 * 2, 11));
-    g.add_tensor("q4_k", kQ4_K, {256, 2}, random_bytes(144 * 2, 12));
-    g.add_tensor("empty", kF32, {0, 5}, {});
+    g.add_tensor("q4_0", GGML_TYPE_Q4_0, {64, 2, 2}, random_bytes(18 * 2 * 2 * 2, 11));
+    g.add_tensor("q4_k", GGML_TYPE_Q4_K, {256, 2}, random_bytes(144 * 2, 12));
+    g.add_tensor("empty", GGML_TYPE_F32, {0, 5}, {});
     g.add_tensor("future", 99, {32}, {});
     out.push_back({"valid.alignment_64", g.finish()});
   }

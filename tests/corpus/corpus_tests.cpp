@@ -20,6 +20,7 @@
 #include "corpus.h"
 #include "ggufs/byte_source.h"
 #include "ggufs/error.h"
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
 #include "harness.h"
@@ -258,7 +259,7 @@ TEST(SparseFiles, Float32SizeThatOverflowsIsRefused) {
     w.str("x");
     w.u32(1);
     w.u64(1ull << 62);
-    w.u32(41);
+    w.u32(GGML_TYPE_Q1_0);
     w.u64(0);
   });
   expect_refused(SparseSource(b, 1ull << 62), 45,
@@ -272,7 +273,7 @@ TEST(SparseFiles, LargestTensorThatFitsIsServed) {
     w.u32(2);
     w.u64(1ull << 20);
     w.u64(1ull << 20);
-    w.u32(1);
+    w.u32(GGML_TYPE_F16);
     w.u64(0);
   });
   const SparseSource src(b, (1ull << 41) + 96);

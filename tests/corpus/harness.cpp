@@ -12,6 +12,7 @@
 #include "ggufs/byte_source.h"
 #include "ggufs/content.h"
 #include "ggufs/error.h"
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/tree.h"
 
@@ -117,7 +118,7 @@ std::string check_node(const ContentReader& reader, const GgufFile& f, const Nod
       if (have_whole && n.text.compare(0, n.text.size(), whole.data(), n.text.size()) != 0) {
         return path + ": npy header differs";
       }
-      if (have_whole && t.type == 0 && t.n_elements > 0 &&
+      if (have_whole && t.type == GGML_TYPE_F32 && t.n_elements > 0 &&
           std::memcmp(whole.data() + n.text.size(), data.data() + t.file_offset,
                       static_cast<std::size_t>(t.n_elements * 4)) != 0) {
         return path + ": F32 decode differs from the stored bytes";

@@ -27,8 +27,6 @@
 namespace ggufs::test {
 namespace {
 
-constexpr std::uint32_t kF32 = 0, kQ4_K = 12;  // ggml type ids (src/ggml/README.md, type table)
-
 // getxattr(2) of `name` on `path`, or "<errno text>" when it fails.
 std::string xattr(const std::filesystem::path& path, const char* name) {
   char buf[4096];
@@ -54,8 +52,8 @@ TEST(MountXattrs, TensorFilesCarryTypeShapeOffsetAndFile) {
   std::vector<std::uint8_t> q4k(2 * 3 * 144);  // ne {512, 3}: 2 super-blocks per row
   for (std::size_t i = 0; i < q4k.size(); ++i) q4k[i] = static_cast<std::uint8_t>(i * 7 + 1);
   q4k[0] = q4k[1] = 0;  // d = +0 (F16): every value is finite
-  g.add_tensor("first", kF32, {4}, std::vector<std::uint8_t>(16, 0x3f));
-  g.add_tensor("blk.0.w", kQ4_K, {512, 3}, q4k);
+  g.add_tensor("first", GGML_TYPE_F32, {4}, std::vector<std::uint8_t>(16, 0x3f));
+  g.add_tensor("blk.0.w", GGML_TYPE_Q4_K, {512, 3}, q4k);
   const auto file = dir.path() / "x.gguf";
   g.write_file(file.string());
   Mount m(file);
@@ -334,7 +332,7 @@ TEST(MountLogging, BackgroundDaemonLogsToSyslogWithVerboseAndRedact) {
   TempDir dir;
   GgufWriter g;
   g.add_string("general.architecture", "llama");
-  g.add_tensor("secret.weight", kF32, {4}, std::vector<std::uint8_t>(16, 0));
+  g.add_tensor("secret.weight", GGML_TYPE_F32, {4}, std::vector<std::uint8_t>(16, 0));
   const auto file = dir.path() / "s.gguf";
   g.write_file(file.string());
   {
@@ -391,8 +389,8 @@ TEST(MountByteOrder, BigEndianAndVersion1FilesAreServedInHostOrder) {
     // F32 values 1.5 and -2 in the file's byte order; a Q8_0 block of zeros.
     std::vector<std::uint8_t> f32 = {0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0xc0};
     if (big_endian) f32 = {0x3f, 0xc0, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00};
-    g.add_tensor("w", kF32, {2}, f32);
-    g.add_tensor("q", 8, {32}, std::vector<std::uint8_t>(34, 0));  // Q8_0
+    g.add_tensor("w", GGML_TYPE_F32, {2}, f32);
+    g.add_tensor("q", GGML_TYPE_Q8_0, {32}, std::vector<std::uint8_t>(34, 0));
     const auto file = dir.path() / fmt::format("v{}{}.gguf", version, big_endian ? "be" : "");
     g.write_file(file.string());
     Mount m(file);

@@ -13,13 +13,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "mount_util.h"
 
 namespace ggufs::test {
 namespace {
-
-constexpr std::uint32_t kF32 = 0, kI8 = 24;
 
 // Reads the whole file at `p`; returns 0 or the errno of the failing open/read.
 int read_errno(const std::filesystem::path& p) {
@@ -44,8 +43,8 @@ void write_model(const std::filesystem::path& path, std::size_t n) {
     std::memcpy(a.data() + 4 * i, &x, 4);
     std::memcpy(b.data() + 4 * i, &y, 4);
   }
-  g.add_tensor("a", kF32, {n}, std::move(a));
-  g.add_tensor("b", kF32, {n}, std::move(b));
+  g.add_tensor("a", GGML_TYPE_F32, {n}, std::move(a));
+  g.add_tensor("b", GGML_TYPE_F32, {n}, std::move(b));
   g.write_file(path.string());
 }
 
@@ -176,7 +175,7 @@ TEST_F(MountFaults, TruncationIsLoggedOnceAndOnlyTheTailFails) {
 TEST_F(MountFaults, LoggedNamesHaveControlBytesEscaped) {
   GgufWriter g;
   g.add_string("general.architecture", "faults");
-  g.add_tensor("evil\x1b[2J", kF32, {1024}, std::vector<std::uint8_t>(4096, 0));
+  g.add_tensor("evil\x1b[2J", GGML_TYPE_F32, {1024}, std::vector<std::uint8_t>(4096, 0));
   g.write_file(file_.string());
   ForegroundDaemon d(file_, mnt_, log_);
   ASSERT_TRUE(d.mounted());
@@ -193,7 +192,7 @@ TEST_F(MountFaults, LoggedNamesHaveControlBytesEscaped) {
 TEST_F(MountFaults, UnreadableBackingFileFailsReadsAndTheDaemonStaysUp) {
   const auto outer_bytes = read_file(file_);
   GgufWriter inner;
-  inner.add_tensor("payload", kI8, {outer_bytes.size()}, outer_bytes);
+  inner.add_tensor("payload", GGML_TYPE_I8, {outer_bytes.size()}, outer_bytes);
   const auto inner_file = dir_.path() / "inner.gguf";
   inner.write_file(inner_file.string());
   const auto inner_mnt = dir_.path() / "inner-mnt";

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "http_server.h"
 #include "mount_util.h"
@@ -34,7 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kF32 = 0;
 constexpr int kTensors = 8;
 constexpr std::size_t kTensorBytes = 1 << 20;  // t0..t7, 1 MiB each, just after a small header
 // Lies are told from chunk 7 (ggufs fetches 1 MiB chunks): t7 lies whole, t6 from its second
@@ -80,7 +80,7 @@ Model write_model(const fs::path& dir) {
       std::memcpy(b.data() + 4 * j, &v, 4);
     }
     data.emplace_back(b.begin(), b.end());
-    g.add_tensor("t" + std::to_string(i), kF32, {kTensorBytes / 4}, std::move(b));
+    g.add_tensor("t" + std::to_string(i), GGML_TYPE_F32, {kTensorBytes / 4}, std::move(b));
   }
   Model m;
   m.file = dir / "model.gguf";

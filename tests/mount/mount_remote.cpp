@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/model.h"
 #include "http_server.h"
@@ -25,7 +26,7 @@ std::filesystem::path write_model(const std::filesystem::path& dir, int n, std::
       const float v = static_cast<float>(i) + static_cast<float>(j % 1024) / 1024.0f;
       std::memcpy(bytes.data() + 4 * j, &v, 4);
     }
-    g.add_tensor("t" + std::to_string(i), /*F32*/ 0, {floats}, bytes);
+    g.add_tensor("t" + std::to_string(i), GGML_TYPE_F32, {floats}, bytes);
   }
   const auto file = dir / "model.gguf";
   g.write_file(file.string());

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "moto_server.h"
 #include "mount_util.h"
@@ -27,11 +28,11 @@ std::filesystem::path write_model(const std::filesystem::path& dir, int n, std::
       const float v = static_cast<float>(i) - static_cast<float>(j % 512) / 512.0f;
       std::memcpy(bytes.data() + 4 * j, &v, 4);
     }
-    g.add_tensor("w" + std::to_string(i), /*F32*/ 0, {floats / 4, 4}, bytes);
+    g.add_tensor("w" + std::to_string(i), GGML_TYPE_F32, {floats / 4, 4}, bytes);
   }
   std::vector<std::uint8_t> half(2 * 1024);
   for (std::size_t j = 0; j < 1024; ++j) half[2 * j + 1] = static_cast<std::uint8_t>(0x3c + j % 3);
-  g.add_tensor("h", /*F16*/ 1, {1024}, half);
+  g.add_tensor("h", GGML_TYPE_F16, {1024}, half);
   const auto file = dir / "model.gguf";
   g.write_file(file.string());
   return file;

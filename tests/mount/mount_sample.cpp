@@ -146,7 +146,7 @@ TEST(MountNames, UnusableNamesAreEscaped) {
   g.add_string("a/b", "slash");
   g.add_string("..", "dots");
   g.add_string("100%", "percent");
-  g.add_tensor("../evil", 0, {4}, std::vector<std::uint8_t>(16, 0));
+  g.add_tensor("../evil", GGML_TYPE_F32, {4}, std::vector<std::uint8_t>(16, 0));
   const auto file = dir.path() / "names.gguf";
   g.write_file(file.string());
   Mount m(file);
@@ -186,7 +186,7 @@ TEST(MountTypes, RemovedAndUnknownTypeIdsAreListedNotServed) {
   GGUFS_REQUIRE_FUSE();
   TempDir dir;
   GgufWriter g;
-  g.add_tensor("ok", 0, {4}, std::vector<std::uint8_t>(16, 0));
+  g.add_tensor("ok", GGML_TYPE_F32, {4}, std::vector<std::uint8_t>(16, 0));
   g.add_tensor("removed", 4, {32}, {});  // Q4_2: removed from GGUF, size unknown
   g.add_tensor("future", 99, {32}, {});
   const auto file = dir.path() / "types.gguf";

@@ -194,18 +194,23 @@ TEST(MountStress, SixteenReadersOnOurWritersFile) {
   g.add_string("general.architecture", "stress");
   std::vector<float> x(4096 * 64);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.001f * static_cast<float>(i)) * 3;
-  // Quantized by our quantizers: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, 1 MiB of float32 each
-  // (several 256 KiB decode chunks), odd shapes for some.
-  for (std::uint32_t type : {0u, 1u, 30u, 8u, 2u, 12u, 14u}) {
+  // Quantized by our quantizers, 1 MiB of float32 each (several 256 KiB decode chunks), odd
+  // shapes for some.
+  for (const GgmlType type : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
+                              GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K}) {
     const TypeTraits& tr = *type_traits(type);
     g.add_tensor(fmt::format("q.{}", tr.name), type, {4096, 64}, quantize(type, x));
   }
-  g.add_tensor("q.odd", 8, {96, 7, 3}, quantize(8, std::span<const float>(x).first(96 * 21)));
+  g.add_tensor("q.odd", GGML_TYPE_Q8_0, {96, 7, 3},
+               quantize(GGML_TYPE_Q8_0, std::span<const float>(x).first(96 * 21)));
   // Random bytes for the other families (any bytes decode; the expectation is ggufs's own).
   std::uint64_t seed = 1;
-  for (std::uint32_t type : {10u, 11u, 13u, 16u, 19u, 21u, 23u, 29u, 34u, 39u, 40u, 41u, 28u}) {
+  for (const GgmlType type :
+       {GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q5_K, GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ1_S,
+        GGML_TYPE_IQ3_S, GGML_TYPE_IQ4_XS, GGML_TYPE_IQ1_M, GGML_TYPE_TQ1_0, GGML_TYPE_MXFP4,
+        GGML_TYPE_NVFP4, GGML_TYPE_Q1_0, GGML_TYPE_F64}) {
     const TypeTraits& tr = *type_traits(type);
-    const std::uint64_t ne0 = tr.block_size * (type == 28 ? 4096ull : 16ull);
+    const std::uint64_t ne0 = tr.block_size * (type == GGML_TYPE_F64 ? 4096ull : 16ull);
     g.add_tensor(fmt::format("r.{}", tr.name), type, {ne0, 33},
                  random_bytes(ne0 / tr.block_size * tr.type_size * 33, seed++));
   }

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 
 namespace ggufs::test {
@@ -17,9 +18,8 @@ inline std::filesystem::path write_info_model(const std::filesystem::path& dir) 
   Array tokens(ValueType::kString);
   for (const char* t : {"<unk>", "<s>", "</s>", "a\tb", "c", "d", "e"}) tokens.push_string(t);
   g.add("tokenizer.ggml.tokens", Value{ValueType::kArray, tokens});
-  constexpr std::uint32_t kF32 = 0, kQ4_K = 12;  // ggml type ids (src/ggml/README.md §2)
-  g.add_tensor("first", kF32, {4}, std::vector<std::uint8_t>(16, 0));
-  g.add_tensor("blk.0.w", kQ4_K, {512, 3}, std::vector<std::uint8_t>(2 * 3 * 144, 0));
+  g.add_tensor("first", GGML_TYPE_F32, {4}, std::vector<std::uint8_t>(16, 0));
+  g.add_tensor("blk.0.w", GGML_TYPE_Q4_K, {512, 3}, std::vector<std::uint8_t>(2 * 3 * 144, 0));
   const auto file = dir / "info.gguf";
   g.write_file(file.string());
   return file;

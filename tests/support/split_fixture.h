@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/model.h"
 
@@ -51,9 +52,10 @@ inline std::string write_split(const std::filesystem::path& dir, std::uint32_t n
     }
     GgufWriter g;
     for (auto& [k, v] : kv) g.add(k, v);
-    g.add_tensor(fmt::format("t{}.a", i), /*F32*/ 0, {4}, tensor_bytes(2 * static_cast<int>(i)));
-    g.add_tensor(i == n && !duplicate.empty() ? duplicate : fmt::format("t{}.b", i), /*F32*/ 0, {4},
-                 tensor_bytes(2 * static_cast<int>(i) + 1));
+    g.add_tensor(fmt::format("t{}.a", i), GGML_TYPE_F32, {4},
+                 tensor_bytes(2 * static_cast<int>(i)));
+    g.add_tensor(i == n && !duplicate.empty() ? duplicate : fmt::format("t{}.b", i), GGML_TYPE_F32,
+                 {4}, tensor_bytes(2 * static_cast<int>(i) + 1));
     g.write_file(shard_path(prefix, i, n));
   }
   return prefix;

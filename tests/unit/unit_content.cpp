@@ -83,9 +83,8 @@ TEST(Content, RangesAcrossChunkBordersOfALargeTensor) {
   std::vector<float> x(n);
   for (std::uint64_t i = 0; i < n; ++i)
     x[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i)));
-  const std::uint32_t kQ4K = 12;
   GgufWriter g;
-  g.add_tensor("big", kQ4K, {1024, 256}, quantize(kQ4K, x));
+  g.add_tensor("big", GGML_TYPE_Q4_K, {1024, 256}, quantize(GGML_TYPE_Q4_K, x));
   const MemorySource src(g.finish());
   const GgufFile f = parse_gguf(src, "mem");
   const Tree tree(f);
@@ -96,7 +95,7 @@ TEST(Content, RangesAcrossChunkBordersOfALargeTensor) {
   std::vector<std::uint8_t> raw(*f.tensors[0].n_bytes);
   ASSERT_EQ(src.read_at(f.tensors[0].file_offset, raw.data(), raw.size()), raw.size());
   std::vector<float> whole(n);
-  type_traits(kQ4K)->to_float(raw.data(), whole.data(), n / 256);
+  type_traits(GGML_TYPE_Q4_K)->to_float(raw.data(), whole.data(), n / 256);
   const char* expect = reinterpret_cast<const char*>(whole.data());
 
   const std::uint64_t chunk = 256 * 1024;
@@ -116,17 +115,16 @@ TEST(Content, RangesAcrossChunkBordersOfALargeTensor) {
 // is decoded with non-temporal stores where the CPU allows: the same bytes as the scalar
 // reference decoder, whole and from odd offsets, into aligned and unaligned buffers.
 TEST(Content, LargeReadsEqualTheReferenceDecoder) {
-  const std::uint32_t kQ8_0 = 8, kBF16 = 30;
   const std::uint64_t rows = kStreamingMinBytes / 4 / 4096 + 3;  // a little over the threshold
   std::mt19937_64 rng(99);
   GgufWriter g;
   std::vector<std::vector<std::uint8_t>> stored;
-  for (const std::uint32_t type : {kQ8_0, kBF16}) {
+  for (const std::uint32_t type : {GGML_TYPE_Q8_0, GGML_TYPE_BF16}) {
     const TypeTraits& t = *type_traits(type);
     std::vector<std::uint8_t> bytes(rows * 4096 / t.block_size * t.type_size);
     for (auto& byte : bytes) byte = static_cast<std::uint8_t>(rng());
     // Q8_0 scales: half-precision 2^-7, not a random NaN or infinity.
-    if (type == kQ8_0) {
+    if (type == GGML_TYPE_Q8_0) {
       for (std::size_t b = 0; b < bytes.size(); b += t.type_size) bytes[b] = 0, bytes[b + 1] = 0x20;
     }
     g.add_tensor(std::string(t.name), type, {4096, rows}, bytes);
@@ -206,9 +204,8 @@ TEST(Content, StoredExtentOfRawNamesTheBytesACopyingReadReturns) {
   GgufWriter g;
   std::vector<std::uint8_t> bytes(1000);
   for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 7 + 3);
-  const std::uint32_t kI8 = 24;
-  g.add_tensor("pad", kI8, {13}, std::vector<std::uint8_t>(13, 1));
-  g.add_tensor("t", kI8, {1000}, bytes);
+  g.add_tensor("pad", GGML_TYPE_I8, {13}, std::vector<std::uint8_t>(13, 1));
+  g.add_tensor("t", GGML_TYPE_I8, {1000}, bytes);
   const auto path = dir.path() / "m.gguf";
   g.write_file(path.string());
   const OpenedModel m(path);
@@ -244,7 +241,6 @@ TEST(Content, StoredExtentOfRawNamesTheBytesACopyingReadReturns) {
 // .npy header, not another type, not a big-endian file.
 TEST(Content, StoredExtentOfF32DataNamesTheBytesACopyingReadReturns) {
   test::TempDir dir;
-  const std::uint32_t kF32 = 0;
   std::vector<float> values(300);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * static_cast<float>(i) - 7;
   std::vector<std::uint8_t> bytes(values.size() * 4);
@@ -253,7 +249,7 @@ TEST(Content, StoredExtentOfF32DataNamesTheBytesACopyingReadReturns) {
     SCOPED_TRACE(big_endian ? "big-endian" : "little-endian");
     GgufWriter g;
     g.set_format(3, big_endian);
-    g.add_tensor("w", kF32, {30, 10}, bytes);
+    g.add_tensor("w", GGML_TYPE_F32, {30, 10}, bytes);
     const auto path = dir.path() / (big_endian ? "be.gguf" : "le.gguf");
     g.write_file(path.string());
     const OpenedModel m(path);
@@ -291,8 +287,6 @@ TEST(Content, StoredExtentOfF32DataNamesTheBytesACopyingReadReturns) {
 // stored); quantized blocks there get no f32/ file (the GGUF specification, ggml docs/gguf.md:
 // every element big-endian).
 TEST(Content, BigEndianPlainTensorsAreDecodedInHostOrder) {
-  constexpr std::uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27,
-                          kF64 = 28, kBF16 = 30;  // ggml type ids
   GgufWriter g;
   g.set_format(3, /*big_endian=*/true);
   // Stored bytes, big-endian, written out by hand; the float32 values they encode.
@@ -303,17 +297,17 @@ TEST(Content, BigEndianPlainTensorsAreDecodedInHostOrder) {
     std::vector<float> want;
   };
   const std::vector<Case> cases = {
-      {"f32", kF32, {0x3f, 0xc0, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00}, {1.5f, -2.0f}},
-      {"f16", kF16, {0x3c, 0x00, 0xc5, 0x00}, {1.0f, -5.0f}},  // 0x3c00 = 1, 0xc500 = -5
-      {"bf16", kBF16, {0x3f, 0x80, 0x40, 0x49}, {1.0f, 3.140625f}},
-      {"f64", kF64, {0x40, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, {3.125f}},
-      {"i8", kI8, {0xff, 0x05}, {-1.0f, 5.0f}},
-      {"i16", kI16, {0x01, 0x00, 0xff, 0xfe}, {256.0f, -2.0f}},
-      {"i32", kI32, {0x00, 0x01, 0x00, 0x00}, {65536.0f}},
-      {"i64", kI64, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd}, {-3.0f}},
+      {"f32", GGML_TYPE_F32, {0x3f, 0xc0, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00}, {1.5f, -2.0f}},
+      {"f16", GGML_TYPE_F16, {0x3c, 0x00, 0xc5, 0x00}, {1.0f, -5.0f}},  // 0x3c00 = 1, 0xc500 = -5
+      {"bf16", GGML_TYPE_BF16, {0x3f, 0x80, 0x40, 0x49}, {1.0f, 3.140625f}},
+      {"f64", GGML_TYPE_F64, {0x40, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, {3.125f}},
+      {"i8", GGML_TYPE_I8, {0xff, 0x05}, {-1.0f, 5.0f}},
+      {"i16", GGML_TYPE_I16, {0x01, 0x00, 0xff, 0xfe}, {256.0f, -2.0f}},
+      {"i32", GGML_TYPE_I32, {0x00, 0x01, 0x00, 0x00}, {65536.0f}},
+      {"i64", GGML_TYPE_I64, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd}, {-3.0f}},
   };
   for (const Case& c : cases) g.add_tensor(c.name, c.type, {c.want.size()}, c.bytes);
-  g.add_tensor("q8_0", kQ8_0, {32}, std::vector<std::uint8_t>(34, 0));
+  g.add_tensor("q8_0", GGML_TYPE_Q8_0, {32}, std::vector<std::uint8_t>(34, 0));
   const auto bytes = g.finish();
   const MemorySource src(bytes);
   const GgufFile f = parse_gguf(src, "be.gguf");

@@ -213,7 +213,7 @@ TEST(Half, Bf16IsTheUpperHalfOfAFloat) {
 // The type table, against src/ggml/README.md §2.
 
 struct DocRow {
-  std::uint32_t id;
+  GgmlType id;
   const char* name;
   std::uint32_t block;
   std::uint32_t bytes;
@@ -221,18 +221,41 @@ struct DocRow {
 
 // src/ggml/README.md §2, "All types" (id, name, block elements, bytes per block).
 constexpr DocRow kDocTable[] = {
-    {0, "F32", 1, 4},         {1, "F16", 1, 2},         {2, "Q4_0", 32, 18},
-    {3, "Q4_1", 32, 20},      {6, "Q5_0", 32, 22},      {7, "Q5_1", 32, 24},
-    {8, "Q8_0", 32, 34},      {9, "Q8_1", 32, 36},      {10, "Q2_K", 256, 84},
-    {11, "Q3_K", 256, 110},   {12, "Q4_K", 256, 144},   {13, "Q5_K", 256, 176},
-    {14, "Q6_K", 256, 210},   {15, "Q8_K", 256, 292},   {16, "IQ2_XXS", 256, 66},
-    {17, "IQ2_XS", 256, 74},  {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
-    {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},  {22, "IQ2_S", 256, 82},
-    {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
-    {26, "I32", 1, 4},        {27, "I64", 1, 8},        {28, "F64", 1, 8},
-    {29, "IQ1_M", 256, 56},   {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},
-    {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},    {40, "NVFP4", 64, 36},
-    {41, "Q1_0", 128, 18},    {42, "Q2_0", 64, 18},
+    {GGML_TYPE_F32, "F32", 1, 4},
+    {GGML_TYPE_F16, "F16", 1, 2},
+    {GGML_TYPE_Q4_0, "Q4_0", 32, 18},
+    {GGML_TYPE_Q4_1, "Q4_1", 32, 20},
+    {GGML_TYPE_Q5_0, "Q5_0", 32, 22},
+    {GGML_TYPE_Q5_1, "Q5_1", 32, 24},
+    {GGML_TYPE_Q8_0, "Q8_0", 32, 34},
+    {GGML_TYPE_Q8_1, "Q8_1", 32, 36},
+    {GGML_TYPE_Q2_K, "Q2_K", 256, 84},
+    {GGML_TYPE_Q3_K, "Q3_K", 256, 110},
+    {GGML_TYPE_Q4_K, "Q4_K", 256, 144},
+    {GGML_TYPE_Q5_K, "Q5_K", 256, 176},
+    {GGML_TYPE_Q6_K, "Q6_K", 256, 210},
+    {GGML_TYPE_Q8_K, "Q8_K", 256, 292},
+    {GGML_TYPE_IQ2_XXS, "IQ2_XXS", 256, 66},
+    {GGML_TYPE_IQ2_XS, "IQ2_XS", 256, 74},
+    {GGML_TYPE_IQ3_XXS, "IQ3_XXS", 256, 98},
+    {GGML_TYPE_IQ1_S, "IQ1_S", 256, 50},
+    {GGML_TYPE_IQ4_NL, "IQ4_NL", 32, 18},
+    {GGML_TYPE_IQ3_S, "IQ3_S", 256, 110},
+    {GGML_TYPE_IQ2_S, "IQ2_S", 256, 82},
+    {GGML_TYPE_IQ4_XS, "IQ4_XS", 256, 136},
+    {GGML_TYPE_I8, "I8", 1, 1},
+    {GGML_TYPE_I16, "I16", 1, 2},
+    {GGML_TYPE_I32, "I32", 1, 4},
+    {GGML_TYPE_I64, "I64", 1, 8},
+    {GGML_TYPE_F64, "F64", 1, 8},
+    {GGML_TYPE_IQ1_M, "IQ1_M", 256, 56},
+    {GGML_TYPE_BF16, "BF16", 1, 2},
+    {GGML_TYPE_TQ1_0, "TQ1_0", 256, 54},
+    {GGML_TYPE_TQ2_0, "TQ2_0", 256, 66},
+    {GGML_TYPE_MXFP4, "MXFP4", 32, 17},
+    {GGML_TYPE_NVFP4, "NVFP4", 64, 36},
+    {GGML_TYPE_Q1_0, "Q1_0", 128, 18},
+    {GGML_TYPE_Q2_0, "Q2_0", 64, 18},
 };
 
 TEST(TypeTable, EveryDocumentedTypeIsPresent) {
@@ -259,7 +282,8 @@ TEST(TypeTable, RemovedAndUnknownIdsHaveNoTraits) {
   for (const std::uint32_t id : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u}) {
     EXPECT_EQ(type_traits(id), nullptr) << id;
   }
-  for (const std::uint32_t id : {43u, 44u, 100u, 0x10000u, 0xffffffffu}) {
+  for (const std::uint32_t id :
+       {std::uint32_t{GGML_TYPE_COUNT}, 44u, 100u, 0x10000u, 0xffffffffu}) {
     EXPECT_EQ(type_traits(id), nullptr) << id;
   }
 }
@@ -278,8 +302,8 @@ TEST(TypeTable, AgreesWithTheConformanceManifest) {
 }
 
 TEST(TypeTable, TensorBytes) {
-  const TypeTraits& q4k = *type_traits(12);  // 256 elements, 144 bytes
-  const TypeTraits& f32 = *type_traits(0);
+  const TypeTraits& q4k = *type_traits(GGML_TYPE_Q4_K);  // 256 elements, 144 bytes
+  const TypeTraits& f32 = *type_traits(GGML_TYPE_F32);
   const std::uint64_t a[4] = {512, 3, 2, 1};
   EXPECT_EQ(tensor_bytes(q4k, a), 2u * 144 * 3 * 2);
   const std::uint64_t b[4] = {7, 5, 1, 1};
@@ -290,13 +314,13 @@ TEST(TypeTable, TensorBytes) {
 
 TEST(TypeTable, TensorBytesRejectsPartialBlocks) {
   const std::uint64_t ne[4] = {100, 1, 1, 1};
-  EXPECT_EQ(tensor_bytes(*type_traits(2), ne), std::nullopt);  // Q4_0, block 32
+  EXPECT_EQ(tensor_bytes(*type_traits(GGML_TYPE_Q4_0), ne), std::nullopt);  // block 32
   const std::uint64_t ne2[4] = {288, 1, 1, 1};
-  EXPECT_EQ(tensor_bytes(*type_traits(10), ne2), std::nullopt);  // Q2_K, block 256
+  EXPECT_EQ(tensor_bytes(*type_traits(GGML_TYPE_Q2_K), ne2), std::nullopt);  // block 256
 }
 
 TEST(TypeTable, TensorBytesOverflow) {
-  const TypeTraits& f32 = *type_traits(0);
+  const TypeTraits& f32 = *type_traits(GGML_TYPE_F32);
   const std::uint64_t first[4] = {std::uint64_t{1} << 62, 1, 1, 1};  // 2^62 × 4 bytes
   EXPECT_EQ(tensor_bytes(f32, first), std::nullopt);
   const std::uint64_t fits[4] = {(std::uint64_t{1} << 62) - 1, 1, 1, 1};
@@ -304,9 +328,9 @@ TEST(TypeTable, TensorBytesOverflow) {
   const std::uint64_t later[4] = {1024, std::uint64_t{1} << 32, std::uint64_t{1} << 20, 1};
   EXPECT_EQ(tensor_bytes(f32, later), std::nullopt);  // 2^12 × 2^32 × 2^20 = 2^64
   const std::uint64_t last[4] = {256, 1u << 16, 1u << 16, std::uint64_t{1} << 40};
-  EXPECT_EQ(tensor_bytes(*type_traits(12), last), std::nullopt);
+  EXPECT_EQ(tensor_bytes(*type_traits(GGML_TYPE_Q4_K), last), std::nullopt);
   const std::uint64_t max[4] = {~std::uint64_t{0}, 1, 1, 1};  // I8: 1 byte per element, fits
-  EXPECT_EQ(tensor_bytes(*type_traits(24), max), ~std::uint64_t{0});
+  EXPECT_EQ(tensor_bytes(*type_traits(GGML_TYPE_I8), max), ~std::uint64_t{0});
 }
 
 // ---------------------------------------------------------------------------------------------

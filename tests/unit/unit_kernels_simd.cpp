@@ -269,7 +269,7 @@ TEST(StreamingDecode, StreamsWhereAvx512IsActive) {
     EXPECT_EQ(streaming_decoder_for(*t) != nullptr, avx512) << name;
   }
   // The i-quant grids have no AVX-512 decoder: decode_streaming is their to_float.
-  EXPECT_EQ(streaming_decoder_for(*type_traits(16)), nullptr);  // IQ2_XXS
+  EXPECT_EQ(streaming_decoder_for(*type_traits(GGML_TYPE_IQ2_XXS)), nullptr);
 }
 
 // Every half and every bfloat16 at every level (the plain types' special values: subnormals,
@@ -280,7 +280,7 @@ TEST(SimdKernelPlain, EveryHalfAndBf16) {
     in[2 * h] = static_cast<std::uint8_t>(h);
     in[2 * h + 1] = static_cast<std::uint8_t>(h >> 8);
   }
-  for (const std::uint32_t id : {1u, 30u}) {
+  for (const GgmlType id : {GGML_TYPE_F16, GGML_TYPE_BF16}) {
     const TypeTraits& t = *type_traits(id);
     std::vector<float> want(65536);
     t.to_float_ref(in.data(), want.data(), 65536);
@@ -317,7 +317,7 @@ TEST(SimdDispatch, ToFloatIsTheActiveLevel) {
 #if defined(__aarch64__)
   // Every AArch64 CPU has Advanced SIMD: the NEON decoders are the ones in use, for Q4_K too.
   EXPECT_EQ(cpu_isa(), Isa::kNeon);
-  EXPECT_NE(type_traits(12)->to_float, type_traits(12)->to_float_ref);
+  EXPECT_NE(type_traits(GGML_TYPE_Q4_K)->to_float, type_traits(GGML_TYPE_Q4_K)->to_float_ref);
 #endif
 }
 

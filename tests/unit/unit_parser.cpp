@@ -7,6 +7,7 @@
 
 #include "gguf_bytes.h"
 #include "ggufs/error.h"
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
 #include "test_util.h"
@@ -50,8 +51,8 @@ Bytes valid_file() {
   g.add("test.arr", Value{ValueType::kArray, Array{ValueType::kString,
                                                    {Value{ValueType::kString, std::string("a")},
                                                     Value{ValueType::kString, std::string("")}}}});
-  g.add_tensor("f32", 0, {4, 2}, Bytes(32, 0));
-  g.add_tensor("q8", 8, {32}, Bytes(34, 0));
+  g.add_tensor("f32", GGML_TYPE_F32, {4, 2}, Bytes(32, 0));
+  g.add_tensor("q8", GGML_TYPE_Q8_0, {32}, Bytes(34, 0));
   return g.finish();
 }
 
@@ -240,7 +241,7 @@ TEST(Parser, Alignment) {
   ok.str("general.alignment");
   ok.u32(4);
   ok.u32(64);
-  tensor_info(ok, "x", {16}, 0, 0);
+  tensor_info(ok, "x", {16}, GGML_TYPE_F32, 0);
   const GgufFile f = parse(with_data(ok, 64, 64));
   EXPECT_EQ(f.alignment, 64u);
   EXPECT_EQ(f.data_offset % 64, 0u);
@@ -248,32 +249,32 @@ TEST(Parser, Alignment) {
 
 TEST(Parser, TensorNamesAndDims) {
   ByteWriter ok = header(1, 0);
-  tensor_info(ok, std::string(64, 'n'), {4}, 0, 0);
+  tensor_info(ok, std::string(64, 'n'), {4}, GGML_TYPE_F32, 0);
   EXPECT_EQ(parse(with_data(ok, 16)).tensors[0].name.size(), 64u);
 
   ByteWriter longname = header(1, 0);
-  tensor_info(longname, std::string(65, 'n'), {4}, 0, 0);
+  tensor_info(longname, std::string(65, 'n'), {4}, GGML_TYPE_F32, 0);
   expect_error(with_data(longname, 16), 24, "name is 65 bytes; the GGUF spec allows at most 64");
 
   ByteWriter dims = header(1, 0);
-  tensor_info(dims, "x", {1, 1, 1, 1, 1}, 0, 0);
+  tensor_info(dims, "x", {1, 1, 1, 1, 1}, GGML_TYPE_F32, 0);
   expect_error(with_data(dims, 16), 33, "tensor 'x': n_dims 5 exceeds 4");
 
   ByteWriter neg = header(1, 0);
-  tensor_info(neg, "x", {4, 1ull << 63}, 0, 0);
+  tensor_info(neg, "x", {4, 1ull << 63}, GGML_TYPE_F32, 0);
   expect_error(with_data(neg, 16), 45, "tensor 'x': ne[1] = 9223372036854775808 is negative");
 
   ByteWriter wrap = header(1, 0);  // 2^32 × 2^32 wraps to exactly 0 in 64 bits
-  tensor_info(wrap, "x", {1ull << 32, 1ull << 32}, 0, 0);
+  tensor_info(wrap, "x", {1ull << 32, 1ull << 32}, GGML_TYPE_F32, 0);
   expect_error(with_data(wrap, 16), 33, "tensor 'x': element count overflows int64");
 
   ByteWriter dup = header(2, 0);
-  tensor_info(dup, "x", {4}, 0, 0);
-  tensor_info(dup, "x", {4}, 0, 32);
+  tensor_info(dup, "x", {4}, GGML_TYPE_F32, 0);
+  tensor_info(dup, "x", {4}, GGML_TYPE_F32, 32);
   expect_error(with_data(dup, 48), 24 + 8 + 1 + 4 + 8 + 4 + 8, "duplicate tensor name 'x'");
 
   ByteWriter empty = header(1, 0);  // a zero dimension is an empty tensor, not an error
-  tensor_info(empty, "x", {0, 1ull << 40}, 0, 0);
+  tensor_info(empty, "x", {0, 1ull << 40}, GGML_TYPE_F32, 0);
   const GgufFile f = parse(with_data(empty, 0));
   EXPECT_EQ(f.tensors[0].n_elements, 0u);
   EXPECT_EQ(f.tensors[0].n_bytes, 0u);
@@ -281,11 +282,11 @@ TEST(Parser, TensorNamesAndDims) {
 
 TEST(Parser, TensorTypes) {
   ByteWriter block = header(1, 0);
-  tensor_info(block, "x", {33}, 2, 0);  // Q4_0 has 32-element blocks
+  tensor_info(block, "x", {33}, GGML_TYPE_Q4_0, 0);  // Q4_0 has 32-element blocks
   expect_error(with_data(block, 32), 45, "ne[0] = 33 is not a multiple of the Q4_0 block size 32");
 
   ByteWriter big = header(1, 0);  // F32 of 2^62 elements: 2^64 bytes
-  tensor_info(big, "x", {1ull << 31, 1ull << 31}, 0, 0);
+  tensor_info(big, "x", {1ull << 31, 1ull << 31}, GGML_TYPE_F32, 0);
   expect_error(with_data(big, 0), 53, "byte size overflows");
 
   // Removed (4) and unknown (99) ids are kept, without a size.
@@ -300,26 +301,26 @@ TEST(Parser, TensorTypes) {
 
 TEST(Parser, TensorData) {
   ByteWriter mis = header(1, 0);
-  tensor_info(mis, "x", {4}, 0, 8);
+  tensor_info(mis, "x", {4}, GGML_TYPE_F32, 8);
   expect_error(with_data(mis, 64), 49, "data offset 8 is not a multiple of the alignment 32");
 
   ByteWriter past = header(1, 0);
-  tensor_info(past, "x", {4}, 0, 32);
+  tensor_info(past, "x", {4}, GGML_TYPE_F32, 32);
   expect_error(with_data(past, 40), 49, "extends past the end of the file");
 
   ByteWriter wrap = header(1, 0);
-  tensor_info(wrap, "x", {4}, 0, kU64Max - 31);
+  tensor_info(wrap, "x", {4}, GGML_TYPE_F32, kU64Max - 31);
   expect_error(with_data(wrap, 16), 49, "data offset 18446744073709551584 overflows");
 
   ByteWriter overlap = header(2, 0);
-  tensor_info(overlap, "a", {16}, 0, 0);
-  tensor_info(overlap, "b", {16}, 0, 32);
+  tensor_info(overlap, "a", {16}, GGML_TYPE_F32, 0);
+  tensor_info(overlap, "b", {16}, GGML_TYPE_F32, 32);
   expect_error(with_data(overlap, 128), 82, "tensor 'b': data overlaps tensor 'a'");
 
   // Any non-overlapping placement is served, not only ggml's packed order.
   ByteWriter shuffled = header(2, 0);
-  tensor_info(shuffled, "a", {8}, 0, 64);
-  tensor_info(shuffled, "b", {8}, 0, 0);
+  tensor_info(shuffled, "a", {8}, GGML_TYPE_F32, 64);
+  tensor_info(shuffled, "b", {8}, GGML_TYPE_F32, 0);
   EXPECT_EQ(parse(with_data(shuffled, 96)).tensors[0].offset, 64u);
 }
 

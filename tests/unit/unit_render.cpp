@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ggufs/byte_source.h"
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"
@@ -176,10 +177,10 @@ TEST(RenderMetadata, JsonEscapingMatchesNlohmann) {
 }
 
 TEST(RenderMetadata, TypeDisplayName) {
-  EXPECT_EQ(type_display_name(0), "F32");
-  EXPECT_EQ(type_display_name(1), "F16");
-  EXPECT_EQ(type_display_name(12), "Q4_K");
-  EXPECT_EQ(type_display_name(30), "BF16");
+  EXPECT_EQ(type_display_name(GGML_TYPE_F32), "F32");
+  EXPECT_EQ(type_display_name(GGML_TYPE_F16), "F16");
+  EXPECT_EQ(type_display_name(GGML_TYPE_Q4_K), "Q4_K");
+  EXPECT_EQ(type_display_name(GGML_TYPE_BF16), "BF16");
   EXPECT_EQ(type_display_name(4), "type_4");  // removed Q4_2
   EXPECT_EQ(type_display_name(1000), "type_1000");
   EXPECT_EQ(type_display_name(0xffffffffu), "type_4294967295");
@@ -214,7 +215,7 @@ GgufFile hand_built() {
   a.name = "tok_embd.weight";
   a.n_dims = 2;
   a.ne = {4, 3, 1, 1};
-  a.type = 0;
+  a.type = GGML_TYPE_F32;
   a.offset = 0;
   a.file_offset = 448;
   a.n_elements = 12;
@@ -231,7 +232,7 @@ GgufFile hand_built() {
   TensorInfo c;
   c.name = "scalar";
   c.n_dims = 0;
-  c.type = 0;
+  c.type = GGML_TYPE_F32;
   c.offset = 128;
   c.file_offset = 576;
   c.n_elements = 1;

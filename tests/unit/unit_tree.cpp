@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ggufs/byte_source.h"
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/names.h"
@@ -17,7 +18,7 @@ namespace {
 TEST(Tree, HasTheContractLayout) {
   GgufWriter g;
   g.add_string("general.architecture", "x");
-  g.add_tensor("t", 0, {2, 3}, std::vector<std::uint8_t>(24, 0));
+  g.add_tensor("t", GGML_TYPE_F32, {2, 3}, std::vector<std::uint8_t>(24, 0));
   const MemorySource src(g.finish());
   const GgufFile f = parse_gguf(src, "mem");
   const Tree tree(f);

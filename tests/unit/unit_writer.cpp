@@ -28,9 +28,6 @@
 namespace ggufs::test {
 namespace {
 
-constexpr std::uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14,
-                        kBF16 = 30;
-
 // --- helpers --------------------------------------------------------------------------------
 
 Value uval(ValueType t, std::uint64_t v) { return Value{t, v}; }
@@ -115,13 +112,13 @@ std::vector<std::pair<std::string, Value>> all_kinds_of_values() {
 /// Tensors of several types and 1–4 dimensions, with sizes that are not multiples of 32.
 std::vector<TensorSpec> some_tensors() {
   return {
-      {"a.f32", kF32, {5}, quantize(kF32, ramp(5))},
-      {"b.f16", kF16, {3, 2}, quantize(kF16, ramp(6))},
-      {"c.q8_0", kQ8_0, {64, 3}, quantize(kQ8_0, ramp(192))},
-      {"d.f32_3d", kF32, {2, 3, 4}, quantize(kF32, ramp(24))},
-      {"e.q4_k", kQ4_K, {256}, quantize(kQ4_K, ramp(256))},
-      {"f.bf16_4d", kBF16, {1, 2, 1, 3}, quantize(kBF16, ramp(6))},
-      {"g.q6_k", kQ6_K, {512, 1}, quantize(kQ6_K, ramp(512))},
+      {"a.f32", GGML_TYPE_F32, {5}, quantize(GGML_TYPE_F32, ramp(5))},
+      {"b.f16", GGML_TYPE_F16, {3, 2}, quantize(GGML_TYPE_F16, ramp(6))},
+      {"c.q8_0", GGML_TYPE_Q8_0, {64, 3}, quantize(GGML_TYPE_Q8_0, ramp(192))},
+      {"d.f32_3d", GGML_TYPE_F32, {2, 3, 4}, quantize(GGML_TYPE_F32, ramp(24))},
+      {"e.q4_k", GGML_TYPE_Q4_K, {256}, quantize(GGML_TYPE_Q4_K, ramp(256))},
+      {"f.bf16_4d", GGML_TYPE_BF16, {1, 2, 1, 3}, quantize(GGML_TYPE_BF16, ramp(6))},
+      {"g.q6_k", GGML_TYPE_Q6_K, {512, 1}, quantize(GGML_TYPE_Q6_K, ramp(512))},
   };
 }
 
@@ -200,7 +197,7 @@ std::vector<float> decode(std::uint32_t type, std::span<const std::uint8_t> byte
 TEST(Writer, ExactBytesOfATinyFile) {
   GgufWriter w;
   w.add("a", uval(ValueType::kUint8, 7));
-  w.add_tensor("t", kF32, {1}, {0x00, 0x00, 0x80, 0x3f});
+  w.add_tensor("t", GGML_TYPE_F32, {1}, {0x00, 0x00, 0x80, 0x3f});
   std::vector<std::uint8_t> want = {'G', 'G', 'U', 'F', 3, 0, 0, 0,       // magic, version
                                     1,   0,   0,   0,   0, 0, 0, 0,       // tensor_count
                                     1,   0,   0,   0,   0, 0, 0, 0,       // kv_count
@@ -286,8 +283,8 @@ TEST(Writer, ExplicitAlignmentKeyIsNotDuplicated) {
   w.set_alignment(64);
   w.add_string("general.name", "x");
   w.add_u32("general.alignment", 64);
-  w.add_tensor("t", kF32, {3}, quantize(kF32, ramp(3)));
-  w.add_tensor("u", kF32, {3}, quantize(kF32, ramp(3)));
+  w.add_tensor("t", GGML_TYPE_F32, {3}, quantize(GGML_TYPE_F32, ramp(3)));
+  w.add_tensor("u", GGML_TYPE_F32, {3}, quantize(GGML_TYPE_F32, ramp(3)));
   const GgufFile f = parse_gguf(MemorySource(w.finish()), "mem.gguf");
   ASSERT_EQ(f.kv.size(), 2u);
   EXPECT_EQ(f.kv[0].key, "general.name");
@@ -313,16 +310,16 @@ TEST(Writer, ZeroAlignmentIsRefused) {
 }
 
 TEST(Writer, StreamedTensorsEqualInMemoryOnesAndWriteFileEqualsFinish) {
-  const std::vector<std::uint8_t> data = quantize(kQ8_0, ramp(32 * 100));
+  const std::vector<std::uint8_t> data = quantize(GGML_TYPE_Q8_0, ramp(32 * 100));
   GgufWriter mem;
   GgufWriter streamed;
   for (GgufWriter* w : {&mem, &streamed}) {
     w->add_string("general.name", "stream");
-    w->add_tensor("first", kF32, {3}, quantize(kF32, ramp(3)));
+    w->add_tensor("first", GGML_TYPE_F32, {3}, quantize(GGML_TYPE_F32, ramp(3)));
   }
-  mem.add_tensor("big", kQ8_0, {32, 100}, data);
+  mem.add_tensor("big", GGML_TYPE_Q8_0, {32, 100}, data);
   streamed.add_tensor_stream(
-      "big", kQ8_0, {32, 100}, data.size(), [&](const GgufWriter::ByteSink& sink) {
+      "big", GGML_TYPE_Q8_0, {32, 100}, data.size(), [&](const GgufWriter::ByteSink& sink) {
         // Uneven chunks, including an empty one.
         std::span<const std::uint8_t> rest(data);
         for (std::size_t n : {std::size_t{1}, std::size_t{0}, std::size_t{1000}, std::size_t{77}}) {
@@ -347,7 +344,7 @@ TEST(Writer, StreamedTensorsEqualInMemoryOnesAndWriteFileEqualsFinish) {
 TEST(Writer, StreamedTensorOfTheWrongSizeIsRefusedAndLeavesNoFile) {
   for (std::size_t delivered : {std::size_t{10}, std::size_t{12}}) {
     GgufWriter w;
-    w.add_tensor_stream("t", kF32, {3}, 11, [=](const GgufWriter::ByteSink& sink) {
+    w.add_tensor_stream("t", GGML_TYPE_F32, {3}, 11, [=](const GgufWriter::ByteSink& sink) {
       sink(std::vector<std::uint8_t>(delivered, 1));
     });
     EXPECT_THROW(w.finish(), std::logic_error);
@@ -389,10 +386,12 @@ TEST(WriterSampleTool, WritesTheSampleModel) {
     std::uint32_t type;
     std::vector<std::uint64_t> ne;
   };
-  const std::vector<Want> want = {
-      {"token_embd.weight", kF32, {64, 16}},        {"blk.0.attn_q.weight", kQ8_0, {256, 64}},
-      {"blk.0.attn_k.weight", kF16, {256, 64}},     {"blk.0.ffn_up.weight", kQ4_K, {512, 128}},
-      {"blk.0.ffn_down.weight", kQ6_K, {512, 128}}, {"output_norm.weight", kF32, {256}}};
+  const std::vector<Want> want = {{"token_embd.weight", GGML_TYPE_F32, {64, 16}},
+                                  {"blk.0.attn_q.weight", GGML_TYPE_Q8_0, {256, 64}},
+                                  {"blk.0.attn_k.weight", GGML_TYPE_F16, {256, 64}},
+                                  {"blk.0.ffn_up.weight", GGML_TYPE_Q4_K, {512, 128}},
+                                  {"blk.0.ffn_down.weight", GGML_TYPE_Q6_K, {512, 128}},
+                                  {"output_norm.weight", GGML_TYPE_F32, {256}}};
   ASSERT_EQ(f.tensors.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE(want[i].name);
@@ -491,13 +490,13 @@ TEST(WriterSampleTool, ExitCodes) {
 
 TEST(Quantize, F32IsTheExactBytes) {
   const std::vector<float> x = {1.0f, -0.0f, std::numeric_limits<float>::infinity(), 1e-45f};
-  const auto b = quantize(kF32, x);
+  const auto b = quantize(GGML_TYPE_F32, x);
   ASSERT_EQ(b.size(), 16u);
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(x[i]);
     for (int k = 0; k < 4; ++k) EXPECT_EQ(b[4 * i + k], static_cast<std::uint8_t>(bits >> (8 * k)));
   }
-  const auto y = decode(kF32, b, x.size());
+  const auto y = decode(GGML_TYPE_F32, b, x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>(y[i]), std::bit_cast<std::uint32_t>(x[i]));
   }
@@ -508,11 +507,11 @@ TEST(Quantize, F16OfRepresentableValuesIsExact) {
   const std::vector<float> x = {0.0f,          -0.0f,    1.0f,     -2.5f,       65504.0f,
                                 -65504,        0x1p-14f, 0x1p-24f, -0x3ffp-24f, 0.333251953125f,
                                 1.0009765625f, inf,      -inf};
-  const auto b = quantize(kF16, x);
+  const auto b = quantize(GGML_TYPE_F16, x);
   ASSERT_EQ(b.size(), 2 * x.size());
   EXPECT_EQ(b[4], 0x00);  // 1.0 = 0x3c00, little-endian
   EXPECT_EQ(b[5], 0x3c);
-  const auto y = decode(kF16, b, x.size());
+  const auto y = decode(GGML_TYPE_F16, b, x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>(y[i]), std::bit_cast<std::uint32_t>(x[i])) << x[i];
   }
@@ -522,11 +521,11 @@ TEST(Quantize, BF16OfRepresentableValuesIsExact) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> x = {0.0f,        -0.0f,     1.0f,       -3.5f, 0x1p100f,
                                 0x1.fep127f, 0x1p-130f, 0x1.02p-5f, inf,   -inf};
-  const auto b = quantize(kBF16, x);
+  const auto b = quantize(GGML_TYPE_BF16, x);
   ASSERT_EQ(b.size(), 2 * x.size());
   EXPECT_EQ(b[4], 0x80);  // 1.0 = 0x3f80, little-endian
   EXPECT_EQ(b[5], 0x3f);
-  const auto y = decode(kBF16, b, x.size());
+  const auto y = decode(GGML_TYPE_BF16, b, x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>(y[i]), std::bit_cast<std::uint32_t>(x[i])) << x[i];
   }
@@ -534,7 +533,7 @@ TEST(Quantize, BF16OfRepresentableValuesIsExact) {
 
 TEST(Quantize, BF16RoundsToNearestEven) {
   auto bf16 = [](float f) {
-    const auto b = quantize(kBF16, std::vector<float>{f});
+    const auto b = quantize(GGML_TYPE_BF16, std::vector<float>{f});
     return static_cast<std::uint16_t>(b[0] | b[1] << 8);
   };
   EXPECT_EQ(bf16(1.0f + 0x1p-8f), 0x3f80);                     // tie, even below
@@ -562,7 +561,7 @@ TEST(Quantize, HandCheckedLegacyBlocks) {
   want[2] = 0x7f;
   want[3] = 0x81;
   want[4] = 5;
-  EXPECT_EQ(quantize(kQ8_0, x), want);
+  EXPECT_EQ(quantize(GGML_TYPE_Q8_0, x), want);
   // Q4_0: all 7 gives d = 1.0 and nibbles 7 + 8 = 15; element j low, j + 16 high.
   std::vector<float> y(32, 7.0f);
   y[16] = -7.0f;  // high nibble of byte 0 becomes −7 + 8 = 1
@@ -570,16 +569,16 @@ TEST(Quantize, HandCheckedLegacyBlocks) {
   want4[0] = 0x00;
   want4[1] = 0x3c;
   want4[2] = 0x1f;
-  EXPECT_EQ(quantize(kQ4_0, y), want4);
+  EXPECT_EQ(quantize(GGML_TYPE_Q4_0, y), want4);
 }
 
 TEST(Quantize, RefusesUnsupportedTypesAndPartialBlocks) {
-  EXPECT_THROW(quantize(kQ4_1, std::vector<float>(32)), std::invalid_argument);
+  EXPECT_THROW(quantize(GGML_TYPE_Q4_1, std::vector<float>(32)), std::invalid_argument);
   EXPECT_THROW(quantize(4, std::vector<float>(32)), std::invalid_argument);  // removed id
   EXPECT_THROW(quantize(999, std::vector<float>(32)), std::invalid_argument);
-  EXPECT_THROW(quantize(kQ8_0, std::vector<float>(33)), std::invalid_argument);
-  EXPECT_THROW(quantize(kQ4_K, std::vector<float>(128)), std::invalid_argument);
-  EXPECT_EQ(quantize(kQ6_K, std::vector<float>{}).size(), 0u);
+  EXPECT_THROW(quantize(GGML_TYPE_Q8_0, std::vector<float>(33)), std::invalid_argument);
+  EXPECT_THROW(quantize(GGML_TYPE_Q4_K, std::vector<float>(128)), std::invalid_argument);
+  EXPECT_EQ(quantize(GGML_TYPE_Q6_K, std::vector<float>{}).size(), 0u);
 }
 
 // Round-trip error bounds of our quantizers (derived in src/core/quantize.cpp): for each block
@@ -596,10 +595,10 @@ struct Bound {
 };
 
 constexpr Bound kBounds[] = {
-    {kQ8_0, "Q8_0", 32, 0.0040, false},
-    {kQ4_0, "Q4_0", 32, 0.0715, false},
-    {kQ6_K, "Q6_K", 256, 0.0165, false},
-    {kQ4_K, "Q4_K", 256, 0.0350, true},
+    {GGML_TYPE_Q8_0, "Q8_0", 32, 0.0040, false},
+    {GGML_TYPE_Q4_0, "Q4_0", 32, 0.0715, false},
+    {GGML_TYPE_Q6_K, "Q6_K", 256, 0.0165, false},
+    {GGML_TYPE_Q4_K, "Q4_K", 256, 0.0350, true},
 };
 
 /// Data sets that stress the quantizers differently, each a multiple of 256 elements.
@@ -670,8 +669,8 @@ TEST(Quantize, ValuesOnAnExactGridDecodeExactly) {
     float step;         // grid step
     std::size_t block;  // every block of this size contains ±q_max × step
   };
-  for (const Grid g :
-       {Grid{kQ8_0, 127, 1.0f, 32}, Grid{kQ4_0, 7, 1.0f, 32}, Grid{kQ6_K, 31, 127.0f / 64, 16}}) {
+  for (const Grid g : {Grid{GGML_TYPE_Q8_0, 127, 1.0f, 32}, Grid{GGML_TYPE_Q4_0, 7, 1.0f, 32},
+                       Grid{GGML_TYPE_Q6_K, 31, 127.0f / 64, 16}}) {
     std::vector<float> x(512);
     for (std::size_t i = 0; i < x.size(); ++i) {
       const int q = static_cast<int>((i * 7) % (2 * g.q_max + 1)) - g.q_max;
