@@ -27,7 +27,13 @@ inline float half_to_float(std::uint16_t h) {
 }
 
 /// Float → half, round to nearest even; used by our own writer and quantizers, not by decoding.
+/// A NaN becomes a quiet NaN (as ggml's F16C conversion makes it).
 std::uint16_t float_to_half(float f);
+
+/// Float → half as NumPy's astype(float16) converts (npy_floatbits_to_halfbits in NumPy's
+/// halffloat.c): float_to_half, except that a NaN keeps its top ten payload bits as they are
+/// (0x7c00 + payload, or 0x7c01 when those are zero) instead of being quieted. The f16/ view.
+std::uint16_t float_to_half_as_numpy(float f);
 
 /// bfloat16 → float: the 16 bits become the upper half of the float (src/ggml/README.md §5, BF16).
 inline float bf16_to_float(std::uint16_t b) {

@@ -28,10 +28,10 @@ std::string render_gguf_json(const GgufFile& f);
 /// Names are JSON-escaped where they hold tabs, newlines or other control bytes.
 std::string render_tensors_tsv(const GgufFile& f);
 
-/// NumPy .npy format 1.0 header for little-endian float32 ('<f4', C order) of `shape`
-/// (NumPy order: ne reversed), padded with spaces and a final newline so that its length
-/// (and hence the data offset) is a multiple of 64 bytes.
-std::string npy_header(std::span<const std::uint64_t> shape);
+/// NumPy .npy format 1.0 header for elements of dtype `descr` ('<f4': little-endian float32,
+/// '<f2': float16), C order, of `shape` (NumPy order: ne reversed), padded with spaces and a final
+/// newline so that its length (and hence the data offset) is a multiple of 64 bytes.
+std::string npy_header(std::span<const std::uint64_t> shape, std::string_view descr = "<f4");
 
 /// The ggml type name of type id `id` ("Q4_K"), or "type_<id>" for a removed or unknown id.
 std::string type_display_name(std::uint32_t id);

@@ -45,4 +45,12 @@ std::uint16_t float_to_half(float f) {
   return static_cast<std::uint16_t>(sign | h);
 }
 
+std::uint16_t float_to_half_as_numpy(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7fffffffu) <= 0x7f800000u) return float_to_half(f);
+  auto h = static_cast<std::uint16_t>(0x7c00u + ((x & 0x7fffffu) >> 13));
+  if (h == 0x7c00u) ++h;  // a NaN must keep a payload bit
+  return static_cast<std::uint16_t>(((x >> 16) & 0x8000u) | h);
+}
+
 }  // namespace ggufs

@@ -13,6 +13,7 @@
 #include "ggufs/decode.h"
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
+#include "ggufs/half.h"
 #include "ggufs/names.h"
 
 namespace ggufs {
@@ -55,10 +56,12 @@ std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& no
                                                                   std::uint64_t offset) const {
   if (node.kind != NodeKind::kRaw && node.kind != NodeKind::kDecoded) return std::nullopt;
   const TensorInfo& t = file_.tensors[node.tensor];
-  // Decoded F32 data is the stored bytes when both are little-endian (the .npy header is not).
+  // Float32 data of F32 tensors is the stored bytes when both are little-endian (the .npy
+  // header is not).
   static_assert(std::endian::native == std::endian::little);
   if (node.kind == NodeKind::kDecoded &&
-      (t.type != GGML_TYPE_F32 || file_.big_endian || offset < node.text.size())) {
+      (node.view->data != ViewData::kFloat32 || t.type != GGML_TYPE_F32 || file_.big_endian ||
+       offset < node.text.size())) {
     return std::nullopt;
   }
   const ByteSource& src = source(t);
@@ -83,13 +86,18 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
   }
   const TensorInfo& t = file_.tensors[node.tensor];
   const TypeTraits& tr = *type_traits(t.type);
-  const std::uint64_t begin = offset - node.text.size();  // byte range of the float32 data
+  // float32 output is decoded in place; other element types go through float32 scratch.
+  const bool f32_out = node.view->data == ViewData::kFloat32;
+  const std::uint64_t es = node.view->element_bytes();
+  const std::uint64_t begin = offset - node.text.size();  // byte range of the element data
   const std::uint64_t end = begin + (size - done);
-  const std::uint64_t block_out = std::uint64_t{tr.block_size} * sizeof(float);
-  const std::uint64_t chunk_blocks = std::max<std::uint64_t>(1, kChunkOutputBytes / block_out);
+  const std::uint64_t block_out = std::uint64_t{tr.block_size} * es;
+  const std::uint64_t chunk_blocks =
+      std::max<std::uint64_t>(1, kChunkOutputBytes / (tr.block_size * sizeof(float)));
 
   thread_local std::vector<std::uint8_t> raw;
   thread_local std::vector<float> scratch;
+  thread_local std::vector<std::uint16_t> halves;
   char* const out = dst + done;  // where data byte `begin` goes
   for (std::uint64_t b = begin / block_out, last = (end + block_out - 1) / block_out; b < last;) {
     const std::uint64_t n = std::min(chunk_blocks, last - b);
@@ -101,12 +109,12 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
                                 printable(t.name), at + raw_bytes),
                     Fault::kTruncated);
     }
-    // Big-endian files: plain types only (the tree offers no f32/ file for others).
+    // Big-endian files: plain types only (the tree offers no decoded file for others).
     if (file_.big_endian) swap_elements(raw.data(), raw_bytes, tr.type_size);
     const std::uint64_t chunk_begin = b * block_out, chunk_end = (b + n) * block_out;
     const std::uint64_t lo = std::max(begin, chunk_begin), hi = std::min(end, chunk_end);
     char* target = out + (lo - begin);
-    if (lo == chunk_begin && hi == chunk_end &&
+    if (f32_out && lo == chunk_begin && hi == chunk_end &&
         reinterpret_cast<std::uintptr_t>(target) % alignof(float) == 0) {
       // Whole chunk: no copy. A request this large (in-process; replies through the mount are
       // at most 1 MiB) is not read back from the caches soon: stream it past them.
@@ -119,8 +127,15 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
     } else {
       scratch.resize(static_cast<std::size_t>(n * tr.block_size));
       tr.to_float(raw.data(), scratch.data(), n);
-      std::memcpy(target, reinterpret_cast<const char*>(scratch.data()) + (lo - chunk_begin),
-                  hi - lo);
+      const char* from = reinterpret_cast<const char*>(scratch.data());
+      if (!f32_out) {  // kFloat16: only the elements this range touches
+        const std::size_t e0 = static_cast<std::size_t>((lo - chunk_begin) / es);
+        const std::size_t e1 = static_cast<std::size_t>((hi - chunk_begin + es - 1) / es);
+        halves.resize(scratch.size());
+        for (std::size_t e = e0; e < e1; ++e) halves[e] = float_to_half_as_numpy(scratch[e]);
+        from = reinterpret_cast<const char*>(halves.data());
+      }
+      std::memcpy(target, from + (lo - chunk_begin), hi - lo);
     }
     b += n;
   }

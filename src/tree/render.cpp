@@ -406,8 +406,10 @@ std::string render_tensors_tsv(const GgufFile& f) {
   return out;
 }
 
-std::string npy_header(std::span<const std::uint64_t> shape) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+std::string npy_header(std::span<const std::uint64_t> shape, std::string_view descr) {
+  std::string dict = "{'descr': '";
+  dict += descr;
+  dict += "', 'fortran_order': False, 'shape': (";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) dict += ", ";
     append_number(dict, shape[i]);

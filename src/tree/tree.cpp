@@ -49,9 +49,8 @@ Tree::Tree(const GgufFile& file) {
   const Ino json_ino = add(kRootIno, make_node("gguf.json", kRootIno, NodeKind::kText));
   text(kRootIno, "tensors.tsv", render_tensors_tsv(file));
   const Ino metadata = dir("metadata");
-  const Ino raw = dir("raw");
-  const Ino f32 = dir("f32");
-  const Ino npy = dir("npy");
+  std::vector<Ino> view_dirs;
+  for (const TensorView& v : kTensorViews) view_dirs.push_back(dir(std::string(v.folder)));
 
   for (std::size_t i = 0; i < file.kv.size(); ++i) {
     text(metadata, key_file_name(file.kv[i].key, i), render_metadata_value(file.kv[i].value));
@@ -61,16 +60,24 @@ Tree::Tree(const GgufFile& file) {
     const TensorInfo& t = file.tensors[i];
     if (!t.n_bytes) continue;  // removed or unknown type: nothing can be served
     const std::string name = file_name_for(t.name);
-    add(raw, make_node(name, raw, NodeKind::kRaw, *t.n_bytes, i));
-    if (!decodes_to_f32(file, t)) continue;
-    const std::uint64_t f32_bytes = t.n_elements * sizeof(float);
-    add(f32, make_node(name, f32, NodeKind::kDecoded, f32_bytes, i));
-    // NumPy order is ne reversed: the slowest dimension first.
-    std::vector<std::uint64_t> shape(t.ne.begin(), t.ne.begin() + t.n_dims);
-    std::reverse(shape.begin(), shape.end());
-    std::string header = npy_header(shape);
-    const std::uint64_t size = header.size() + f32_bytes;
-    add(npy, make_node(name + ".npy", npy, NodeKind::kDecoded, size, i, std::move(header)));
+    const bool decodes = decodes_to_f32(file, t);
+    for (std::size_t v = 0; v < std::size(kTensorViews); ++v) {
+      const TensorView& view = kTensorViews[v];
+      if (view.data != ViewData::kStored && !decodes) continue;
+      Node n = make_node(
+          name + std::string(view.suffix), view_dirs[v],
+          view.data == ViewData::kStored ? NodeKind::kRaw : NodeKind::kDecoded,
+          view.data == ViewData::kStored ? *t.n_bytes : t.n_elements * view.element_bytes(), i);
+      n.view = &view;
+      if (view.npy_header) {
+        // NumPy order is ne reversed: the slowest dimension first.
+        std::vector<std::uint64_t> shape(t.ne.begin(), t.ne.begin() + t.n_dims);
+        std::reverse(shape.begin(), shape.end());
+        n.text = npy_header(shape, view.data == ViewData::kFloat16 ? "<f2" : "<f4");
+        n.size += n.text.size();
+      }
+      add(view_dirs[v], std::move(n));
+    }
   }
 
   Node& json_node = nodes_[json_ino - 1];

@@ -114,11 +114,12 @@ std::string check_node(const ContentReader& reader, const GgufFile& f, const Nod
     }
     case NodeKind::kDecoded: {
       const TensorInfo& t = f.tensors[n.tensor];
-      if (n.size != n.text.size() + t.n_elements * 4) return path + ": size";
+      if (n.size != n.text.size() + t.n_elements * n.view->element_bytes()) return path + ": size";
       if (have_whole && n.text.compare(0, n.text.size(), whole.data(), n.text.size()) != 0) {
         return path + ": npy header differs";
       }
-      if (have_whole && t.type == GGML_TYPE_F32 && t.n_elements > 0 &&
+      if (have_whole && t.type == GGML_TYPE_F32 && n.view->data == ViewData::kFloat32 &&
+          t.n_elements > 0 &&
           std::memcmp(whole.data() + n.text.size(), data.data() + t.file_offset,
                       static_cast<std::size_t>(t.n_elements * 4)) != 0) {
         return path + ": F32 decode differs from the stored bytes";

@@ -58,7 +58,9 @@ std::string key_env(const MotoS3& s3, const std::string& endpoint) {
 
 // Every file of `local`'s metadata/, raw/, f32/, npy/ and tensors.tsv equals `remote`'s.
 void expect_same_tree(const Mount& local, const Mount& remote) {
-  for (const char* dir : {"metadata", "raw", "f32", "npy"}) {
+  std::vector<std::string> folders = view_folders();
+  folders.insert(folders.begin(), "metadata");
+  for (const std::string& dir : folders) {
     for (const auto& e : std::filesystem::directory_iterator(local / dir)) {
       const std::string name = e.path().filename().string();
       SCOPED_TRACE(std::string(dir) + "/" + name);

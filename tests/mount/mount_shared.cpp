@@ -83,6 +83,47 @@ TEST(MountConformance, NumpyLoadsNpyWithShapeAndValues) {
   }
 }
 
+// f16/ holds NumPy's float16 of ggml's reference float32 values, bit for bit, for every type;
+// sub-ranges through dd agree with the whole file.
+TEST(MountConformance, F16IsNumpysFloat16OfTheReferences) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_NUMPY();
+  GGUFS_REQUIRE_TESTDATA(dir);
+  const auto manifest = read_json(dir / "conformance" / "manifest.json");
+  const std::string script =
+      "import numpy as np, sys\n"
+      "np.seterr(over='ignore')  # values beyond 65504 become inf, as they must\n"
+      "mnt, ref = sys.argv[1], sys.argv[2]\n"
+      "for pair in sys.argv[3:]:\n"
+      "    name, ref_file = pair.split('=')\n"
+      "    want = np.fromfile(ref + '/' + ref_file, dtype='<f4').astype('<f2').tobytes()\n"
+      "    got = open(mnt + '/f16/' + name, 'rb').read()\n"
+      "    assert got == want, (name, len(got), len(want))\n"
+      "print('ok')\n";
+  int checked = 0;
+  for (const auto& mf : manifest["files"]) {
+    SCOPED_TRACE(mf["file"].get<std::string>());
+    Mount m(dir / "conformance" / mf["file"].get<std::string>());
+    ASSERT_TRUE(m.mounted()) << m.output();
+    std::string pairs;
+    for (const auto& mt : mf["tensors"]) {
+      const std::string name = mt["name"];
+      pairs += " " + quote(name + "=" + mt["ref"].get<std::string>());
+      const auto f16 = m / ("f16/" + name);
+      EXPECT_EQ(std::filesystem::file_size(f16), mt["n_elements"].get<std::uint64_t>() * 2);
+      const std::string whole = read_text(f16);
+      const RunResult part =
+          run("dd if=" + quote(f16) + " bs=1 skip=3 count=37 status=none 2>/dev/null");
+      EXPECT_EQ(part.output, whole.substr(3, 37)) << name;
+      ++checked;
+    }
+    const RunResult r = run("/usr/bin/python3 -c " + quote(script) + " " + quote(m.path()) + " " +
+                            quote(dir / "conformance") + pairs + " 2>&1");
+    EXPECT_EQ(r.output, "ok\n");
+  }
+  EXPECT_GE(checked, 35);
+}
+
 TEST(MountReal, TinyLlamaMatchesTheManifest) {
   GGUFS_REQUIRE_FUSE();
   GGUFS_REQUIRE_TESTDATA(dir);

@@ -217,7 +217,7 @@ TEST(MountStress, SixteenReadersOnOurWritersFile) {
   const auto file = dir.path() / "stress.gguf";
   g.write_file(file.string());
 
-  // The expectation: every raw/, f32/ and npy/ file read whole in-process.
+  // The expectation: every file of every view (raw/, f32/, npy/, f16/) read whole in-process.
   const FileSource src(file.string());
   const GgufFile f = parse_gguf(src, file.string());
   const Tree tree(f);
@@ -225,7 +225,7 @@ TEST(MountStress, SixteenReadersOnOurWritersFile) {
   Mount m(file);
   ASSERT_TRUE(m.mounted()) << m.output();
   std::vector<Expected> files;
-  for (const char* d : {"raw", "f32", "npy"}) {
+  for (const std::string& d : view_folders()) {
     const Node& dn = *tree.node(tree.lookup(kRootIno, d));
     for (Ino ino : dn.children) {
       const Node& n = *tree.node(ino);
@@ -234,7 +234,7 @@ TEST(MountStress, SixteenReadersOnOurWritersFile) {
       files.push_back(std::move(e));
     }
   }
-  EXPECT_EQ(files.size(), 3u * 21);
+  EXPECT_EQ(files.size(), std::size(kTensorViews) * 21);  // every view of 21 tensors
   run_stress(files);
 }
 

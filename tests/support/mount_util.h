@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "ggufs/gguf_writer.h"
+#include "ggufs/tree.h"
 #include "test_util.h"
 
 namespace ggufs::test {
@@ -39,6 +41,13 @@ inline std::string quote(const std::filesystem::path& p) {
   std::string out = "'";
   for (char c : p.string()) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+/// The folders of every per-tensor view (kTensorViews), in order.
+inline std::vector<std::string> view_folders() {
+  std::vector<std::string> out;
+  for (const TensorView& v : kTensorViews) out.emplace_back(v.folder);
+  return out;
 }
 
 /// True when /usr/bin/python3 has numpy.

@@ -335,3 +335,58 @@ TEST(Content, BigEndianPlainTensorsAreDecodedInHostOrder) {
 
 }  // namespace
 }  // namespace ggufs
+
+namespace ggufs {
+namespace {
+
+// f16/ as NumPy's astype(float16) makes it, edge cases included. Expected halves are what
+// NumPy 1.24 gives for these float32 bits (np.array(bits, np.uint32).view(np.float32)
+// .astype(np.float16).view(np.uint16)): rounding to nearest even, overflow to inf, subnormals,
+// and NaNs that keep their payload instead of being quieted.
+TEST(Content, F16IsNumpysFloat16AtEveryOffset) {
+  const std::vector<std::pair<std::uint32_t, std::uint16_t>> cases = {
+      {0x3f800000, 0x3c00},  // 1
+      {0x3f801000, 0x3c00},  // 1 + 2^-11: a tie, to even
+      {0x3f803000, 0x3c02},  // 1 + 3 × 2^-11: a tie, to even (up)
+      {0x477ff000, 0x7c00},  // 65520: rounds to inf
+      {0x477fefff, 0x7bff},  // just below: 65504
+      {0x33000000, 0x0000},  // 2^-25, half the smallest subnormal: a tie, to even (0)
+      {0x33000001, 0x0001},  // just above: the smallest subnormal, 2^-24
+      {0x33800000, 0x0001},  // 2^-24
+      {0xc0000000, 0xc000},  // -2
+      {0x7f800000, 0x7c00},  // inf
+      {0x7f802000, 0x7c01},  // a signalling NaN keeps its payload
+      {0x7f800001, 0x7c01},  // its payload below half precision: still a NaN
+      {0xffc00000, 0xfe00},  // -NaN (quiet)
+  };
+  std::vector<std::uint8_t> bytes;
+  for (const auto& [bits, half] : cases) {
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
+  }
+  GgufWriter g;
+  g.add_tensor("t", GGML_TYPE_F32, {cases.size()}, bytes);
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "mem");
+  const Tree tree(f);
+  const ContentReader reader(f, src);
+  const Node* node = tree.node(tree.lookup(tree.lookup(kRootIno, "f16"), "t"));
+  ASSERT_NE(node, nullptr);
+  ASSERT_EQ(node->size, cases.size() * 2);
+  std::vector<std::uint8_t> want;
+  for (const auto& [bits, half] : cases) {
+    want.push_back(static_cast<std::uint8_t>(half));
+    want.push_back(static_cast<std::uint8_t>(half >> 8));
+  }
+  // Every sub-range, odd starts and ends inside an element included.
+  for (std::size_t off = 0; off < want.size(); ++off) {
+    for (std::size_t n = 1; off + n <= want.size() + 2; ++n) {
+      const auto got = read_range(reader, *node, off, n);
+      const std::size_t expect = std::min(n, want.size() - off);
+      ASSERT_EQ(got.size(), expect) << off << "+" << n;
+      ASSERT_EQ(0, std::memcmp(got.data(), want.data() + off, expect)) << off << "+" << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ggufs

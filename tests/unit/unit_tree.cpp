@@ -25,7 +25,14 @@ TEST(Tree, HasTheContractLayout) {
   std::vector<std::string> root;
   for (Ino c : tree.node(kRootIno)->children) root.push_back(tree.node(c)->name);
   EXPECT_EQ(root, (std::vector<std::string>{"gguf.json", "tensors.tsv", "metadata", "raw", "f32",
-                                            "npy"}));
+                                            "npy", "f16"}));
+  // 6 elements: 24 bytes as stored and as float32, 12 as float16.
+  const auto size_of = [&](const char* dir, const char* name) {
+    return tree.node(tree.lookup(tree.lookup(kRootIno, dir), name))->size;
+  };
+  EXPECT_EQ(size_of("raw", "t"), 24u);
+  EXPECT_EQ(size_of("f32", "t"), 24u);
+  EXPECT_EQ(size_of("f16", "t"), 12u);
   const Node* npy = tree.node(tree.lookup(tree.lookup(kRootIno, "npy"), "t.npy"));
   ASSERT_NE(npy, nullptr);
   EXPECT_EQ(npy->text.size() % 64, 0u);
