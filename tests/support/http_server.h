@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,6 +20,14 @@
 #include "test_util.h"
 
 namespace ggufs::test {
+
+/// Stops a server process of a test (SIGTERM, then reaped); -1 is none. Sets `pid` to -1.
+inline void stop_process(pid_t& pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  pid = -1;
+}
 
 /// Where nginx is, or "" when it is not installed.
 inline std::string nginx_binary() {
@@ -31,6 +40,34 @@ inline std::string nginx_binary() {
 #define GGUFS_REQUIRE_NGINX()                \
   if (::ggufs::test::nginx_binary().empty()) \
   GTEST_SKIP() << "nginx is missing (apt nginx-light): remote-model tests need a real server"
+
+/// Starts nginx with its prefix in `prefix` (logs/ made there), trying loopback ports from
+/// `first` + pid % 20000 on, `step` apart, until one is free: `port` is set to each in turn before
+/// `config()` is called for its configuration text. Returns the pid, or -1 after ADD_FAILURE.
+inline pid_t start_nginx(const std::filesystem::path& prefix, int first, int step, int& port,
+                         const std::function<std::string()>& config) {
+  std::filesystem::create_directories(prefix / "logs");
+  for (port = first + static_cast<int>(::getpid() % 20000); port < 65000; port += step) {
+    std::filesystem::remove(prefix / "nginx.pid");
+    std::ofstream(prefix / "nginx.conf") << config();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl(nginx_binary().c_str(), "nginx", "-p", prefix.c_str(), "-c",
+              (prefix / "nginx.conf").c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Ready once the pid file is written; a busy port makes nginx exit instead.
+    for (int i = 0; i < 200; ++i) {
+      if (std::filesystem::exists(prefix / "nginx.pid")) return pid;
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    stop_process(pid);
+  }
+  ADD_FAILURE() << "nginx did not start: " << read_text(prefix / "logs" / "error.log");
+  return -1;
+}
 
 /// nginx serving `root` on 127.0.0.1:port():
 ///   /             the files, with byte ranges
@@ -48,27 +85,9 @@ class Nginx {
                         (prefix / "key.pem").string() + " -out " + cert().string() +
                         " >/dev/null 2>&1")
                            .c_str()) == 0;
-    for (port_ = 20000 + static_cast<int>(::getpid() % 20000); port_ < 65000; port_ += 101) {
-      std::filesystem::remove(prefix / "nginx.pid");
-      std::ofstream(prefix / "nginx.conf") << config(root, prefix);
-      pid_ = ::fork();
-      if (pid_ == 0) {
-        ::execl(nginx_binary().c_str(), "nginx", "-p", prefix.c_str(), "-c",
-                (prefix / "nginx.conf").c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-      }
-      // Ready once the pid file is written; a busy port makes nginx exit instead.
-      for (int i = 0; i < 200; ++i) {
-        if (std::filesystem::exists(prefix / "nginx.pid")) return;
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      stop();
-    }
-    ADD_FAILURE() << "nginx did not start: " << read_text(prefix / "logs" / "error.log");
+    pid_ = start_nginx(prefix, 20000, 101, port_, [&] { return config(root, prefix); });
   }
-  ~Nginx() { stop(); }
+  ~Nginx() { stop_process(pid_); }
   Nginx(const Nginx&) = delete;
   Nginx& operator=(const Nginx&) = delete;
 
@@ -123,13 +142,6 @@ class Nginx {
     c << "}\n";
     return c.str();
   }
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    std::filesystem::remove(dir_.path() / "nginx.pid");
-  }
 
   TempDir dir_;
   int port_ = 0;
@@ -171,12 +183,7 @@ class PythonServer {
                     << (log.empty() || !std::filesystem::exists(log) ? "" : ": " + read_text(log));
     }
   }
-  ~PythonServer() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
+  ~PythonServer() { stop_process(pid_); }
   PythonServer(const PythonServer&) = delete;
   PythonServer& operator=(const PythonServer&) = delete;
 

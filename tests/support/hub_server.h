@@ -27,27 +27,9 @@ class HubAndCdn {
  public:
   HubAndCdn(const std::filesystem::path& root, const std::string& token) {
     const auto prefix = dir_.path();
-    std::filesystem::create_directories(prefix / "logs");
-    for (port_ = 21000 + static_cast<int>(::getpid() % 20000); port_ < 65000; port_ += 103) {
-      std::filesystem::remove(prefix / "nginx.pid");
-      std::ofstream(prefix / "nginx.conf") << config(root, prefix, token);
-      pid_ = ::fork();
-      if (pid_ == 0) {
-        ::execl(nginx_binary().c_str(), "nginx", "-p", prefix.c_str(), "-c",
-                (prefix / "nginx.conf").c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-      }
-      for (int i = 0; i < 200; ++i) {
-        if (std::filesystem::exists(prefix / "nginx.pid")) return;
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      stop();
-    }
-    ADD_FAILURE() << "nginx did not start: " << read_text(prefix / "logs" / "error.log");
+    pid_ = start_nginx(prefix, 21000, 103, port_, [&] { return config(root, prefix, token); });
   }
-  ~HubAndCdn() { stop(); }
+  ~HubAndCdn() { stop_process(pid_); }
   HubAndCdn(const HubAndCdn&) = delete;
   HubAndCdn& operator=(const HubAndCdn&) = delete;
 
@@ -83,12 +65,6 @@ class HubAndCdn {
       << "    root " << root.string() << "/;\n  }\n"
       << "}\n";
     return c.str();
-  }
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
   }
 
   TempDir dir_;
