@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ggufs/byte_source.h"
+#include "ggufs/error.h"
 #include "ggufs/gguf.h"
 #include "ggufs/tree.h"
 
@@ -48,10 +49,20 @@ class ContentReader {
  private:
   std::size_t read_decoded(const Node& node, char* dst, std::size_t size,
                            std::uint64_t offset) const;
+  std::size_t read_composite(const Node& node, char* dst, std::size_t size,
+                             std::uint64_t offset) const;
+  std::optional<Extent> composite_extent(const Node& node, std::size_t size,
+                                         std::uint64_t offset) const;
+  // Bytes [begin, begin + size) of tensor `tensor`'s elements in form `data`, to `out`;
+  // `request` is the size of the whole read (large ones stream their output past the caches).
+  void read_elements(std::size_t tensor, ViewData data, char* out, std::size_t size,
+                     std::uint64_t begin, std::size_t request) const;
+  IoError truncated(const TensorInfo& t, std::uint64_t end) const;
   const ByteSource& source(const TensorInfo& t) const { return *sources_.at(t.shard); }
-  const std::string& path_of(const TensorInfo& t) const {
-    return file_.shards.empty() ? file_.path : file_.shards[t.shard].path;
+  const std::string& shard_path(std::uint32_t shard) const {
+    return file_.shards.empty() ? file_.path : file_.shards[shard].path;
   }
+  const std::string& path_of(const TensorInfo& t) const { return shard_path(t.shard); }
   const GgufFile& file_;
   std::vector<const ByteSource*> sources_;
 };

@@ -1,5 +1,6 @@
 // Our own GGUF writer: builds valid version-3 little-endian files for the tests, the sample
-// model and the benchmark; its low-level ByteWriter also crafts malformed files for the tests.
+// model and the benchmark; its low-level ByteWriter also renders the header of model.gguf
+// (merged_gguf.cpp) and crafts malformed files for the tests.
 #pragma once
 
 #include <cstdint>

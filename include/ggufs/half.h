@@ -35,6 +35,15 @@ std::uint16_t float_to_half(float f);
 /// (0x7c00 + payload, or 0x7c01 when those are zero) instead of being quieted. The f16/ view.
 std::uint16_t float_to_half_as_numpy(float f);
 
+/// Float → bfloat16 as torch.Tensor.to(torch.bfloat16) converts (round_to_nearest_even in
+/// c10/util/BFloat16.h): the upper 16 bits, rounded to nearest even on the lower 16; any NaN
+/// becomes 0x7fc0. The bf16 form of model.safetensors.
+inline std::uint16_t float_to_bf16_as_torch(float f) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 /// bfloat16 → float: the 16 bits become the upper half of the float (src/ggml/README.md §5, BF16).
 inline float bf16_to_float(std::uint16_t b) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);

@@ -19,18 +19,26 @@ inline constexpr Ino kRootIno = 1;
 /// What a node's bytes are.
 enum class NodeKind {
   kDirectory,
-  kText,     ///< bytes rendered at mount time, held in `text`
-  kRaw,      ///< tensor bytes as stored: [file_offset, file_offset + size) of the backing file
-  kDecoded,  ///< `text` (a .npy header, or empty) followed by the tensor's decoded elements
+  kText,       ///< bytes rendered at mount time, held in `text`
+  kRaw,        ///< tensor bytes as stored: [file_offset, file_offset + size) of the backing file
+  kDecoded,    ///< `text` (a .npy header, or empty) followed by the tensor's decoded elements
+  kComposite,  ///< a whole-model file: a sequence of Pieces (model_views.h)
 };
 
 /// The elements of a per-tensor view file.
 enum class ViewData {
-  kStored,   ///< the tensor's bytes as stored (NodeKind::kRaw)
-  kFloat32,  ///< every element as float32 little-endian, decoded block by block
-  kFloat16,  ///< every element as IEEE binary16 little-endian: the float32 value rounded to
-             ///< nearest even, bit-equal to NumPy's astype(float16) (float_to_half_as_numpy)
+  kStored,    ///< the tensor's bytes as stored (NodeKind::kRaw)
+  kFloat32,   ///< every element as float32 little-endian, decoded block by block
+  kFloat16,   ///< every element as IEEE binary16 little-endian: the float32 value rounded to
+              ///< nearest even, bit-equal to NumPy's astype(float16) (float_to_half_as_numpy)
+  kBFloat16,  ///< every element as bfloat16 little-endian: the float32 value rounded to nearest
+              ///< even as torch.Tensor.to(torch.bfloat16) rounds (float_to_bf16_as_torch)
 };
+
+/// Bytes per element of `d` (0 for kStored: as stored).
+constexpr std::uint32_t element_bytes(ViewData d) {
+  return d == ViewData::kFloat32 ? 4 : d == ViewData::kStored ? 0 : 2;
+}
 
 /// One per-tensor view: a folder at the root holding one file per tensor. A new view is one
 /// row here (and, for a new kind of element, one case in ContentReader).
@@ -40,9 +48,7 @@ struct TensorView {
   ViewData data;
   bool npy_header;  ///< the file is a NumPy .npy 1.0 file: a header, then the elements
   /// Bytes per element of the data (0: as stored).
-  constexpr std::uint32_t element_bytes() const {
-    return data == ViewData::kFloat32 ? 4 : data == ViewData::kFloat16 ? 2 : 0;
-  }
+  constexpr std::uint32_t element_bytes() const { return ggufs::element_bytes(data); }
 };
 
 /// Every per-tensor view, in the order of their folders. Stored bytes exist for every tensor
@@ -52,6 +58,24 @@ inline constexpr TensorView kTensorViews[] = {
     {"f32", "", ViewData::kFloat32, false},
     {"npy", ".npy", ViewData::kFloat32, true},
     {"f16", "", ViewData::kFloat16, false},
+};
+
+/// One run of bytes of a kComposite file. Pieces follow each other without gaps from byte 0.
+struct Piece {
+  enum class Kind : std::uint8_t {
+    kText,    ///< bytes [from, from + size) of Node::text (a rendered header)
+    kZeros,   ///< zero bytes (alignment padding)
+    kSource,  ///< bytes [from, from + size) of file `shard` as they are: spliced
+    kTensor,  ///< the elements of tensor `tensor` in form `data`; kStored: the stored bytes of
+              ///< a plain type, swapped to little-endian in a big-endian file
+  };
+  Kind kind = Kind::kZeros;
+  std::uint64_t at = 0;     ///< first byte of the piece in the file
+  std::uint64_t size = 0;   ///< bytes
+  std::uint64_t from = 0;   ///< kText: offset in Node::text; kSource: byte offset in the shard
+  std::uint32_t shard = 0;  ///< kSource: GgufFile::shards index (0 for a single file)
+  std::size_t tensor = 0;   ///< kTensor: index into GgufFile::tensors
+  ViewData data = ViewData::kStored;  ///< kTensor
 };
 
 /// One file or directory.
@@ -64,6 +88,15 @@ struct Node {
   std::size_t tensor = 0;            ///< kRaw, kDecoded: index into GgufFile::tensors
   const TensorView* view = nullptr;  ///< kRaw, kDecoded: the view the file belongs to
   std::vector<Ino> children;         ///< kDirectory: entries in file order
+  std::vector<Piece> pieces;         ///< kComposite: the file's bytes, in order
+  std::string what;                  ///< kComposite: what the file is (user.ggufs.view)
+};
+
+/// Choices of the whole-model views, from mount options.
+struct TreeOptions {
+  /// -o safetensors_dtype: kStored keeps F32, F16, BF16 and F64 tensors as they are (quantized
+  /// tensors become F32); kFloat32, kFloat16 or kBFloat16 makes every floating tensor that dtype.
+  ViewData safetensors_dtype = ViewData::kStored;
 };
 
 /// Whether tensor `t` of `file` gets f32/ and npy/ files: its type has a decoder and, in a
@@ -72,12 +105,19 @@ struct Node {
 bool decodes_to_f32(const GgufFile& file, const TensorInfo& t);
 
 /// The tree: /gguf.json, /tensors.tsv, /metadata/<key>, then a folder per row of kTensorViews
-/// (/raw/<tensor>, /f32/<tensor>, /npy/<tensor>.npy, /f16/<tensor>). Tensors whose type has no
-/// decoder get only raw/ files; tensors whose byte size cannot be computed get none.
+/// (/raw/<tensor>, /f32/<tensor>, /npy/<tensor>.npy, /f16/<tensor>), then a file per row of
+/// kModelViews (/model.gguf, /model.safetensors) that can be laid out for this model. Tensors
+/// whose type has no decoder get only raw/ files; tensors whose byte size cannot be computed get
+/// none.
 class Tree {
  public:
-  /// Builds the tree for `file` (renders every text file). Never fails on a parsed file.
-  explicit Tree(const GgufFile& file);
+  /// Builds the tree for `file` (renders every text file and whole-model header). Never fails on
+  /// a parsed file; what a whole-model view leaves out is listed in warnings().
+  explicit Tree(const GgufFile& file, const TreeOptions& options = {});
+
+  /// One line per thing the whole-model views could not include (a tensor, or a whole view),
+  /// for the daemon to log at mount.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   /// The node of `ino`, or nullptr when there is none.
   const Node* node(Ino ino) const;
@@ -89,6 +129,7 @@ class Tree {
  private:
   Ino add(Ino parent, Node n);
   std::vector<Node> nodes_;
+  std::vector<std::string> warnings_;
   std::unordered_map<std::string, Ino> index_;  // key: parent ino, '/', name
 };
 

@@ -160,7 +160,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   const Node* n = c.tree.node(ino);
   if (!n) return void(fuse_reply_err(req, ENOENT));
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
-  if (c.remote_reads && (n->kind == NodeKind::kRaw || n->kind == NodeKind::kDecoded)) {
+  if (c.remote_reads && n->kind != NodeKind::kText) {
     // Tensor bytes of a remote model may wait for a server: handed to the remote-read pool, so
     // this thread is free for the next request.
     c.remote_reads->submit([req, &c, n, size, off](bool expired) {
@@ -223,9 +223,10 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &s);
 }
 
-// The extended attributes of a node: those of its tensor for raw/, f32/ and npy/ files, none
-// for directories and text files.
+// The extended attributes of a node: those of its tensor for the per-tensor views, what it is
+// for a whole-model view, none for directories and text files.
 std::vector<XAttr> node_xattrs(const MountContext& c, const Node& n) {
+  if (n.kind == NodeKind::kComposite) return {{"user.ggufs.view", n.what}};
   if (n.kind != NodeKind::kRaw && n.kind != NodeKind::kDecoded) return {};
   const TensorInfo& t = c.file.tensors[n.tensor];
   return tensor_xattrs(t, c.file_paths.at(t.shard));

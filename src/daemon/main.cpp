@@ -243,6 +243,23 @@ void log_escaped(enum fuse_log_level level, const char* fmt, va_list ap) {
   }
 }
 
+// -o safetensors_dtype: `name` (nullptr: not given) into `out`; false after printing why not.
+bool safetensors_dtype(const char* name, ViewData& out) {
+  if (!name) return true;
+  const std::string_view n = name;
+  if (n == "f32") {
+    out = ViewData::kFloat32;
+  } else if (n == "f16") {
+    out = ViewData::kFloat16;
+  } else if (n == "bf16") {
+    out = ViewData::kBFloat16;
+  } else {
+    fmt::print(stderr, "ggufs: -o safetensors_dtype={}: must be f32, f16 or bf16\n", n);
+    return false;
+  }
+  return true;
+}
+
 // Parses FILE, mounts it and serves it until unmounted; returns the exit code.
 int mount_file(fuse_args& args, const Config& conf) {
   if (!conf.file || !conf.mountpoint) {
@@ -270,10 +287,17 @@ int mount_file(fuse_args& args, const Config& conf) {
   if (const int rc = open_and_parse(path, *remote, model); rc != kExitOk) return rc;
   GgufFile& file = model.file;
   warn_undecoded(file);
+  TreeOptions tree_options;
+  if (!safetensors_dtype(conf.safetensors_dtype, tree_options.safetensors_dtype)) {
+    return kExitUsage;
+  }
   const Tree tree = [&] {
     const SlowStep step("rendering the metadata files");
-    return Tree(file);
+    return Tree(file, tree_options);
   }();
+  for (const std::string& w : tree.warnings()) {
+    log_message(LogLevel::kWarning, fmt::format("warning: {}: {}", file.path, w));
+  }
   // The tree holds every metadata file rendered; the parsed values are not needed any more, and
   // a large vocabulary takes several times its size in the file as parsed values.
   std::vector<KeyValue>().swap(file.kv);
@@ -315,6 +339,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<char, void (*)(void*)> cache_dir_guard(conf.cache_dir, std::free);
   std::unique_ptr<char, void (*)(void*)> token_file_guard(conf.token_file, std::free);
   std::unique_ptr<char, void (*)(void*)> ca_file_guard(conf.ca_file, std::free);
+  std::unique_ptr<char, void (*)(void*)> dtype_guard(conf.safetensors_dtype, std::free);
   if (conf.read_timeout < 1 || conf.read_timeout > 60) {
     fmt::print(stderr, "ggufs: -o read_timeout={}: must be 1 to 60 seconds\n", conf.read_timeout);
     return kExitUsage;

@@ -14,6 +14,7 @@ constexpr const char* kUsage =
     "Mounts the GGUF model FILE read-only at MOUNTPOINT (created if missing, and then removed\n"
     "at unmount):\n"
     "  gguf.json  tensors.tsv  metadata/<key>  raw/<tensor>  f32/<tensor>  npy/<tensor>.npy\n"
+    "  f16/<tensor>  model.gguf (the whole model, split models merged)  model.safetensors\n"
     "Unmount with: fusermount3 -u MOUNTPOINT\n"
     "\n"
     "options:\n"
@@ -38,6 +39,9 @@ constexpr const char* kUsage =
     "     notify_pipe=PATH when the mount is ready write \"READY=1\\n\" to PATH (a FIFO or\n"
     "                      file), or \"ERROR=<exit code>\\n\" if it failed\n"
     "     redact           no metadata key or tensor names in the daemon's log\n"
+    "     safetensors_dtype=f32|f16|bf16\n"
+    "                      every floating tensor of model.safetensors in that dtype (default:\n"
+    "                      F32, F16, BF16, F64 as stored, quantized types as F32)\n"
     "  Remote models (FILE an http(s)://, s3://BUCKET/KEY or hf://OWNER/REPO[@REV]/PATH\n"
     "  name, read with range requests):\n"
     "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs);\n"
@@ -85,6 +89,7 @@ const fuse_opt kOptions[] = {
     {"s3_path_style", offsetof(Config, s3_path_style), 1},
     {"s3_virtual_host", offsetof(Config, s3_virtual_host), 1},
     {"s3_anonymous", offsetof(Config, s3_anonymous), 1},
+    {"safetensors_dtype=%s", offsetof(Config, safetensors_dtype), 0},
     FUSE_OPT_END,
 };
 

@@ -36,6 +36,7 @@ struct Config {
   int s3_virtual_host = 0;         ///< -o s3_virtual_host: BUCKET.HOST/KEY on custom endpoints
   int s3_anonymous = 0;            ///< -o s3_anonymous: unsigned requests (public buckets)
   char* notify_pipe = nullptr;     ///< -o notify_pipe=PATH: readiness written there (malloc)
+  char* safetensors_dtype = nullptr;  ///< -o safetensors_dtype=f32|f16|bf16 (malloc)
 };
 
 /// Parses ggufs's own options out of `args` into `conf`, leaving the FUSE ones in `args`.

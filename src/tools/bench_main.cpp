@@ -39,6 +39,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
+#include "ggufs/model.h"
 
 namespace {
 
@@ -93,6 +94,11 @@ constexpr std::string_view kUsage =
     "      and reads as zeros: N (default 320) tensors blk.<i>.<...>.weight of ne = {4096, rows},\n"
     "      cycling F32, F16, Q8_0, Q4_K, Q6_K, all of one shape; a vocabulary of N (default\n"
     "      32000) tokens as in write-vocab.\n"
+    "  write-split IN.gguf PREFIX [--shards N]\n"
+    "      Splits IN into N (default 3) shards PREFIX-0000i-of-0000N.gguf as llama-gguf-split\n"
+    "      --split does: consecutive runs of tensors of about equal count, the first shard with\n"
+    "      every key/value, each with split.no (uint16), split.count (uint16) and\n"
+    "      split.tensors.count (int32). Streamed from IN, so memory stays small.\n"
     "\n"
     "exit status: 0 on success, 1 on a usage error, 2 when a file cannot be read or written\n";
 
@@ -775,6 +781,62 @@ int cmd_write_sparse(Args& args) {
   return 0;
 }
 
+int cmd_write_split(Args& args) {
+  std::string in, prefix;
+  std::uint64_t shards = 3;
+  while (!args.empty()) {
+    const std::string_view arg = args.next();
+    if (Args::is(arg, "--shards")) {
+      shards = parse_u64(args.value("--shards", arg), "--shards");
+      if (shards == 0 || shards > 99) throw UsageError{"--shards: not from 1 to 99"};
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError{"write-split: unknown option '" + std::string(arg) + "'"};
+    } else if (in.empty()) {
+      in = arg;
+    } else if (prefix.empty()) {
+      prefix = arg;
+    } else {
+      throw UsageError{"write-split: takes IN.gguf and PREFIX only"};
+    }
+  }
+  if (prefix.empty()) throw UsageError{"write-split: IN.gguf and PREFIX are needed"};
+  const ggufs::FileSource src(in);
+  const ggufs::GgufFile f = ggufs::parse_gguf(src, in);
+  const std::uint64_t n = f.tensors.size();
+  const auto count = static_cast<std::uint32_t>(shards);
+  for (std::uint32_t s = 0; s < count; ++s) {
+    ggufs::GgufWriter w;
+    if (s == 0) {
+      for (const ggufs::KeyValue& kv : f.kv) {
+        if (kv.key != "general.alignment") w.add(kv.key, kv.value);
+      }
+    }
+    w.set_alignment(f.alignment);
+    w.add("split.no", {ggufs::ValueType::kUint16, std::uint64_t{s}});
+    w.add("split.count", {ggufs::ValueType::kUint16, std::uint64_t{count}});
+    w.add("split.tensors.count", {ggufs::ValueType::kInt32, static_cast<std::int64_t>(n)});
+    for (std::uint64_t i = n * s / count; i < n * (s + 1) / count; ++i) {
+      const ggufs::TensorInfo& t = f.tensors[i];
+      if (!t.n_bytes) throw ggufs::IoError(in + ": tensor '" + t.name + "' has no known size");
+      w.add_tensor_stream(t.name, t.type, {t.ne.begin(), t.ne.begin() + t.n_dims}, *t.n_bytes,
+                          [&src, &t](const ggufs::GgufWriter::ByteSink& sink) {
+                            std::vector<std::uint8_t> buf(kMiB);
+                            for (std::uint64_t done = 0; done < *t.n_bytes;) {
+                              const std::size_t k = static_cast<std::size_t>(
+                                  std::min<std::uint64_t>(kMiB, *t.n_bytes - done));
+                              if (src.read_at(t.file_offset + done, buf.data(), k) != k) {
+                                throw ggufs::IoError("short read of tensor '" + t.name + "'");
+                              }
+                              sink({buf.data(), k});
+                              done += k;
+                            }
+                          });
+    }
+    w.write_file(ggufs::shard_path(prefix, s + 1, count));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -797,6 +859,7 @@ int main(int argc, char** argv) {
     if (command == "info") return cmd_info(args);
     if (command == "write-vocab") return cmd_write_vocab(args);
     if (command == "write-sparse") return cmd_write_sparse(args);
+    if (command == "write-split") return cmd_write_split(args);
     throw UsageError{"unknown command '" + std::string(command) + "'"};
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ggufs-bench: %s (see --help)\n", e.message.c_str());

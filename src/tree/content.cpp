@@ -38,15 +38,14 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
     case NodeKind::kRaw: {
       const TensorInfo& t = file_.tensors[node.tensor];
       if (source(t).read_at(t.file_offset + offset, dst, size) != size) {
-        throw IoError(
-            fmt::format("{}: tensor '{}': file ends before byte {}", printable(path_of(t)),
-                        printable(t.name), t.file_offset + offset + size),
-            Fault::kTruncated);
+        throw truncated(t, offset + size);
       }
       return size;
     }
     case NodeKind::kDecoded:
       return read_decoded(node, dst, size, offset);
+    case NodeKind::kComposite:
+      return read_composite(node, dst, size, offset);
   }
   return 0;
 }
@@ -54,6 +53,7 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
 std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& node,
                                                                   std::size_t size,
                                                                   std::uint64_t offset) const {
+  if (node.kind == NodeKind::kComposite) return composite_extent(node, size, offset);
   if (node.kind != NodeKind::kRaw && node.kind != NodeKind::kDecoded) return std::nullopt;
   const TensorInfo& t = file_.tensors[node.tensor];
   // Float32 data of F32 tensors is the stored bytes when both are little-endian (the .npy
@@ -74,23 +74,68 @@ std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& no
   return Extent{src.fd(), at, size, path_of(t)};
 }
 
+std::optional<ContentReader::Extent> ContentReader::composite_extent(const Node& node,
+                                                                     std::size_t size,
+                                                                     std::uint64_t offset) const {
+  if (offset >= node.size) return std::nullopt;  // read() answers 0 bytes
+  size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
+  // Spliced only when the whole range lies in one kSource piece (a reply is one buffer).
+  const auto it =
+      std::upper_bound(node.pieces.begin(), node.pieces.end(), offset,
+                       [](std::uint64_t off, const Piece& p) { return off < p.at + p.size; });
+  if (it == node.pieces.end() || it->kind != Piece::Kind::kSource ||
+      offset + size > it->at + it->size) {
+    return std::nullopt;
+  }
+  const ByteSource& src = *sources_.at(it->shard);
+  if (src.fd() < 0) return std::nullopt;
+  const std::uint64_t at = it->from + (offset - it->at);
+  src.check(at, size);
+  return Extent{src.fd(), at, size, shard_path(it->shard)};
+}
+
 std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t size,
                                         std::uint64_t offset) const {
   std::size_t done = 0;
-  // The .npy header, if any, precedes the float32 data.
+  // The .npy header, if any, precedes the elements.
   if (offset < node.text.size()) {
     done = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.text.size() - offset));
     std::memcpy(dst, node.text.data() + offset, done);
     if (done == size) return size;
     offset += done;
   }
-  const TensorInfo& t = file_.tensors[node.tensor];
+  read_elements(node.tensor, node.view->data, dst + done, size - done, offset - node.text.size(),
+                size);
+  return size;
+}
+
+void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, std::size_t size,
+                                  std::uint64_t begin, std::size_t request) const {
+  const TensorInfo& t = file_.tensors[tensor];
   const TypeTraits& tr = *type_traits(t.type);
+  if (data == ViewData::kStored) {  // a plain type's stored bytes, in little-endian order
+    if (!file_.big_endian) {
+      if (source(t).read_at(t.file_offset + begin, out, size) != size) {
+        throw truncated(t, begin + size);
+      }
+    } else {
+      // Swap whole elements: widen the range to element boundaries in scratch.
+      const std::uint64_t es = tr.type_size, lo = begin / es * es;
+      const std::uint64_t hi = (begin + size + es - 1) / es * es;
+      thread_local std::vector<std::uint8_t> elems;
+      elems.resize(static_cast<std::size_t>(hi - lo));
+      if (source(t).read_at(t.file_offset + lo, elems.data(), elems.size()) != elems.size()) {
+        throw truncated(t, hi);
+      }
+      swap_elements(elems.data(), elems.size(), tr.type_size);
+      std::memcpy(out, elems.data() + (begin - lo), size);
+    }
+    return;
+  }
   // float32 output is decoded in place; other element types go through float32 scratch.
-  const bool f32_out = node.view->data == ViewData::kFloat32;
-  const std::uint64_t es = node.view->element_bytes();
-  const std::uint64_t begin = offset - node.text.size();  // byte range of the element data
-  const std::uint64_t end = begin + (size - done);
+  const bool f32_out = data == ViewData::kFloat32;
+  const std::uint64_t es = element_bytes(data);
+  const std::uint64_t end = begin + size;  // byte range of the element data
   const std::uint64_t block_out = std::uint64_t{tr.block_size} * es;
   const std::uint64_t chunk_blocks =
       std::max<std::uint64_t>(1, kChunkOutputBytes / (tr.block_size * sizeof(float)));
@@ -98,16 +143,13 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
   thread_local std::vector<std::uint8_t> raw;
   thread_local std::vector<float> scratch;
   thread_local std::vector<std::uint16_t> halves;
-  char* const out = dst + done;  // where data byte `begin` goes
   for (std::uint64_t b = begin / block_out, last = (end + block_out - 1) / block_out; b < last;) {
     const std::uint64_t n = std::min(chunk_blocks, last - b);
     const std::size_t raw_bytes = static_cast<std::size_t>(n * tr.type_size);
     raw.resize(raw_bytes);
-    const std::uint64_t at = t.file_offset + b * tr.type_size;
-    if (source(t).read_at(at, raw.data(), raw_bytes) != raw_bytes) {
-      throw IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(path_of(t)),
-                                printable(t.name), at + raw_bytes),
-                    Fault::kTruncated);
+    const std::uint64_t at = b * tr.type_size;
+    if (source(t).read_at(t.file_offset + at, raw.data(), raw_bytes) != raw_bytes) {
+      throw truncated(t, at + raw_bytes);
     }
     // Big-endian files: plain types only (the tree offers no decoded file for others).
     if (file_.big_endian) swap_elements(raw.data(), raw_bytes, tr.type_size);
@@ -119,7 +161,7 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
       // Whole chunk: no copy. A request this large (in-process; replies through the mount are
       // at most 1 MiB) is not read back from the caches soon: stream it past them.
       float* const floats = reinterpret_cast<float*>(target);
-      if (size >= kStreamingMinBytes) {
+      if (request >= kStreamingMinBytes) {
         decode_streaming(tr, raw.data(), floats, n);
       } else {
         tr.to_float(raw.data(), floats, n);
@@ -128,18 +170,62 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
       scratch.resize(static_cast<std::size_t>(n * tr.block_size));
       tr.to_float(raw.data(), scratch.data(), n);
       const char* from = reinterpret_cast<const char*>(scratch.data());
-      if (!f32_out) {  // kFloat16: only the elements this range touches
+      if (!f32_out) {  // 16-bit elements: only those this range touches
         const std::size_t e0 = static_cast<std::size_t>((lo - chunk_begin) / es);
         const std::size_t e1 = static_cast<std::size_t>((hi - chunk_begin + es - 1) / es);
         halves.resize(scratch.size());
-        for (std::size_t e = e0; e < e1; ++e) halves[e] = float_to_half_as_numpy(scratch[e]);
+        if (data == ViewData::kFloat16) {
+          for (std::size_t e = e0; e < e1; ++e) halves[e] = float_to_half_as_numpy(scratch[e]);
+        } else {
+          for (std::size_t e = e0; e < e1; ++e) halves[e] = float_to_bf16_as_torch(scratch[e]);
+        }
         from = reinterpret_cast<const char*>(halves.data());
       }
       std::memcpy(target, from + (lo - chunk_begin), hi - lo);
     }
     b += n;
   }
+}
+
+std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size_t size,
+                                          std::uint64_t offset) const {
+  const std::uint64_t end = offset + size;
+  // The first piece that ends after `offset`.
+  auto it = std::upper_bound(node.pieces.begin(), node.pieces.end(), offset,
+                             [](std::uint64_t off, const Piece& p) { return off < p.at + p.size; });
+  for (; it != node.pieces.end() && it->at < end; ++it) {
+    const Piece& p = *it;
+    const std::uint64_t lo = std::max(offset, p.at), hi = std::min(end, p.at + p.size);
+    char* const to = dst + (lo - offset);
+    const std::size_t n = static_cast<std::size_t>(hi - lo);
+    switch (p.kind) {
+      case Piece::Kind::kText:
+        std::memcpy(to, node.text.data() + p.from + (lo - p.at), n);
+        break;
+      case Piece::Kind::kZeros:
+        std::memset(to, 0, n);
+        break;
+      case Piece::Kind::kSource: {
+        const std::uint64_t at = p.from + (lo - p.at);
+        if (sources_.at(p.shard)->read_at(at, to, n) != n) {
+          throw IoError(
+              fmt::format("{}: file ends before byte {}", printable(shard_path(p.shard)), at + n),
+              Fault::kTruncated);
+        }
+        break;
+      }
+      case Piece::Kind::kTensor:
+        read_elements(p.tensor, p.data, to, n, lo - p.at, size);
+        break;
+    }
+  }
   return size;
+}
+
+IoError ContentReader::truncated(const TensorInfo& t, std::uint64_t end) const {
+  return IoError(fmt::format("{}: tensor '{}': file ends before byte {}", printable(path_of(t)),
+                             printable(t.name), t.file_offset + end),
+                 Fault::kTruncated);
 }
 
 }  // namespace ggufs

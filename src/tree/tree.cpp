@@ -7,6 +7,7 @@
 #include <future>
 
 #include "ggufs/ggml_type.h"
+#include "ggufs/model_views.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"
 
@@ -33,7 +34,7 @@ bool decodes_to_f32(const GgufFile& file, const TensorInfo& t) {
   return tr && tr->to_float && (!file.big_endian || tr->block_size == 1);
 }
 
-Tree::Tree(const GgufFile& file) {
+Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   nodes_.push_back(make_node("", kRootIno, NodeKind::kDirectory));
   auto text = [&](Ino parent, std::string name, std::string content) {
     const std::uint64_t size = content.size();
@@ -78,6 +79,16 @@ Tree::Tree(const GgufFile& file) {
       }
       add(view_dirs[v], std::move(n));
     }
+  }
+
+  for (const ModelView& view : kModelViews) {
+    std::optional<ModelLayout> layout = view.layout(file, options, warnings_);
+    if (!layout) continue;
+    Node n = make_node(std::string(view.name), kRootIno, NodeKind::kComposite, layout->size());
+    n.text = std::move(layout->text);
+    n.pieces = std::move(layout->pieces);
+    n.what = std::move(layout->what);
+    add(kRootIno, std::move(n));
   }
 
   Node& json_node = nodes_[json_ino - 1];

@@ -126,6 +126,27 @@ std::string check_node(const ContentReader& reader, const GgufFile& f, const Nod
       }
       break;
     }
+    case NodeKind::kComposite: {
+      std::uint64_t at = 0;
+      for (const Piece& p : n.pieces) {
+        if (p.at != at || p.size == 0) return path + ": pieces leave a gap or are empty";
+        at += p.size;
+      }
+      if (at != n.size) return path + ": pieces do not add up to the size";
+      if (n.name == "model.gguf" && f.shards.empty() && have_whole &&
+          (whole.size() != data.size() || std::memcmp(whole.data(), data.data(), data.size()))) {
+        return path + ": differs from the file";
+      }
+      if (n.name == "model.safetensors" && have_whole) {
+        std::uint64_t len = 0;
+        for (int b = 7; b >= 0; --b) len = len << 8 | static_cast<std::uint8_t>(whole[b]);
+        if (len % 8 != 0 || 8 + len > whole.size() ||
+            !nlohmann::json::accept(whole.begin() + 8, whole.begin() + 8 + len)) {
+          return path + ": header is not valid JSON";
+        }
+      }
+      break;
+    }
   }
   const std::vector<char>* w = have_whole ? &whole : nullptr;
   // Past the end, at the very end, and up to the largest offset.

@@ -38,7 +38,9 @@ class SampleMount : public ::testing::Test {
 
 TEST_F(SampleMount, RootListsTheContractInOrder) {
   const RunResult r = run("ls -U " + quote(mount_->path()));
-  EXPECT_EQ(r.output, "gguf.json\ntensors.tsv\nmetadata\nraw\nf32\nnpy\nf16\n");
+  EXPECT_EQ(
+      r.output,
+      "gguf.json\ntensors.tsv\nmetadata\nraw\nf32\nnpy\nf16\nmodel.gguf\nmodel.safetensors\n");
   EXPECT_EQ(run("cat " + quote(*mount_ / "metadata/general.architecture")).output, "llama\n");
 }
 

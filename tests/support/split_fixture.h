@@ -61,4 +61,59 @@ inline std::string write_split(const std::filesystem::path& dir, std::uint32_t n
   return prefix;
 }
 
+// Deterministic stand-in bytes for tensor data: byte i is (37 i + seed) mod 256.
+inline std::vector<std::uint8_t> pattern_bytes(std::size_t n, std::uint8_t seed) {
+  std::vector<std::uint8_t> b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(37 * i + seed);
+  return b;
+}
+
+// Writes a 3-shard model `<dir>/r-0000i-of-00003.gguf` that exercises the rules of a merge:
+// split.count is not the last key of the first shard, keys of many value types follow it,
+// tensor sizes that need padding (6, 34, 28 bytes), a tensor stored with trailing ne of 1
+// (n_dims 3 for ne {4, 1, 1}), quantized and plain types. Returns the first shard's path.
+inline std::string write_rich_split(const std::filesystem::path& dir) {
+  const std::string prefix = (dir / "r").string();
+  struct T {
+    std::string name;
+    std::uint32_t type;
+    std::vector<std::uint64_t> ne;
+    std::size_t bytes;
+  };
+  const std::vector<std::vector<T>> shards = {
+      {{"a.f16", GGML_TYPE_F16, {3}, 6},
+       {"b.q4_k", GGML_TYPE_Q4_K, {256, 2}, 288},
+       {"c.column", GGML_TYPE_F32, {4, 1, 1}, 16}},
+      {{"d.q8_0", GGML_TYPE_Q8_0, {32}, 34}, {"e.i32", GGML_TYPE_I32, {7}, 28}},
+      {{"f.bf16", GGML_TYPE_BF16, {7, 2}, 28}},
+  };
+  std::uint8_t seed = 1;
+  for (std::uint32_t i = 1; i <= 3; ++i) {
+    GgufWriter g;
+    if (i == 1) {
+      g.add_string("general.architecture", "llama");
+      g.add_string("general.name", "rich");
+    }
+    g.add("split.no", Value{ValueType::kUint16, std::uint64_t{i - 1}});
+    g.add("split.count", Value{ValueType::kUint16, std::uint64_t{3}});
+    g.add("split.tensors.count", Value{ValueType::kInt32, std::int64_t{6}});
+    if (i == 1) {
+      g.add("test.bool", Value{ValueType::kBool, true});
+      g.add("test.f64", Value{ValueType::kFloat64, 0.1});
+      g.add("test.i8", Value{ValueType::kInt8, std::int64_t{-5}});
+      g.add("test.u64", Value{ValueType::kUint64, std::uint64_t{1} << 40});
+      Array words(ValueType::kString);
+      for (const char* w : {"a", "b\xc3\xa9", "<s>"}) words.push_string(w);
+      g.add("test.words", Value{ValueType::kArray, words});
+      Array ints(ValueType::kInt32);
+      for (std::int64_t v : {-1, 2, 3}) ints.push_back(Value{ValueType::kInt32, v});
+      g.add("test.ints", Value{ValueType::kArray, ints});
+    }
+    for (const T& t : shards[i - 1])
+      g.add_tensor(t.name, t.type, t.ne, pattern_bytes(t.bytes, seed++));
+    g.write_file(shard_path(prefix, i, 3));
+  }
+  return shard_path(prefix, 1, 3);
+}
+
 }  // namespace ggufs::test

@@ -25,7 +25,7 @@ TEST(Tree, HasTheContractLayout) {
   std::vector<std::string> root;
   for (Ino c : tree.node(kRootIno)->children) root.push_back(tree.node(c)->name);
   EXPECT_EQ(root, (std::vector<std::string>{"gguf.json", "tensors.tsv", "metadata", "raw", "f32",
-                                            "npy", "f16"}));
+                                            "npy", "f16", "model.gguf", "model.safetensors"}));
   // 6 elements: 24 bytes as stored and as float32, 12 as float16.
   const auto size_of = [&](const char* dir, const char* name) {
     return tree.node(tree.lookup(tree.lookup(kRootIno, dir), name))->size;
