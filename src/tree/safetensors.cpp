@@ -50,20 +50,33 @@ std::string_view dtype_name(ViewData d) {
   return d == ViewData::kFloat16 ? "F16" : d == ViewData::kBFloat16 ? "BF16" : "F32";
 }
 
+// Appends `"key":value` to a JSON object being written, with a comma unless it is the first
+// member. Written member by member, not as one nlohmann object: its ordered_json finds a key
+// by a linear search, which would make a header of n tensors cost n² comparisons.
+void append_member(std::string& out, std::string_view key, const nlohmann::json& value) {
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;  // invalid UTF-8 → U+FFFD
+  if (!out.empty() && out.back() != '{') out += ',';
+  out += nlohmann::json(key).dump(-1, ' ', false, kReplace);
+  out += ':';
+  out += value.dump(-1, ' ', false, kReplace);
+}
+
 }  // namespace
 
 std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOptions& options,
                                               std::vector<std::string>& warnings) {
-  // "__metadata__" first; filled in at the end (a reference into `header` would not survive
-  // the insertions of the tensors).
-  nlohmann::ordered_json header = {{"__metadata__", nullptr}};
-  nlohmann::ordered_json meta = {{"format", "pt"}};
+  // Keys are unique in a parsed file; "format" is the format's own.
+  std::string meta = "{";
+  append_member(meta, "format", "pt");
   for (const KeyValue& kv : file.kv) {
-    if (kv.value.type == ValueType::kArray || meta.contains(kv.key)) continue;
+    if (kv.value.type == ValueType::kArray || kv.key == "format" || kv.key == kOmittedKey) {
+      continue;
+    }
     std::string text = render_metadata_value(kv.value);
     text.pop_back();  // every scalar's file ends in one newline
-    meta[kv.key] = std::move(text);
+    append_member(meta, kv.key, text);
   }
+  std::string tensors;  // the members after "__metadata__", comma-separated
 
   ModelLayout out;
   std::vector<std::string> omitted;
@@ -99,8 +112,9 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
     out.pieces.push_back(p);
     std::vector<std::uint64_t> shape(t.ne.begin(), t.ne.begin() + t.n_dims);
     std::reverse(shape.begin(), shape.end());
-    header[t.name] = {
-        {"dtype", dtype}, {"shape", shape}, {"data_offsets", {offset, offset + p.size}}};
+    append_member(
+        tensors, t.name,
+        {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {offset, offset + p.size}}});
     offset += p.size;
   }
   if (!omitted.empty()) {
@@ -112,12 +126,12 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
         "model.safetensors leaves out {} tensor(s) that cannot be decoded (or are named "
         "__metadata__): {}{}; listed in its __metadata__ under {}",
         omitted.size(), names, omitted.size() > 3 ? ", ..." : "", kOmittedKey));
-    meta[std::string(kOmittedKey)] =
-        nlohmann::json(omitted).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    append_member(
+        meta, kOmittedKey,
+        nlohmann::json(omitted).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
-
-  header["__metadata__"] = std::move(meta);
-  std::string json = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  meta += '}';
+  std::string json = "{\"__metadata__\":" + meta + (tensors.empty() ? "" : ",") + tensors + "}";
   json.resize((json.size() + 7) / 8 * 8, ' ');
   if (json.size() > kMaxHeaderBytes) {
     warnings.push_back(fmt::format(
