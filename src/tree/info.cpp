@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "ggufs/model_views.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"  // render_metadata_value, type_display_name
 
@@ -121,6 +122,16 @@ std::string render_info(const GgufFile& f) {
   }
   line(fmt::format("  {:8} | {:7} | {:14} | {:14} | {:>8}", "total", total.tensors, total.elements,
                    total.bytes, bpw(total)));
+
+  // What a mount would offer at its root (with the default options).
+  line("\nwhole-model views (at the mount's root):");
+  for (const ModelView& view : kModelViews) {
+    std::vector<std::string> warnings;
+    const std::optional<ModelLayout> layout = view.layout(f, {}, warnings);
+    line(layout ? fmt::format("  {:18} {:>14} bytes  {}", view.name, layout->size(), layout->what)
+                : fmt::format("  {:18} {}", view.name,
+                              warnings.empty() ? "not offered" : warnings.back()));
+  }
   return out;
 }
 

@@ -1,7 +1,9 @@
 // The --info report without the command: header, metadata (arrays cut to five elements), the
 // tensor table and bits per weight, from the block sizes of ggml's types.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <regex>
 #include <string>
 
@@ -40,4 +42,18 @@ TEST(Info, PrintsHeaderMetadataTensorsAndBitsPerWeight) {
 }
 
 }  // namespace
+// --info names the whole-model views a mount offers, with their sizes: for the shared split
+// model, model.gguf is as long as the file llama-gguf-split --merge wrote.
+TEST(Info, ListsTheWholeModelViews) {
+  GGUFS_REQUIRE_TESTDATA(dir);
+  const Model m = open_model((dir / "split" / "tiny-llama-00001-of-00003.gguf").string());
+  const std::string info = render_info(m.file);
+  const auto merged = std::filesystem::file_size(dir / "split" / "tiny-llama-merged.gguf");
+  EXPECT_NE(
+      info.find(fmt::format("model.gguf         {:>14} bytes  GGUF: the 3 shards merged", merged)),
+      std::string::npos)
+      << info;
+  EXPECT_NE(info.find("model.safetensors"), std::string::npos) << info;
+}
+
 }  // namespace ggufs::test
