@@ -199,6 +199,11 @@ TEST(MountTypes, RemovedAndUnknownTypeIdsAreListedNotServed) {
   EXPECT_NE(m.output().find("removed or unknown type ids 4 (1 tensors), 99 (1 tensors)"),
             std::string::npos)
       << m.output();
+  // The whole-model views: model.gguf is the file; model.safetensors leaves both out and says so.
+  EXPECT_NE(m.output().find("model.safetensors leaves out 2 tensor(s) that cannot be decoded"),
+            std::string::npos)
+      << m.output();
+  EXPECT_EQ(read_text(m / "model.gguf"), read_text(file));
   EXPECT_EQ(run("ls -U " + quote(m / "raw")).output, "ok\n");
   EXPECT_EQ(run("ls -U " + quote(m / "f32")).output, "ok\n");
   const std::string tsv = read_text(m / "tensors.tsv");
