@@ -1,7 +1,7 @@
 // I-quants (src/ggml/README.md §8–§11): 8-element groups looked up in grids (tables/*.txt, embedded
 // in ggml_tables.cpp) plus sign bits (the block walks are in iquant_grids.h, shared with the NEON
-// decoders), and the non-linear 4-bit IQ4 types. Products are computed left to right as the doc
-// writes them, each rounded on its own (-ffp-contract=off).
+// and AVX2 decoders), and the non-linear 4-bit IQ4 types. Products are computed left to right as
+// the doc writes them, each rounded on its own (-ffp-contract=off).
 #include <cstdint>
 
 #include "ggufs/ggml_tables.h"
@@ -38,6 +38,7 @@ struct ScalarGroups {
       y[j] = dl * (static_cast<float>(g) + delta);
     }
   }
+  static float half(std::uint16_t bits) { return half_to_float(bits); }
 };
 
 }  // namespace

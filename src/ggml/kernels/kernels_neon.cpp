@@ -344,6 +344,7 @@ struct NeonGroups {
     vst1q_f32(y, vmulq_f32(dv, vaddq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(g))), deltav)));
     vst1q_f32(y + 4, vmulq_f32(dv, vaddq_f32(vcvtq_f32_s32(vmovl_high_s16(g)), deltav)));
   }
+  static float half(std::uint16_t bits) { return half_to_float(bits); }
 };
 
 void dequantize_iq2_xxs(const std::uint8_t* src, float* dst, std::size_t n_blocks) {

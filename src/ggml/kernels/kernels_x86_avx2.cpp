@@ -2,12 +2,12 @@
 // time, with the same float operations in the same order (src/ggml/README.md §5–§11), so the output
 // bits are identical. Quants are unpacked with integer byte operations into int8 or int32 lanes,
 // converted exactly to float, then scaled with the products and sums the doc gives.
-#include <bit>
 #include <cstdint>
 #include <cstring>
 
 #include "ggufs/ggml_tables.h"
 #include "ggufs/kernels.h"
+#include "iquant_grids.h"
 #include "kernels_x86.h"
 #include "le_load.h"
 
@@ -567,158 +567,53 @@ TARGET void dequantize_tq1_0(const std::uint8_t* src, float* dst, std::size_t n_
   }
 }
 
-// --- i-quants with grids (§5) -------------------------------------------------------------------
+// --- i-quants with grids (§8): the block walks of iquant_grids.h with AVX2 group writers ------
 
 namespace {
 
-// y[0..7] = (db × float(grid byte j)) × (±1), negated where bit j of `signs` is set.
-TARGET inline void put_signed_group(float* y, __m256 db, std::uint64_t grid, unsigned signs) {
-  const __m256 v = _mm256_mul_ps(db, u8_to_ps(_mm_cvtsi64_si128(static_cast<long long>(grid))));
-  _mm256_storeu_ps(y, apply_signs(v, signs));
-}
-
-// IQ1: y[0..7] = dl × (float(grid byte j, signed) + delta).
-TARGET inline void put_iq1_group(float* y, __m256 dl, std::uint64_t grid, __m256 delta) {
-  const __m256 g = i8_to_ps(_mm_cvtsi64_si128(static_cast<long long>(grid)));
-  _mm256_storeu_ps(y, _mm256_mul_ps(dl, _mm256_add_ps(g, delta)));
-}
-
-// IQ1 delta: −0.125 if `negative` (0 or 1), else +0.125, without a branch (random sign bits
-// would mispredict).
-inline float iq1_delta(unsigned negative) {
-  return std::bit_cast<float>(0x3e000000u | negative << 31);  // 0x3e000000 = 0.125f
-}
-
-inline float iq2_scale(float d, unsigned s) { return (d * (0.5f + static_cast<float>(s))) * 0.25f; }
+// Anonymous namespace: the walks instantiated with these writers stay local to this file.
+struct Avx2Groups {
+  // y[0..7] = (db × float(grid byte j)) × (±1), negated where bit j of `signs` is set.
+  TARGET static void signed_group(float* y, float db, std::uint64_t grid, unsigned signs) {
+    const __m256 g = u8_to_ps(_mm_cvtsi64_si128(static_cast<long long>(grid)));
+    _mm256_storeu_ps(y, apply_signs(_mm256_mul_ps(_mm256_set1_ps(db), g), signs));
+  }
+  // y[0..7] = dl × (float(grid byte j, signed) + delta).
+  TARGET static void iq1_group(float* y, float dl, std::uint64_t grid, float delta) {
+    const __m256 g = i8_to_ps(_mm_cvtsi64_si128(static_cast<long long>(grid)));
+    _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_set1_ps(dl), _mm256_add_ps(g, _mm256_set1_ps(delta))));
+  }
+  TARGET static float half(std::uint16_t bits) { return _cvtsh_ss(bits); }
+};
 
 }  // namespace
 
 TARGET void dequantize_iq2_xxs(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
-  for (std::size_t b = 0; b < n_blocks; ++b, src += 66, dst += 256) {
-    const float d = _cvtsh_ss(load_u16(src));
-    for (int g = 0; g < 8; ++g) {
-      const std::uint8_t* a = src + 2 + 8 * g;
-      const std::uint32_t w = load_u32(a + 4);
-      const __m256 db = _mm256_set1_ps(iq2_scale(d, w >> 28));
-      UNROLL
-      for (int l = 0; l < 4; ++l) {
-        put_signed_group(dst + 32 * g + 8 * l, db, tables::kIq2xxsGrid[a[l]],
-                         tables::kSignsIq2xs[(w >> (7 * l)) & 127]);
-      }
-    }
-  }
+  iquant::decode_iq2_xxs<Avx2Groups>(src, dst, n_blocks);
 }
 
 TARGET void dequantize_iq2_xs(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
-  for (std::size_t b = 0; b < n_blocks; ++b, src += 74, dst += 256) {
-    const float d = _cvtsh_ss(load_u16(src));
-    for (int g = 0; g < 8; ++g) {
-      const unsigned sc = src[66 + g];
-      const __m256 db[2] = {_mm256_set1_ps(iq2_scale(d, sc & 15)),
-                            _mm256_set1_ps(iq2_scale(d, sc >> 4))};
-      UNROLL
-      for (int l = 0; l < 4; ++l) {
-        const std::uint16_t v = load_u16(src + 2 + 2 * (4 * g + l));
-        put_signed_group(dst + 32 * g + 8 * l, db[l / 2], tables::kIq2xsGrid[v & 511],
-                         tables::kSignsIq2xs[v >> 9]);
-      }
-    }
-  }
+  iquant::decode_iq2_xs<Avx2Groups>(src, dst, n_blocks);
 }
 
 TARGET void dequantize_iq2_s(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
-  for (std::size_t b = 0; b < n_blocks; ++b, src += 82, dst += 256) {
-    const float d = _cvtsh_ss(load_u16(src));
-    const std::uint8_t* qs = src + 2;
-    for (int g = 0; g < 8; ++g) {
-      const unsigned sc = src[74 + g], qh = src[66 + g];
-      const __m256 db[2] = {_mm256_set1_ps(iq2_scale(d, sc & 15)),
-                            _mm256_set1_ps(iq2_scale(d, sc >> 4))};
-      UNROLL
-      for (int l = 0; l < 4; ++l) {
-        const unsigned index = qs[4 * g + l] | ((qh >> (2 * l)) & 3u) << 8;
-        put_signed_group(dst + 32 * g + 8 * l, db[l / 2], tables::kIq2sGrid[index],
-                         qs[32 + 4 * g + l]);
-      }
-    }
-  }
+  iquant::decode_iq2_s<Avx2Groups>(src, dst, n_blocks);
 }
 
 TARGET void dequantize_iq3_xxs(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
-  for (std::size_t b = 0; b < n_blocks; ++b, src += 98, dst += 256) {
-    const float d = _cvtsh_ss(load_u16(src));
-    const std::uint8_t* idx = src + 2;
-    for (int g = 0; g < 8; ++g) {
-      const std::uint32_t w = load_u32(src + 66 + 4 * g);
-      const __m256 db = _mm256_set1_ps((d * (0.5f + static_cast<float>(w >> 28))) * 0.5f);
-      UNROLL
-      for (int l = 0; l < 4; ++l) {
-        const std::uint64_t grid = tables::kIq3xxsGrid[idx[8 * g + 2 * l]] |
-                                   std::uint64_t{tables::kIq3xxsGrid[idx[8 * g + 2 * l + 1]]} << 32;
-        put_signed_group(dst + 32 * g + 8 * l, db, grid, tables::kSignsIq2xs[(w >> (7 * l)) & 127]);
-      }
-    }
-  }
+  iquant::decode_iq3_xxs<Avx2Groups>(src, dst, n_blocks);
 }
 
 TARGET void dequantize_iq3_s(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
-  for (std::size_t b = 0; b < n_blocks; ++b, src += 110, dst += 256) {
-    const float d = _cvtsh_ss(load_u16(src));
-    const std::uint8_t* qs = src + 2;
-    for (int g = 0; g < 8; ++g) {
-      const unsigned s = (src[106 + g / 2] >> (4 * (g % 2))) & 15, qh = src[66 + g];
-      const __m256 db = _mm256_set1_ps(d * static_cast<float>(1 + 2 * s));
-      UNROLL
-      for (int l = 0; l < 4; ++l) {
-        const unsigned i1 = qs[8 * g + 2 * l] | ((qh >> (2 * l)) & 1u) << 8;
-        const unsigned i2 = qs[8 * g + 2 * l + 1] | ((qh >> (2 * l + 1)) & 1u) << 8;
-        const std::uint64_t grid = tables::kIq3sGrid[i1] | std::uint64_t{tables::kIq3sGrid[i2]}
-                                                               << 32;
-        put_signed_group(dst + 32 * g + 8 * l, db, grid, src[74 + 4 * g + l]);
-      }
-    }
-  }
+  iquant::decode_iq3_s<Avx2Groups>(src, dst, n_blocks);
 }
 
 TARGET void dequantize_iq1_s(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
-  for (std::size_t b = 0; b < n_blocks; ++b, src += 50, dst += 256) {
-    const float d = _cvtsh_ss(load_u16(src));
-    const std::uint8_t* qs = src + 2;
-    for (int g = 0; g < 8; ++g) {
-      const std::uint16_t q = load_u16(src + 34 + 2 * g);
-      const __m256 dl = _mm256_set1_ps(d * static_cast<float>(2 * ((q >> 12) & 7) + 1));
-      const __m256 delta = _mm256_set1_ps(iq1_delta((q >> 15) & 1));
-      UNROLL
-      for (int l = 0; l < 4; ++l) {
-        const unsigned index = qs[4 * g + l] | ((q >> (3 * l)) & 7u) << 8;
-        put_iq1_group(dst + 32 * g + 8 * l, dl, tables::kIq1sGrid[index], delta);
-      }
-    }
-  }
+  iquant::decode_iq1_s<Avx2Groups>(src, dst, n_blocks);
 }
 
 TARGET void dequantize_iq1_m(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
-  for (std::size_t b = 0; b < n_blocks; ++b, src += 56, dst += 256) {
-    const std::uint8_t* qs = src;
-    const std::uint8_t* qh = src + 32;
-    const Iq1MScales scales = load_iq1_m_scales(src);
-    const std::uint16_t* sc = scales.words;
-    const std::uint16_t d_bits = scales.d_bits;
-    const float d = _cvtsh_ss(d_bits);
-    for (int g = 0; g < 8; ++g) {
-      const unsigned w = sc[g / 2], shift = 6 * (g % 2);
-      const __m256 dl[2] = {
-          _mm256_set1_ps(d * static_cast<float>(2 * ((w >> shift) & 7) + 1)),
-          _mm256_set1_ps(d * static_cast<float>(2 * ((w >> (shift + 3)) & 7) + 1))};
-      UNROLL
-      for (int l = 0; l < 4; ++l) {
-        const unsigned h = qh[2 * g + l / 2] >> (4 * (l % 2));
-        const unsigned index = qs[4 * g + l] | (h & 7u) << 8;
-        const __m256 delta = _mm256_set1_ps(iq1_delta((h >> 3) & 1));
-        put_iq1_group(dst + 32 * g + 8 * l, dl[l / 2], tables::kIq1sGrid[index], delta);
-      }
-    }
-  }
+  iquant::decode_iq1_m<Avx2Groups>(src, dst, n_blocks);
 }
 
 #undef TARGET
