@@ -13,7 +13,7 @@ inline float e8m0_scale(unsigned e) {
   return std::bit_cast<float>(bits);
 }
 
-// NVFP4: the UE4M3 scale byte halved (§5), for every byte; all exact. Bit 7 is ignored except
+// NVFP4: the UE4M3 scale byte halved (§10), for every byte; all exact. Bit 7 is ignored except
 // that 0x7f alone (not 0xff) means 0.
 struct Ue4m3Table {
   float v[256];

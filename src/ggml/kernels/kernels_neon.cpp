@@ -193,7 +193,7 @@ void dequantize_q8_0(const std::uint8_t* src, float* dst, std::size_t n_blocks) 
   }
 }
 
-// --- the other 8-bit types (§5): Q8_1 (its sum s is not used), Q8_K (a float32 d) ---------------
+// --- the other 8-bit types (§6, §7): Q8_1 (its sum s is not used), Q8_K (a float32 d) ------------
 
 void dequantize_q8_1(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
   for (std::size_t b = 0; b < n_blocks; ++b, src += 36, dst += 32) {
@@ -318,7 +318,7 @@ void dequantize_q6_k(const std::uint8_t* src, float* dst, std::size_t n_blocks) 
   }
 }
 
-// --- i-quant grids (§5): the block walks of iquant_grids.h with NEON group writers -------------
+// --- i-quant grids (§8): the block walks of iquant_grids.h with NEON group writers -------------
 
 struct NeonGroups {
   // db × float(grid byte j), negated (sign bit flipped: exact) where bit j of signs is set.
@@ -375,7 +375,7 @@ void dequantize_iq1_m(const std::uint8_t* src, float* dst, std::size_t n_blocks)
   iquant::decode_iq1_m<NeonGroups>(src, dst, n_blocks);
 }
 
-// --- 4-bit non-linear i-quants (§5): the code is an index into kValuesIq4nl ---------------------
+// --- 4-bit non-linear i-quants (§8): the code is an index into kValuesIq4nl ---------------------
 
 void dequantize_iq4_nl(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
   const int8x16_t table = vld1q_s8(tables::kValuesIq4nl.data());
@@ -399,7 +399,7 @@ void dequantize_iq4_xs(const std::uint8_t* src, float* dst, std::size_t n_blocks
   }
 }
 
-// --- ternary, FP4 and 1-/2-bit types (§5) ------------------------------------------------------
+// --- ternary, FP4 and 1-/2-bit types (§9–§11) ----------------------------------------------------
 
 // TQ1_0: digit n of each byte is ((b × 3^n) mod 256 × 3) >> 8, minus 1; digit-major order over
 // the runs qs[0..31], qs[32..47] (5 digits each) and qh[0..3] (4 digits).

@@ -1,5 +1,6 @@
-// The remaining types of src/ggml/README.md §8–§11: Q8_1, Q8_K, ternary TQ1_0/TQ2_0, the FP4 types
-// MXFP4/NVFP4 and the 1-/2-bit Q1_0/Q2_0. Each product is rounded on its own (-ffp-contract=off).
+// The remaining types of src/ggml/README.md §6, §7 and §9–§11: Q8_1, Q8_K, ternary TQ1_0/TQ2_0, the
+// FP4 types MXFP4/NVFP4 and the 1-/2-bit Q1_0/Q2_0. Each product is rounded on its own
+// (-ffp-contract=off).
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace ggufs::kernels {
 
 namespace {
 
-// Block layouts (§5), field sizes in bytes in storage order.
+// Block layouts (§6, §7, §9–§11), field sizes in bytes in storage order.
 constexpr std::size_t kQ8_1Size = 2 + 2 + 32;       // d, s (unused), qs
 constexpr std::size_t kQ8KSize = 4 + 256 + 2 * 16;  // float d, qs, int16 bsums (unused)
 constexpr std::size_t kTq1_0Size = 48 + 4 + 2;      // qs, qh, d
@@ -32,7 +33,7 @@ int ternary_digit(std::uint8_t b, int n) {
   return static_cast<int>((t * 3) >> 8) - 1;
 }
 
-// NVFP4: a UE4M3 scale byte, halved (§5). All values are exact in float.
+// NVFP4: a UE4M3 scale byte, halved (§10). All values are exact in float.
 float ue4m3_half(std::uint8_t x) {
   if (x == 0 || x == 0x7f) return 0.0f;
   const int e = (x >> 3) & 15, m = x & 7;
@@ -61,7 +62,7 @@ void dequantize_q8_k(const std::uint8_t* src, float* dst, std::size_t n_blocks) 
   }
 }
 
-// Digit-major order: all digits 0 of a byte run, then all digits 1, and so on (§5, TQ1_0).
+// Digit-major order: all digits 0 of a byte run, then all digits 1, and so on (§9, TQ1_0).
 void dequantize_tq1_0(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
   for (std::size_t b = 0; b < n_blocks; ++b, src += kTq1_0Size) {
     const float d = load_half(src + 52);

@@ -394,7 +394,7 @@ TARGET void dequantize_q6_k(const std::uint8_t* src, float* dst, std::size_t n_b
   }
 }
 
-// --- the other types (§5) -----------------------------------------------------------------------
+// --- the other types (§6, §7, §9–§11) ------------------------------------------------------------
 
 TARGET void dequantize_q8_1(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
   for (std::size_t b = 0; b < n_blocks; ++b, src += 36, dst += 32) {
@@ -534,7 +534,7 @@ TARGET void dequantize_tq2_0(const std::uint8_t* src, float* dst, std::size_t n_
 namespace {
 
 // TQ1_0: 16 bytes (as 16-bit lanes) → ternary digit n of each, minus 1, times d, in order.
-// digit = (((b × 3^n) mod 256) × 3) >> 8 (§5).
+// digit = (((b × 3^n) mod 256) × 3) >> 8 (§9).
 TARGET inline void store_tq1_digits(float* y, __m256i b16, __m256i pow3, __m256 d) {
   const __m256i t = _mm256_and_si256(_mm256_mullo_epi16(b16, pow3), _mm256_set1_epi16(255));
   const __m256i digit = _mm256_srli_epi16(_mm256_mullo_epi16(t, _mm256_set1_epi16(3)), 8);

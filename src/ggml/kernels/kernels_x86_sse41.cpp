@@ -1,6 +1,6 @@
 // SSE4.1 block decoders (x86-64 CPUs without AVX2: older and low-end ones), four floats at a
 // time, with the same float operations in the same order as the reference decoders
-// (src/ggml/README.md §5–§7), so the output bits are identical. Quants are unpacked with byte
+// (src/ggml/README.md §5–§11), so the output bits are identical. Quants are unpacked with byte
 // operations (pshufb, shifts, masks), widened to 32-bit lanes, converted exactly to float and
 // scaled. Without F16C, halves are converted with integer operations (F16) or by the scalar
 // half_to_float (the one scale per block).
@@ -355,7 +355,7 @@ TARGET void dequantize_q6_k(const std::uint8_t* src, float* dst, std::size_t n_b
   }
 }
 
-// --- the other types (§5) -----------------------------------------------------------------------
+// --- the other types (§6, §7, §9–§11) ------------------------------------------------------------
 
 TARGET void dequantize_q8_1(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
   for (std::size_t b = 0; b < n_blocks; ++b, src += 36, dst += 32) {

@@ -19,7 +19,7 @@ inline std::uint64_t load_u64(const std::uint8_t* p) {
   return std::uint64_t{load_u32(p)} | std::uint64_t{load_u32(p + 4)} << 32;
 }
 inline float load_f32(const std::uint8_t* p) { return std::bit_cast<float>(load_u32(p)); }
-/// A binary16 field converted exactly to float (src/ggml/README.md §5).
+/// A binary16 field converted exactly to float (src/ggml/README.md §4).
 inline float load_half(const std::uint8_t* p) { return half_to_float(load_u16(p)); }
 
 /// IQ1_M keeps its four 16-bit scale words at bytes 48..55 of a block; their top nibbles, low
