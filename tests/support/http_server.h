@@ -25,6 +25,19 @@ namespace ggufs::test {
 inline void stop_process(pid_t& pid) {
   if (pid <= 0) return;
   ::kill(pid, SIGTERM);
+  // Our servers exit at once on SIGTERM; one that has not within 10 s is killed with its children
+  // (nginx's workers), so a stuck server can never hang the suite.
+  for (int i = 0; i < 1000; ++i) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) {
+      pid = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                         "/children");
+  for (pid_t child; children >> child;) ::kill(child, SIGKILL);
+  ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   pid = -1;
 }
