@@ -38,6 +38,7 @@
 //
 // Unmount with: fusermount3 -u MOUNTPOINT
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -66,7 +67,7 @@ namespace {
 using namespace ggufs;
 
 constexpr const char* kUsage =
-    "usage: ggufs-ceiling [-f] [-d] [-s] [-o opt[,opt...]] [--size BYTES] MOUNTPOINT\n"
+    "usage: ggufs-ceiling [-f] [-d] [-s] [--copy] [-o opt[,opt...]] [--size BYTES] MOUNTPOINT\n"
     "\n"
     "Mounts at MOUNTPOINT a read-only file system with one file, `data`, of BYTES bytes\n"
     "(default 1073741824) served from memory, with ggufs's mount and FUSE settings: the\n"
@@ -77,6 +78,9 @@ constexpr const char* kUsage =
     "  -f                  stay in the foreground (SIGINT/SIGTERM unmount)\n"
     "  -d                  debug: log every FUSE request (implies -f)\n"
     "  -s                  serve requests on a single thread\n"
+    "  --copy              reply with bytes copied from memory (writev) instead of spliced\n"
+    "                      from a memory file's page cache (the default, as ggufs serves\n"
+    "                      stored bytes)\n"
     "  -o read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 4032, as ggufs; 0\n"
     "                      keeps the kernel's default; needs root)\n"
     "  -o opt              other FUSE options (clone_fd, max_threads=N, allow_other, ...)\n";
@@ -88,6 +92,11 @@ static_assert(kMaxReadBytes <= kPeriod);
 // The content pattern twice over, so that [off % kPeriod, off % kPeriod + n) is inside it for any
 // n ≤ kPeriod: a reply is always one contiguous range. Page-aligned, as a page cache would be.
 alignas(4096) unsigned char g_pattern[2 * kPeriod];
+
+// The same bytes in a memory file (memfd), which replies splice from as ggufs splices stored
+// bytes from the page cache of the model's file; -1 with --copy (or where memfd fails): replies
+// are copied from g_pattern with writev instead.
+int g_memfd = -1;
 
 constexpr fuse_ino_t kDataIno = FUSE_ROOT_ID + 1;
 constexpr const char* kDataName = "data";
@@ -159,8 +168,15 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   // max_read keeps size ≤ kMaxReadBytes < kPeriod; the bound only guards the buffer's end.
   const std::size_t n = static_cast<std::size_t>(
       std::min<std::uint64_t>({size, file_size - at, static_cast<std::uint64_t>(kPeriod)}));
-  // fuse_reply_buf, not fuse_reply_data: bytes already in memory go out with one writev to
-  // /dev/fuse, where libfuse's splice path would first write() them into its pipe.
+  if (g_memfd >= 0) {
+    // As ggufs's stored bytes: spliced from a page cache (here the memfd's) to /dev/fuse.
+    fuse_bufvec data = FUSE_BUFVEC_INIT(n);
+    data.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    data.buf[0].fd = g_memfd;
+    data.buf[0].pos = static_cast<off_t>(at % kPeriod);
+    fuse_reply_data(req, &data, FUSE_BUF_SPLICE_MOVE);
+    return;
+  }
   fuse_reply_buf(req, reinterpret_cast<const char*>(g_pattern + at % kPeriod), n);
 }
 
@@ -223,12 +239,14 @@ const fuse_lowlevel_ops kOps = [] {
 // Our own options, parsed out of the argument list before libfuse sees it.
 struct Cli {
   char* size = nullptr;  // malloc'ed by fuse_opt_parse
+  int copy = 0;          // --copy: replies copied from memory (writev), not spliced
   unsigned read_ahead_kb = Config{}.read_ahead_kb;
 };
 
 const fuse_opt kOptions[] = {
     {"--size %s", offsetof(Cli, size), 0},
     {"--size=%s", offsetof(Cli, size), 0},
+    {"--copy", offsetof(Cli, copy), 1},
     {"read_ahead_kb=%u", offsetof(Cli, read_ahead_kb), 0},  // as ggufs's options.cpp
     FUSE_OPT_END,
 };
@@ -321,6 +339,14 @@ int run(int argc, char** argv) {
   for (std::size_t i = 0; i < 2 * kPeriod; ++i) {
     const std::size_t j = i % kPeriod;
     g_pattern[i] = static_cast<unsigned char>(j ^ (j >> 8));
+  }
+  if (!cli.copy) {
+    g_memfd = ::memfd_create("ggufs-ceiling", MFD_CLOEXEC);
+    if (g_memfd >= 0 &&
+        ::write(g_memfd, g_pattern, sizeof g_pattern) != static_cast<ssize_t>(sizeof g_pattern)) {
+      ::close(g_memfd);
+      g_memfd = -1;
+    }
   }
   Ceiling c{size, ::getuid(), ::getgid(), {}};
   ::clock_gettime(CLOCK_REALTIME, &c.mtime);
