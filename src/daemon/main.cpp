@@ -32,6 +32,7 @@
 #include "ggufs/names.h"
 #include "ggufs/render.h"
 #include "ggufs/tree.h"
+#include "ggufs_version.h"
 #include "log.h"
 #include "mount_point.h"
 #include "options.h"

@@ -14,6 +14,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/quantize.h"
+#include "ggufs_version.h"
 #include "mount_util.h"
 
 namespace ggufs::test {
@@ -164,7 +165,7 @@ TEST(MountCli, ExitCodes) {
   TempDir dir;
   const std::string bin = GGUFS_BINARY;
   EXPECT_EQ(run(bin + " >/dev/null 2>&1").exit_code, 1);
-  EXPECT_EQ(run(bin + " --version").output, std::string("ggufs ") + GGUFS_VERSION_STRING + "\n");
+  EXPECT_EQ(run(bin + " --version").output, std::string("ggufs ") + GGUFS_VERSION + "\n");
   EXPECT_EQ(run(bin + " -h >/dev/null 2>&1").exit_code, 0);
   const RunResult missing =
       run(bin + " " + quote(dir.path() / "nope.gguf") + " " + quote(dir.path()) + " 2>&1");
