@@ -23,6 +23,12 @@ namespace {
 // L2 and to bound per-thread memory.
 constexpr std::uint64_t kChunkOutputBytes = 256 * 1024;
 
+// The first piece of a kComposite node that ends after byte `offset` (pieces are in order).
+std::vector<Piece>::const_iterator piece_at(const Node& node, std::uint64_t offset) {
+  return std::upper_bound(node.pieces.begin(), node.pieces.end(), offset,
+                          [](std::uint64_t off, const Piece& p) { return off < p.at + p.size; });
+}
+
 }  // namespace
 
 std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
@@ -80,9 +86,7 @@ std::optional<ContentReader::Extent> ContentReader::composite_extent(const Node&
   if (offset >= node.size) return std::nullopt;  // read() answers 0 bytes
   size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
   // Spliced only when the whole range lies in one kSource piece (a reply is one buffer).
-  const auto it =
-      std::upper_bound(node.pieces.begin(), node.pieces.end(), offset,
-                       [](std::uint64_t off, const Piece& p) { return off < p.at + p.size; });
+  const auto it = piece_at(node, offset);
   if (it == node.pieces.end() || it->kind != Piece::Kind::kSource ||
       offset + size > it->at + it->size) {
     return std::nullopt;
@@ -190,10 +194,7 @@ void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, 
 std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size_t size,
                                           std::uint64_t offset) const {
   const std::uint64_t end = offset + size;
-  // The first piece that ends after `offset`.
-  auto it = std::upper_bound(node.pieces.begin(), node.pieces.end(), offset,
-                             [](std::uint64_t off, const Piece& p) { return off < p.at + p.size; });
-  for (; it != node.pieces.end() && it->at < end; ++it) {
+  for (auto it = piece_at(node, offset); it != node.pieces.end() && it->at < end; ++it) {
     const Piece& p = *it;
     const std::uint64_t lo = std::max(offset, p.at), hi = std::min(end, p.at + p.size);
     char* const to = dst + (lo - offset);
