@@ -115,6 +115,10 @@ class Tree {
   /// a parsed file; what a whole-model view leaves out is listed in warnings().
   explicit Tree(const GgufFile& file, const TreeOptions& options = {});
 
+  /// The tree of a model that cannot be served (a library entry that does not open or parse):
+  /// the root holds only the text file `error`, whose content is `message` and a newline.
+  static Tree error_folder(std::string message);
+
   /// One line per thing the whole-model views could not include (a tensor, or a whole view),
   /// for the daemon to log at mount.
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -127,6 +131,7 @@ class Tree {
   std::size_t count() const { return nodes_.size(); }
 
  private:
+  Tree() = default;
   Ino add(Ino parent, Node n);
   std::vector<Node> nodes_;
   std::vector<std::string> warnings_;

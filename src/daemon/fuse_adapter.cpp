@@ -70,7 +70,8 @@ void log_fault_once(Fault fault, const Node& n, const char* detail) {
                           log_name(n.name), text));
 }
 
-struct stat make_stat(const MountContext& c, Ino ino, const Node& n) {
+struct stat make_stat(const MountContext& c, Ino ino, const Library::Found& f) {
+  const Node& n = *f.node;
   struct stat st {};
   st.st_ino = ino;
   if (n.kind == NodeKind::kDirectory) {
@@ -85,7 +86,7 @@ struct stat make_stat(const MountContext& c, Ino ino, const Node& n) {
   st.st_blocks = static_cast<blkcnt_t>((n.size + 511) / 512);
   st.st_uid = c.uid;
   st.st_gid = c.gid;
-  st.st_atim = st.st_mtim = st.st_ctim = c.mtime;
+  st.st_atim = st.st_mtim = st.st_ctim = f.mtime;
   return st;
 }
 
@@ -93,26 +94,28 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   const MountContext& c = ctx(req);
   fuse_entry_param e{};
   e.attr_timeout = e.entry_timeout = kForever;
-  const Node* p = c.tree.node(parent);
-  if (!p) return void(fuse_reply_err(req, ENOENT));
-  if (p->kind != NodeKind::kDirectory) return void(fuse_reply_err(req, ENOTDIR));
-  if (const Ino ino = c.tree.lookup(parent, name)) {
+  // A lookup inside a library's model folder opens that model (once); a lookup of the folder
+  // itself does not.
+  const Library::Found p = c.library.find(parent);
+  if (!p.node) return void(fuse_reply_err(req, ENOENT));
+  if (p.node->kind != NodeKind::kDirectory) return void(fuse_reply_err(req, ENOTDIR));
+  if (const Ino ino = c.library.lookup(parent, name)) {
     e.ino = ino;
-    e.attr = make_stat(c, ino, *c.tree.node(ino));
+    e.attr = make_stat(c, ino, c.library.find(ino, /*open=*/false));
   }  // else ino 0: a cached negative entry
   fuse_reply_entry(req, &e);
 }
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   const MountContext& c = ctx(req);
-  const Node* n = c.tree.node(ino);
-  if (!n) return void(fuse_reply_err(req, ENOENT));
-  const struct stat st = make_stat(c, ino, *n);
+  const Library::Found f = c.library.find(ino, /*open=*/false);
+  if (!f.node) return void(fuse_reply_err(req, ENOENT));
+  const struct stat st = make_stat(c, ino, f);
   fuse_reply_attr(req, &st, kForever);
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  const Node* n = ctx(req).tree.node(ino);
+  const Node* n = ctx(req).library.find(ino).node;
   if (!n) return void(fuse_reply_err(req, ENOENT));
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return void(fuse_reply_err(req, EROFS));
@@ -124,7 +127,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 // Answers a read of node `n` (a file).
-void serve_read(fuse_req_t req, const MountContext& c, const Node& n, size_t size, off_t off) {
+void serve_read(fuse_req_t req, const ContentReader& reader, const Node& n, size_t size,
+                off_t off) {
   thread_local std::vector<char> buf;
   try {
     // Stored bytes (raw/, and F32 tensors' float32 data): spliced from the backing file into
@@ -132,7 +136,7 @@ void serve_read(fuse_req_t req, const MountContext& c, const Node& n, size_t siz
     // cannot splice): no copy through our memory, and a failed read is ours to turn into EIO.
     thread_local SplicePipe pipe;
     const auto ext =
-        pipe.ok() ? c.reader.stored_extent(n, size, static_cast<std::uint64_t>(off)) : std::nullopt;
+        pipe.ok() ? reader.stored_extent(n, size, static_cast<std::uint64_t>(off)) : std::nullopt;
     if (ext) {
       if (ext->size == 0) return void(fuse_reply_buf(req, nullptr, 0));
       pipe.fill(ext->fd, ext->offset, ext->size, ext->path);
@@ -143,7 +147,7 @@ void serve_read(fuse_req_t req, const MountContext& c, const Node& n, size_t siz
       return;
     }
     buf.resize(size);
-    const std::size_t got = c.reader.read(n, buf.data(), size, static_cast<std::uint64_t>(off));
+    const std::size_t got = reader.read(n, buf.data(), size, static_cast<std::uint64_t>(off));
     fuse_reply_buf(req, buf.data(), got);
   } catch (const IoError& e) {
     // Never let a fault under the mount take the daemon down: this read fails, others go on.
@@ -157,14 +161,16 @@ void serve_read(fuse_req_t req, const MountContext& c, const Node& n, size_t siz
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   const MountContext& c = ctx(req);
-  const Node* n = c.tree.node(ino);
+  const Library::Found f = c.library.find(ino);
+  const Node* n = f.node;
   if (!n) return void(fuse_reply_err(req, ENOENT));
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
+  const ContentReader& reader = f.model->reader;
   if (c.remote_reads && n->kind != NodeKind::kText) {
     // Tensor bytes of a remote model may wait for a server: handed to the remote-read pool, so
     // this thread is free for the next request.
-    c.remote_reads->submit([req, &c, n, size, off](bool expired) {
-      if (!expired) return serve_read(req, c, *n, size, off);
+    c.remote_reads->submit([req, &reader, n, size, off](bool expired) {
+      if (!expired) return serve_read(req, reader, *n, size, off);
       log_fault_once(Fault::kReadError, *n,
                      "not started within the read's time bound (-o read_timeout): the "
                      "server is slow or silent");
@@ -172,11 +178,11 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     });
     return;
   }
-  serve_read(req, c, *n, size, off);
+  serve_read(req, reader, *n, size, off);
 }
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  const Node* n = ctx(req).tree.node(ino);
+  const Node* n = ctx(req).library.find(ino).node;
   if (!n) return void(fuse_reply_err(req, ENOENT));
   if (n->kind != NodeKind::kDirectory) return void(fuse_reply_err(req, ENOTDIR));
   fi->cache_readdir = 1;
@@ -186,7 +192,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   const MountContext& c = ctx(req);
-  const Node* dir = c.tree.node(ino);
+  const Library::Found f = c.library.find(ino);
+  const Node* dir = f.node;
   if (!dir) return void(fuse_reply_err(req, ENOENT));
   // Entry k (0 = ".", 1 = "..", then the children in file order) has offset k + 1.
   std::vector<char> buf(size);
@@ -197,11 +204,12 @@ void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
     const char* name;
     if (k < 2) {
       name = k == 0 ? "." : "..";
-      st.st_ino = k == 0 ? ino : dir->parent;
+      st.st_ino = k == 0 ? ino : c.library.parent(ino);
       st.st_mode = S_IFDIR;
     } else {
-      const Ino child = dir->children[k - 2];
-      const Node* n = c.tree.node(child);
+      // A library's model folders are listed without opening their models.
+      const Ino child = f.global(dir->children[k - 2]);
+      const Node* n = c.library.find(child, /*open=*/false).node;
       name = n->name.c_str();
       st.st_ino = child;
       st.st_mode = n->kind == NodeKind::kDirectory ? S_IFDIR : S_IFREG;
@@ -217,7 +225,7 @@ void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
 void op_statfs(fuse_req_t req, fuse_ino_t) {
   struct statvfs s {};
   s.f_bsize = s.f_frsize = 4096;
-  s.f_files = ctx(req).tree.count();
+  s.f_files = ctx(req).library.node_count();
   s.f_namemax = 255;
   s.f_flag = ST_RDONLY;
   fuse_reply_statfs(req, &s);
@@ -225,11 +233,12 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
 
 // The extended attributes of a node: those of its tensor for the per-tensor views, what it is
 // for a whole-model view, none for directories and text files.
-std::vector<XAttr> node_xattrs(const MountContext& c, const Node& n) {
+std::vector<XAttr> node_xattrs(const Library::Found& f) {
+  const Node& n = *f.node;
   if (n.kind == NodeKind::kComposite) return {{"user.ggufs.view", n.what}};
   if (n.kind != NodeKind::kRaw && n.kind != NodeKind::kDecoded) return {};
-  const TensorInfo& t = c.file.tensors[n.tensor];
-  return tensor_xattrs(t, c.file_paths.at(t.shard));
+  const TensorInfo& t = f.model->model.file.tensors[n.tensor];
+  return tensor_xattrs(t, f.model->file_paths.at(t.shard));
 }
 
 // Replies with `value`: its size when asked for the size (size 0), ERANGE when it does not fit.
@@ -240,21 +249,19 @@ void reply_xattr_value(fuse_req_t req, const std::string& value, size_t size) {
 }
 
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  const MountContext& c = ctx(req);
-  const Node* n = c.tree.node(ino);
-  if (!n) return void(fuse_reply_err(req, ENOENT));
-  for (const auto& [key, value] : node_xattrs(c, *n)) {
+  const Library::Found f = ctx(req).library.find(ino, /*open=*/false);
+  if (!f.node) return void(fuse_reply_err(req, ENOENT));
+  for (const auto& [key, value] : node_xattrs(f)) {
     if (key == name) return reply_xattr_value(req, value, size);
   }
   fuse_reply_err(req, ENODATA);
 }
 
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  const MountContext& c = ctx(req);
-  const Node* n = c.tree.node(ino);
-  if (!n) return void(fuse_reply_err(req, ENOENT));
+  const Library::Found f = ctx(req).library.find(ino, /*open=*/false);
+  if (!f.node) return void(fuse_reply_err(req, ENOENT));
   std::string names;  // each name followed by a NUL, as listxattr(2) returns them
-  for (const auto& [key, value] : node_xattrs(c, *n)) {
+  for (const auto& [key, value] : node_xattrs(f)) {
     names += key;
     names += '\0';
   }

@@ -1,4 +1,4 @@
-// The FUSE low-level adapter: translates requests into Tree lookups and ContentReader reads.
+// The FUSE low-level adapter: translates requests into Library lookups and ContentReader reads.
 // No format logic lives here.
 #pragma once
 
@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ggufs/content.h"
-#include "ggufs/tree.h"
+#include "ggufs/library.h"
 
 namespace ggufs {
 
@@ -18,13 +17,9 @@ class RemoteReadPool;
 
 /// What every request handler needs; immutable while mounted. Passed as the session userdata.
 struct MountContext {
-  const Tree& tree;
-  const ContentReader& reader;
-  const GgufFile& file;
-  std::vector<std::string> file_paths;  ///< absolute path of each shard (user.gguf.file)
+  const Library& library;  ///< the model, or the library of models, that the mount shows
   uid_t uid;
   gid_t gid;
-  struct timespec mtime;  ///< of the backing file; reported for every node
   /// Serves the tensor reads of a remote model off libfuse's threads; null for local models.
   RemoteReadPool* remote_reads = nullptr;
 };

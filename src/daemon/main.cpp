@@ -1,7 +1,7 @@
 // ggufs: mount a GGUF model file as a read-only tree. Parses and validates the whole file first,
 // then mounts, goes to the background (unless -f) and serves requests until unmounted.
 #include <fmt/format.h>
-#include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +28,8 @@
 #include "ggufs/gguf.h"
 #include "ggufs/http_source.h"
 #include "ggufs/info.h"
+#include "ggufs/library.h"
+#include "ggufs/library_scan.h"
 #include "ggufs/model.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"
@@ -55,9 +57,11 @@ std::string fsname_option(const std::string& path) {
   return out;
 }
 
-// Opens FILE (and the other shards of a split model); on failure prints why (file, byte offset,
-// problem) and returns the exit code, else kExitOk. On a terminal, says which shard it reads.
-int open_and_parse(const std::string& path, const RemoteOptions& remote, Model& model) {
+// Runs `open` (which opens FILE, and the other shards of a split model, through the opener it
+// is given); on failure prints why (file, byte offset, problem) and returns the exit code, else
+// kExitOk. On a terminal, says which shard it reads.
+int open_and_parse(const std::string& what, Model& model,
+                   const std::function<Model(const ShardProgress&)>& open) {
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   bool progressed = false;
   const auto progress = [&](std::uint32_t i, std::uint32_t n, const std::string& p) {
@@ -67,9 +71,8 @@ int open_and_parse(const std::string& path, const RemoteOptions& remote, Model& 
     progressed = true;
   };
   try {
-    const SlowStep step(fmt::format("reading {}", is_url(path) ? display_url(path) : path));
-    model = open_model(path, progress,
-                       [&remote](const std::string& p) { return open_source(p, remote); });
+    const SlowStep step(fmt::format("reading {}", what));
+    model = open(progress);
     if (progressed) fmt::print(stderr, "\rggufs: read {} shards\x1b[K\n", model.sources.size());
     return kExitOk;
   } catch (const IoError& e) {
@@ -82,6 +85,39 @@ int open_and_parse(const std::string& path, const RemoteOptions& remote, Model& 
     fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
     return kExitInvalidGguf;
   }
+}
+
+// The Ollama store and model of FILE "ollama:" (the whole store) or "ollama:NAME[:TAG]".
+constexpr std::string_view kOllamaScheme = "ollama:";
+bool is_ollama(const std::string& path) { return path.rfind(kOllamaScheme, 0) == 0; }
+
+// Opens FILE: a GGUF file or the URL of one, or "ollama:NAME[:TAG]" (the blob its manifest
+// names); prints why not and returns the exit code, else kExitOk.
+int open_model_named(const std::string& path, const RemoteOptions& remote, Model& model) {
+  if (is_ollama(path)) {
+    const std::string store = ollama_store_path();
+    std::string manifest;
+    try {
+      manifest = ollama_manifest_path(store, path.substr(kOllamaScheme.size()));
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "ggufs: {}\n", e.what());
+      return kExitUsage;
+    }
+    if (::access(manifest.c_str(), F_OK) != 0) {
+      fmt::print(stderr, "ggufs: {}: no such model in the Ollama store {} (no manifest {})\n",
+                 printable(path), printable(store), printable(manifest));
+      return kExitCannotRead;
+    }
+    return open_and_parse(printable(path), model, [&](const ShardProgress&) {
+      return open_ollama_manifest(store, manifest);
+    });
+  }
+  return open_and_parse(is_url(path) ? display_url(path) : printable(path), model,
+                        [&](const ShardProgress& progress) {
+                          return open_model(path, progress, [&remote](const std::string& p) {
+                            return open_source(p, remote);
+                          });
+                        });
 }
 
 // How remote models are read, from -o cache_dir, cache_size_mib and token_file (or the
@@ -109,42 +145,6 @@ std::optional<RemoteOptions> remote_options(const Config& conf) {
     r.bearer_token = token;
   }
   return r;
-}
-
-// `path` made absolute (user.gguf.file), as given when it cannot be resolved.
-std::string absolute_path(const std::string& path) {
-  if (is_url(path)) return display_url(path);  // no query string: it may hold a signature
-  std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
-  return real ? std::string(real.get()) : path;
-}
-
-// One line naming the types that have raw/ files only, and the ids that have no files.
-void warn_undecoded(const GgufFile& f) {
-  std::map<std::uint32_t, std::size_t> raw_only, unknown;
-  for (const TensorInfo& t : f.tensors) {
-    if (!type_traits(t.type))
-      ++unknown[t.type];
-    else if (!decodes_to_f32(f, t))
-      ++raw_only[t.type];
-  }
-  if (!raw_only.empty()) {
-    std::string names;
-    for (auto [id, n] : raw_only)
-      names +=
-          fmt::format("{}{} ({} tensors)", names.empty() ? "" : ", ", type_display_name(id), n);
-    log_message(LogLevel::kWarning,
-                fmt::format("warning: {}: no float32 decoding {}for {}: raw/ only", f.path,
-                            f.big_endian ? "of big-endian quantized blocks " : "yet ", names));
-  }
-  if (!unknown.empty()) {
-    std::string ids;
-    for (auto [id, n] : unknown)
-      ids += fmt::format("{}{} ({} tensors)", ids.empty() ? "" : ", ", id, n);
-    log_message(LogLevel::kWarning,
-                fmt::format("warning: {}: removed or unknown type ids {}: listed in gguf.json and "
-                            "tensors.tsv only",
-                            f.path, ids));
-  }
 }
 
 // Threads that serve reads of remote models (remote_reads.h): as many reads may wait for
@@ -195,8 +195,7 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, Mo
         remote_reads.emplace(kRemoteReadThreads, std::chrono::seconds(remote_read_timeout_s));
         mctx.remote_reads = &*remote_reads;
       }
-      log_message(LogLevel::kInfo,
-                  fmt::format("mounted {} at {}", mctx.file_paths.front(), opts.mountpoint));
+      log_message(LogLevel::kInfo, fmt::format("mounted {} at {}", conf.file, opts.mountpoint));
       int loop;
       if (opts.singlethread) {
         loop = fuse_session_loop(se);
@@ -261,6 +260,47 @@ bool safetensors_dtype(const char* name, ViewData& out) {
   return true;
 }
 
+// The folder whose models FILE mounts as a library: FILE itself when it is a local folder, the
+// Ollama store for "ollama:"; nullopt for a model.
+std::optional<std::string> library_folder(const std::string& path) {
+  if (path == kOllamaScheme) return ollama_store_path();
+  struct stat st {};
+  if (!is_url(path) && !is_ollama(path) && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return path;
+  }
+  return std::nullopt;
+}
+
+// Finds the models of a library (folder `folder`, or Ollama's store when FILE is "ollama:")
+// without opening any; prints why not and returns the exit code, else kExitOk.
+int open_library(const std::string& folder, const std::string& path, const TreeOptions& options,
+                 std::unique_ptr<Library>& out) {
+  std::vector<std::string> warnings;
+  std::vector<LibraryEntry> entries;
+  try {
+    entries = path == kOllamaScheme ? find_ollama_models(folder, warnings)
+                                    : find_gguf_models(folder, warnings);
+  } catch (const IoError& e) {
+    fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
+    return kExitCannotRead;
+  }
+  for (const std::string& w : warnings)
+    log_message(LogLevel::kWarning, fmt::format("warning: {}", w));
+  log_message(LogLevel::kInfo, fmt::format("{}: {} models", printable(folder), entries.size()));
+  // Each opened model keeps its files open: allow as many as the system lets us.
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  struct stat st {};
+  ::stat(folder.c_str(), &st);
+  out = std::make_unique<Library>(
+      std::move(entries), options,
+      [](const std::string& line) { log_message(LogLevel::kWarning, line); }, st.st_mtim);
+  return kExitOk;
+}
+
 // Parses FILE, mounts it and serves it until unmounted; returns the exit code.
 int mount_file(fuse_args& args, const Config& conf) {
   if (!conf.file || !conf.mountpoint) {
@@ -282,48 +322,39 @@ int mount_file(fuse_args& args, const Config& conf) {
   }
 
   const std::string path = conf.file;
-  Model model;
   const std::optional<RemoteOptions> remote = remote_options(conf);
   if (!remote) return kExitUsage;
-  if (const int rc = open_and_parse(path, *remote, model); rc != kExitOk) return rc;
-  GgufFile& file = model.file;
-  warn_undecoded(file);
   TreeOptions tree_options;
   if (!safetensors_dtype(conf.safetensors_dtype, tree_options.safetensors_dtype)) {
     return kExitUsage;
   }
-  const Tree tree = [&] {
-    const SlowStep step("rendering the metadata files");
-    return Tree(file, tree_options);
-  }();
-  for (const std::string& w : tree.warnings()) {
-    log_message(LogLevel::kWarning, fmt::format("warning: {}: {}", file.path, w));
-  }
-  // The tree holds every metadata file rendered; the parsed values are not needed any more, and
-  // a large vocabulary takes several times its size in the file as parsed values.
-  std::vector<KeyValue>().swap(file.kv);
-  ::malloc_trim(0);
-  std::vector<const ByteSource*> sources;
-  std::vector<std::string> paths;  // absolute, for user.gguf.file
-  for (const auto& src : model.sources) sources.push_back(src.get());
-  if (file.shards.empty()) paths.push_back(absolute_path(path));
-  for (const Shard& s : file.shards) paths.push_back(absolute_path(s.path));
-  const ContentReader reader(file, sources);
-  struct stat st {};
-  if (model.sources.front()->fd() >= 0) {
-    ::fstat(model.sources.front()->fd(), &st);
+  std::unique_ptr<Library> library;
+  bool remote_model = false;
+  if (const std::optional<std::string> folder = library_folder(path)) {
+    if (const int rc = open_library(*folder, path, tree_options, library); rc != kExitOk) {
+      return rc;
+    }
   } else {
-    ::clock_gettime(CLOCK_REALTIME, &st.st_mtim);  // a remote model: mounted now
+    Model model;
+    if (const int rc = open_model_named(path, *remote, model); rc != kExitOk) return rc;
+    remote_model = model.sources.front()->remote();
+    auto served = [&] {
+      const SlowStep step("rendering the metadata files");
+      return std::make_unique<ServedModel>(std::move(model), tree_options);
+    }();
+    for (const std::string& w : served->warnings) {
+      log_message(LogLevel::kWarning, fmt::format("warning: {}", w));
+    }
+    library = std::make_unique<Library>(std::move(served));
   }
   const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
   const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
-  MountContext mctx{tree, reader, file, paths, uid, gid, st.st_mtim};
+  MountContext mctx{*library, uid, gid};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
   fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
   fuse_opt_add_arg(&args, fsname_option(is_url(path) ? display_url(path) : path).c_str());
-  return serve(args, opts, conf, mctx,
-               model.sources.front()->remote() ? remote->read_timeout_s : 0);
+  return serve(args, opts, conf, mctx, remote_model ? remote->read_timeout_s : 0);
 }
 
 int run(int argc, char** argv) {
@@ -362,10 +393,21 @@ int run(int argc, char** argv) {
                  usage_text());
       return kExitUsage;
     }
+    if (const std::optional<std::string> folder = library_folder(conf.file); folder && conf.info) {
+      // A library: what its mount would show, a folder per model, without opening any.
+      std::unique_ptr<Library> library;
+      if (const int rc = open_library(*folder, conf.file, {}, library); rc != kExitOk) return rc;
+      const std::vector<std::string> names = library->folder_names();
+      fmt::print("{}: a library of {} models\n", printable(*folder), names.size());
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        fmt::print("  {}\t{}\n", printable(names[k]), printable(library->entry(k).path));
+      }
+      return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
+    }
     Model model;
     const std::optional<RemoteOptions> remote = remote_options(conf);
     if (!remote) return kExitUsage;
-    if (const int rc = open_and_parse(conf.file, *remote, model); rc != kExitOk) return rc;
+    if (const int rc = open_model_named(conf.file, *remote, model); rc != kExitOk) return rc;
     const std::string text =
         conf.info ? render_info(model.file) : render_gguf_json(model.file) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -8,20 +8,25 @@ namespace ggufs {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ggufs [options] FILE|URL MOUNTPOINT\n"
+    "usage: ggufs [options] FILE|URL|DIR|ollama:[NAME[:TAG]] MOUNTPOINT\n"
     "       ggufs --info FILE | --json FILE\n"
     "\n"
     "Mounts the GGUF model FILE read-only at MOUNTPOINT (created if missing, and then removed\n"
     "at unmount):\n"
     "  gguf.json  tensors.tsv  metadata/<key>  raw/<tensor>  f32/<tensor>  npy/<tensor>.npy\n"
     "  f16/<tensor>  model.gguf (the whole model, split models merged)  model.safetensors\n"
+    "A folder DIR mounts a library: a folder per model found in it and below (NAME.gguf, or\n"
+    "one split model; the Hugging Face cache too), each parsed on first use; a model that\n"
+    "cannot be read holds only an \"error\" file. ollama: mounts Ollama's store\n"
+    "($OLLAMA_MODELS or ~/.ollama/models), a folder per tag; ollama:NAME[:TAG] one model.\n"
     "Unmount with: fusermount3 -u MOUNTPOINT\n"
     "\n"
     "options:\n"
     "  -h, --help          print this help and exit\n"
     "  -V, --version       print the version and exit\n"
     "  --info FILE         print the header, metadata, tensors and bits per weight of FILE\n"
-    "                      (as gguf-dump does) and exit, without mounting\n"
+    "                      (as gguf-dump does) and exit, without mounting; for a library\n"
+    "                      (DIR, ollama:) its folders and the files they come from\n"
     "  --json FILE         print what gguf.json would hold for FILE and exit\n"
     "  -f                  stay in the foreground (SIGINT/SIGTERM unmount); log to stderr\n"
     "                      (in the background the daemon logs to syslog)\n"
@@ -62,7 +67,7 @@ constexpr const char* kUsage =
     "     x-systemd.*, x-*, comment=...: fstab options (mount, systemd), accepted and ignored\n"
     "  Under systemd (Type=notify, NOTIFY_SOCKET set) ggufs -f reports READY=1 when mounted.\n"
     "\n"
-    "exit codes: 0 ok, 1 usage error, 2 cannot open/read FILE, 3 not a valid GGUF file,\n"
+    "exit codes: 0 ok, 1 usage error, 2 cannot open/read FILE (or DIR), 3 not a valid GGUF file,\n"
     "            4 mount failed\n";
 
 enum { kKeyHelp, kKeyVersion, kKeyInfo, kKeyJson, kKeyQuiet, kKeyVerbose };

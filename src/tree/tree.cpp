@@ -96,6 +96,15 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   json_node.size = json_node.text.size();
 }
 
+Tree Tree::error_folder(std::string message) {
+  Tree t;
+  t.nodes_.push_back(make_node("", kRootIno, NodeKind::kDirectory));
+  message += '\n';
+  const std::uint64_t size = message.size();
+  t.add(kRootIno, make_node("error", kRootIno, NodeKind::kText, size, 0, std::move(message)));
+  return t;
+}
+
 Ino Tree::add(Ino parent, Node n) {
   const Ino ino = nodes_.size() + 1;
   // Names are unique within a directory: keys and tensor names are unique and file_name_for is

@@ -227,6 +227,36 @@ TEST(Docs, BashCompletionCompletesOptionsAndOperands) {
             "--\n");
 }
 
+TEST(Docs, BashCompletionCompletesOllamaModelsAsOllamaListNamesThem) {
+  if (!std::filesystem::exists(kBashCompletion)) {
+    GTEST_SKIP() << kBashCompletion << " is missing (apt bash-completion)";
+  }
+  TempDir dir;
+  const auto manifests = dir.path() / "store" / "manifests";
+  for (const char* m :
+       {"registry.ollama.ai/library/tiny/latest", "registry.ollama.ai/library/tiny/q8",
+        "registry.ollama.ai/someone/thing/v1", "hf.co/org/repo/Q4_K_M"}) {
+    std::filesystem::create_directories((manifests / m).parent_path());
+    std::ofstream(manifests / m) << "{}";
+  }
+  ::setenv("OLLAMA_MODELS", (dir.path() / "store").c_str(), 1);
+  const std::string out =
+      complete(dir.path(), {
+                               {"ggufs oll", {"ggufs", "oll"}},
+                               {"ggufs ollama:", {"ggufs", "ollama", ":"}},
+                               {"ggufs ollama:ti", {"ggufs", "ollama", ":", "ti"}},
+                               {"ggufs ollama:tiny:", {"ggufs", "ollama", ":", "tiny", ":"}},
+                           });
+  ::unsetenv("OLLAMA_MODELS");
+  // Readline replaces the text after the last ":" (COMP_WORDBREAKS), so the replies are that
+  // part of each name.
+  EXPECT_EQ(out,
+            "ollama:\n#nospace\n--\n"
+            "hf.co/org/repo:Q4_K_M\nsomeone/thing:v1\ntiny:latest\ntiny:q8\n--\n"
+            "tiny:latest\ntiny:q8\n--\n"
+            "latest\nq8\n--\n");
+}
+
 TEST(Docs, BashCompletionOffersEveryOptionOfHelp) {
   if (!std::filesystem::exists(kBashCompletion)) {
     GTEST_SKIP() << kBashCompletion << " is missing (apt bash-completion)";

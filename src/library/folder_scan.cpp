@@ -1,0 +1,120 @@
+// find_gguf_models: a folder of GGUF files, searched recursively.
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "ggufs/error.h"
+#include "ggufs/library_scan.h"
+#include "ggufs/names.h"
+
+namespace ggufs {
+namespace {
+
+// Deeper folders are not searched: a bound on the work a hostile tree of links can cause.
+constexpr int kMaxDepth = 32;
+
+struct Found {
+  std::string path;
+  struct stat st {};
+  bool examined = false;  // stat succeeded
+};
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+class Walker {
+ public:
+  explicit Walker(std::vector<std::string>& warnings) : warnings_(warnings) {}
+
+  // Adds the *.gguf files under `dir`; false when `dir` cannot be opened.
+  bool walk(const std::string& dir, int depth) {
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+    if (!d) return false;
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d.get())) {
+      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+    }
+    for (const std::string& name : names) {
+      const std::string path = dir + "/" + name;
+      struct stat st {};
+      const bool ok = ::stat(path.c_str(), &st) == 0;  // follows links
+      if (ok && S_ISDIR(st.st_mode)) {
+        if (depth >= kMaxDepth || !visited_.insert({st.st_dev, st.st_ino}).second) continue;
+        if (!walk(path, depth + 1)) {
+          warnings_.push_back(fmt::format("{}: cannot read the folder: {} (skipped)",
+                                          printable(path), std::strerror(errno)));
+        }
+      } else if (ends_with(name, ".gguf") && (!ok || S_ISREG(st.st_mode))) {
+        files_.push_back({path, st, ok});
+      }
+    }
+    return true;
+  }
+
+  std::vector<Found>& files() { return files_; }
+  void mark_visited(const struct stat& st) { visited_.insert({st.st_dev, st.st_ino}); }
+
+ private:
+  std::vector<std::string>& warnings_;
+  std::set<std::pair<dev_t, ino_t>> visited_;
+  std::vector<Found> files_;
+};
+
+}  // namespace
+
+std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
+                                           std::vector<std::string>& warnings) {
+  // Absolute: the models are opened later, after the daemon has changed to "/".
+  std::error_code ignored;  // then empty, and the folder cannot be read
+  std::string root = std::filesystem::absolute(dir, ignored).lexically_normal().string();
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  Walker walker(warnings);
+  struct stat st {};
+  if (::stat(root.c_str(), &st) == 0) walker.mark_visited(st);
+  if (!walker.walk(root, 0)) {
+    throw IoError(fmt::format("{}: cannot read the folder: {}", root, std::strerror(errno)));
+  }
+  std::vector<Found>& files = walker.files();
+  std::sort(files.begin(), files.end(),
+            [](const Found& a, const Found& b) { return a.path < b.path; });
+
+  std::vector<LibraryEntry> entries;
+  std::set<std::pair<dev_t, ino_t>> seen_files;
+  std::set<std::pair<std::string, std::uint32_t>> split_models;  // prefix, shard count
+  for (const Found& f : files) {
+    if (f.examined && !seen_files.insert({f.st.st_dev, f.st.st_ino}).second) continue;
+    LibraryEntry e;
+    e.path = f.path;
+    e.mtime = f.st.st_mtim;
+    if (const std::optional<SplitName> split = parse_split_name(f.path)) {
+      const auto key = std::make_pair(split->prefix, split->count);
+      // Sorted by path, a model's shards come in shard order: the first one found is listed,
+      // and opens the model (open_model finds the others next to it).
+      if (!split_models.insert(key).second) continue;
+      e.name = base_name(split->prefix);
+    } else {
+      e.name = base_name(f.path);
+      e.name.resize(e.name.size() - 5);  // ".gguf"
+    }
+    e.open = [p = f.path] { return open_model(p); };
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+}  // namespace ggufs

@@ -1,0 +1,211 @@
+// Ollama's model store: manifests/<registry>/<namespace>/<model>/<tag> (OCI image manifests)
+// naming blobs/sha256-<hex>. Layout and names as Ollama's server/modelpath.go and
+// types/model/name.go write them.
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "ggufs/error.h"
+#include "ggufs/library_scan.h"
+#include "ggufs/names.h"
+
+namespace ggufs {
+namespace {
+
+constexpr const char* kDefaultRegistry = "registry.ollama.ai";
+constexpr const char* kDefaultNamespace = "library";
+constexpr const char* kDefaultTag = "latest";
+// A manifest is a few hundred bytes; a larger file is not one (and is not read into memory).
+constexpr std::uint64_t kMaxManifestBytes = 1 << 20;
+
+// The entries of folder `dir` not beginning with '.', sorted; nullopt when it cannot be read.
+std::optional<std::vector<std::string>> list_folder(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return std::nullopt;
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d.get())) {
+    if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// `ollama list`'s name of manifests/<registry>/<ns>/<model>/<tag>.
+std::string display_name(const std::string& registry, const std::string& ns,
+                         const std::string& model, const std::string& tag) {
+  std::string name;
+  if (registry != kDefaultRegistry)
+    name = registry + "/" + ns + "/";
+  else if (ns != kDefaultNamespace)
+    name = ns + "/";
+  return name + model + ":" + tag;
+}
+
+bool is_hex_digest(std::string_view hex) {
+  return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string read_manifest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw IoError(fmt::format("{}: cannot open the manifest: {}", path, std::strerror(errno)));
+  }
+  std::string text(kMaxManifestBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw IoError(fmt::format("{}: cannot read the manifest", path));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxManifestBytes) {
+    throw ParseError(
+        path, kMaxManifestBytes,
+        fmt::format("not an Ollama manifest: larger than {} bytes", kMaxManifestBytes));
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string ollama_store_path() {
+  if (const char* dir = std::getenv("OLLAMA_MODELS"); dir && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "") + "/.ollama/models";
+}
+
+std::vector<LibraryEntry> find_ollama_models(const std::string& given,
+                                             std::vector<std::string>& warnings) {
+  // Absolute: the models are opened later, after the daemon has changed to "/".
+  std::error_code ignored;  // then empty, and the folder cannot be read
+  std::string store = std::filesystem::absolute(given, ignored).lexically_normal().string();
+  while (store.size() > 1 && store.back() == '/') store.pop_back();
+  const std::string root = store + "/manifests";
+  const auto registries = list_folder(root);
+  if (!registries) {
+    throw IoError(fmt::format("{}: cannot read the Ollama store's manifests folder: {}", root,
+                              std::strerror(errno)));
+  }
+  std::vector<LibraryEntry> entries;
+  // Each level is listed in turn; a level that cannot be read is skipped with a warning.
+  auto list = [&](const std::string& dir) {
+    auto names = list_folder(dir);
+    if (!names) {
+      warnings.push_back(fmt::format("{}: cannot read the folder: {} (skipped)", printable(dir),
+                                     std::strerror(errno)));
+    }
+    return names.value_or(std::vector<std::string>{});
+  };
+  for (const std::string& registry : *registries) {
+    for (const std::string& ns : list(root + "/" + registry)) {
+      for (const std::string& model : list(root + "/" + registry + "/" + ns)) {
+        const std::string model_dir = root + "/" + registry + "/" + ns + "/" + model;
+        for (const std::string& tag : list(model_dir)) {
+          LibraryEntry e;
+          e.path = model_dir + "/" + tag;
+          struct stat st {};
+          if (::stat(e.path.c_str(), &st) == 0) {
+            if (!S_ISREG(st.st_mode)) continue;
+            e.mtime = st.st_mtim;
+          }
+          e.name = display_name(registry, ns, model, tag);
+          e.open = [store, manifest = e.path] { return open_ollama_manifest(store, manifest); };
+          entries.push_back(std::move(e));
+        }
+      }
+    }
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const LibraryEntry& a, const LibraryEntry& b) { return a.name < b.name; });
+  return entries;
+}
+
+std::string ollama_manifest_path(const std::string& store, const std::string& reference) {
+  std::string name = reference;
+  std::string tag = kDefaultTag;
+  const auto colon = name.rfind(':');
+  if (colon != std::string::npos && name.find('/', colon) == std::string::npos) {
+    tag = name.substr(colon + 1);
+    name.resize(colon);
+  }
+  std::vector<std::string> parts;
+  std::stringstream in(name);
+  for (std::string part; std::getline(in, part, '/');) parts.push_back(part);
+  if (!name.empty() && name.back() == '/') parts.push_back("");
+  if (parts.empty() || parts.size() > 3) {
+    throw std::invalid_argument(fmt::format(
+        "ollama:{}: not a model name (MODEL, NAMESPACE/MODEL or REGISTRY/NAMESPACE/MODEL, then "
+        "an optional :TAG)",
+        printable(reference)));
+  }
+  if (parts.size() < 2) parts.insert(parts.begin(), kDefaultNamespace);
+  if (parts.size() < 3) parts.insert(parts.begin(), kDefaultRegistry);
+  parts.push_back(tag);
+  std::string path = store + "/manifests";
+  for (const std::string& p : parts) {
+    if (p.empty() || p == "." || p == "..") {
+      throw std::invalid_argument(fmt::format(
+          "ollama:{}: not a model name (an empty part, \".\" or \"..\")", printable(reference)));
+    }
+    path += "/" + p;
+  }
+  return path;
+}
+
+Model open_ollama_manifest(const std::string& store, const std::string& manifest) {
+  const std::string text = read_manifest(manifest);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ParseError(manifest, e.byte > 0 ? e.byte - 1 : 0,
+                     fmt::format("not an Ollama manifest: not JSON ({})", printable(e.what())));
+  }
+  const nlohmann::json* layer = nullptr;
+  if (doc.is_object() && doc.contains("layers") && doc["layers"].is_array()) {
+    for (const nlohmann::json& l : doc["layers"]) {
+      if (l.is_object() && l.value("mediaType", nlohmann::json()) == kOllamaModelMediaType) {
+        layer = &l;
+        break;
+      }
+    }
+  }
+  if (!layer) {
+    throw ParseError(
+        manifest, 0,
+        fmt::format("the manifest has no layer of media type {}", kOllamaModelMediaType));
+  }
+  const nlohmann::json digest = layer->value("digest", nlohmann::json());
+  const std::string d = digest.is_string() ? digest.get<std::string>() : "";
+  if (d.rfind("sha256:", 0) != 0 || !is_hex_digest(std::string_view(d).substr(7))) {
+    throw ParseError(manifest, 0,
+                     fmt::format("the model layer's digest is not sha256:<64 hex digits>: {}",
+                                 printable(digest.dump())));
+  }
+  const std::string blob = store + "/blobs/sha256-" + d.substr(7);
+  struct stat st {};
+  if (::stat(blob.c_str(), &st) != 0) {
+    throw IoError(fmt::format("{}: cannot open the model blob that {} names: {}", blob, manifest,
+                              std::strerror(errno)));
+  }
+  const nlohmann::json size = layer->value("size", nlohmann::json());
+  if (size.is_number_unsigned() && size.get<std::uint64_t>() != std::uint64_t(st.st_size)) {
+    throw IoError(
+        fmt::format("{}: the model blob is {} bytes, but {} says {} (an incomplete "
+                    "download?)",
+                    blob, st.st_size, manifest, size.get<std::uint64_t>()));
+  }
+  return open_model(blob);
+}
+
+}  // namespace ggufs

@@ -1,0 +1,82 @@
+#include <fmt/format.h>
+#include <malloc.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "ggufs/ggml_type.h"
+#include "ggufs/http_source.h"
+#include "ggufs/library.h"
+#include "ggufs/remote_location.h"
+#include "ggufs/render.h"  // type_display_name
+
+namespace ggufs {
+namespace {
+
+std::vector<const ByteSource*> sources_of(const Model& m) {
+  std::vector<const ByteSource*> out;
+  for (const auto& s : m.sources) out.push_back(s.get());
+  return out;
+}
+
+// `path` made absolute (user.gguf.file), as given when it cannot be resolved.
+std::string absolute_path(const std::string& path) {
+  if (is_url(path)) return display_url(path);  // no query string: it may hold a signature
+  std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
+  return real ? std::string(real.get()) : path;
+}
+
+// One line naming the types that have raw/ files only, and one naming the ids that have none.
+void add_undecoded_warnings(const GgufFile& f, std::vector<std::string>& out) {
+  std::map<std::uint32_t, std::size_t> raw_only, unknown;
+  for (const TensorInfo& t : f.tensors) {
+    if (!type_traits(t.type))
+      ++unknown[t.type];
+    else if (!decodes_to_f32(f, t))
+      ++raw_only[t.type];
+  }
+  if (!raw_only.empty()) {
+    std::string names;
+    for (auto [id, n] : raw_only)
+      names +=
+          fmt::format("{}{} ({} tensors)", names.empty() ? "" : ", ", type_display_name(id), n);
+    out.push_back(fmt::format("{}: no float32 decoding {}for {}: raw/ only", f.path,
+                              f.big_endian ? "of big-endian quantized blocks " : "yet ", names));
+  }
+  if (!unknown.empty()) {
+    std::string ids;
+    for (auto [id, n] : unknown)
+      ids += fmt::format("{}{} ({} tensors)", ids.empty() ? "" : ", ", id, n);
+    out.push_back(
+        fmt::format("{}: removed or unknown type ids {}: listed in gguf.json and tensors.tsv only",
+                    f.path, ids));
+  }
+}
+
+}  // namespace
+
+ServedModel::ServedModel(Model m, const TreeOptions& options)
+    : model(std::move(m)), tree(model.file, options), reader(model.file, sources_of(model)) {
+  add_undecoded_warnings(model.file, warnings);
+  for (const std::string& w : tree.warnings()) {
+    warnings.push_back(fmt::format("{}: {}", model.file.path, w));
+  }
+  std::vector<KeyValue>().swap(model.file.kv);
+  ::malloc_trim(0);
+  if (model.file.shards.empty()) file_paths.push_back(absolute_path(model.file.path));
+  for (const Shard& s : model.file.shards) file_paths.push_back(absolute_path(s.path));
+  struct stat st {};
+  if (!model.sources.empty() && model.sources.front()->fd() >= 0 &&
+      ::fstat(model.sources.front()->fd(), &st) == 0) {
+    mtime = st.st_mtim;
+  } else {
+    ::clock_gettime(CLOCK_REALTIME, &mtime);  // a remote model: mounted now
+  }
+}
+
+ServedModel::ServedModel(std::string message, const struct timespec& time)
+    : tree(Tree::error_folder(std::move(message))), reader(model.file, {}), mtime(time) {}
+
+}  // namespace ggufs

@@ -1,0 +1,273 @@
+// Model libraries without a mount: folder names and their clashes, the inode scheme, opening on
+// first use (once, from any number of threads), error folders, and the scans of a folder and of
+// an Ollama store that the tests build themselves.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "ggufs/error.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/gguf_writer.h"
+#include "ggufs/library.h"
+#include "ggufs/library_scan.h"
+#include "test_util.h"
+
+namespace ggufs {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+// Writes a model whose only key is general.architecture = `arch`, and one F32 tensor.
+void write_model(const fs::path& p, const std::string& arch) {
+  fs::create_directories(p.parent_path());
+  GgufWriter g;
+  g.add_string("general.architecture", arch);
+  g.add_tensor("t", GGML_TYPE_F32, {2}, std::vector<std::uint8_t>(8, 0));
+  g.write_file(p.string());
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// An entry named `name` that opens `path` and counts how often it was opened.
+LibraryEntry entry(std::string name, const fs::path& path, std::atomic<int>* opened = nullptr) {
+  LibraryEntry e;
+  e.name = std::move(name);
+  e.path = path.string();
+  e.open = [p = path.string(), opened] {
+    if (opened) ++*opened;
+    return open_model(p);
+  };
+  return e;
+}
+
+Library make_library(std::vector<LibraryEntry> entries) {
+  return Library(std::move(entries), {}, {}, {});
+}
+
+std::vector<std::string> names(const std::vector<LibraryEntry>& entries) {
+  std::vector<std::string> out;
+  for (const LibraryEntry& e : entries) out.push_back(e.name);
+  return out;
+}
+
+// The text of file `name` in folder `folder` of `lib`, or "(none)".
+std::string text_of(const Library& lib, Ino folder, const std::string& name) {
+  const Library::Found f = lib.find(lib.lookup(folder, name));
+  return f.node ? f.node->text : "(none)";
+}
+
+TEST(Library, FolderNamesAreEscapedAndClashesGetTheFirstFreeTildeNumber) {
+  TempDir tmp;
+  std::vector<LibraryEntry> entries;
+  for (const char* n : {"a", "a", "a~2", "x/y", "", "a"}) entries.push_back(entry(n, tmp.path()));
+  const Library lib = make_library(std::move(entries));
+  // "a~2" is a name of its own, so the second "a" skips it; '/' and "" are escaped as in
+  // file_name_for (names.h).
+  EXPECT_EQ(lib.folder_names(), (std::vector<std::string>{"a", "a~3", "a~2", "x%2Fy", "%", "a~4"}));
+}
+
+TEST(Library, ListsAndLooksUpFoldersWithoutOpeningTheirModels) {
+  TempDir tmp;
+  write_model(tmp.path() / "one.gguf", "first");
+  write_model(tmp.path() / "two.gguf", "second");
+  std::atomic<int> opened{0};
+  const Library lib = make_library({entry("one", tmp.path() / "one.gguf", &opened),
+                                    entry("two", tmp.path() / "two.gguf", &opened)});
+  const Library::Found root = lib.find(kRootIno);
+  ASSERT_NE(root.node, nullptr);
+  ASSERT_EQ(root.node->children.size(), 2u);
+  const Ino two = lib.lookup(kRootIno, "two");
+  EXPECT_EQ(two, root.node->children[1]);
+  EXPECT_EQ(lib.find(two, /*open=*/false).node->name, "two");
+  EXPECT_EQ(lib.find(two, /*open=*/false).node->kind, NodeKind::kDirectory);
+  EXPECT_EQ(lib.parent(two), kRootIno);
+  EXPECT_EQ(lib.lookup(kRootIno, "three"), 0u);
+  EXPECT_EQ(opened.load(), 0);
+
+  // A lookup inside a folder opens that model only.
+  const Ino metadata = lib.lookup(two, "metadata");
+  ASSERT_NE(metadata, 0u);
+  EXPECT_EQ(opened.load(), 1);
+  EXPECT_EQ(text_of(lib, metadata, "general.architecture"), "second\n");
+  EXPECT_EQ(lib.parent(metadata), two);
+  // The inodes of two models never meet.
+  const Ino other = lib.lookup(lib.lookup(kRootIno, "one"), "metadata");
+  EXPECT_NE(other, metadata);
+  EXPECT_EQ(text_of(lib, other, "general.architecture"), "first\n");
+  EXPECT_EQ(opened.load(), 2);
+  EXPECT_EQ(lib.find(Ino{99} << 32 | 1).node, nullptr);
+}
+
+TEST(Library, OpensEachModelOnceWhateverTheThreads) {
+  TempDir tmp;
+  write_model(tmp.path() / "m.gguf", "m");
+  std::atomic<int> opened{0};
+  const Library lib = make_library({entry("m", tmp.path() / "m.gguf", &opened)});
+  const Ino folder = lib.lookup(kRootIno, "m");
+  std::vector<std::thread> threads;
+  std::atomic<int> found{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] { found += lib.lookup(folder, "gguf.json") != 0; });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(found.load(), 8);
+  EXPECT_EQ(opened.load(), 1);
+}
+
+TEST(Library, AModelThatFailsToOpenIsAFolderHoldingOnlyItsError) {
+  TempDir tmp;
+  write_text(tmp.path() / "bad.gguf", "not a model at all");
+  write_model(tmp.path() / "good.gguf", "fine");
+  std::vector<std::string> logged;
+  const Library lib(
+      {entry("bad", tmp.path() / "bad.gguf"), entry("good", tmp.path() / "good.gguf")}, {},
+      [&](const std::string& line) { logged.push_back(line); }, {});
+  const Ino bad = lib.lookup(kRootIno, "bad");
+  const Library::Found f = lib.find(bad);
+  ASSERT_NE(f.node, nullptr);
+  ASSERT_EQ(f.node->children.size(), 1u);
+  const std::string error = text_of(lib, bad, "error");
+  EXPECT_NE(error.find((tmp.path() / "bad.gguf").string() + ": at byte 0: not a GGUF file"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.back(), '\n');
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_NE(logged[0].find("bad: "), std::string::npos) << logged[0];
+  EXPECT_EQ(
+      text_of(lib, lib.lookup(lib.lookup(kRootIno, "good"), "metadata"), "general.architecture"),
+      "fine\n");
+}
+
+TEST(Library, ASingleModelKeepsItsTreesInodes) {
+  TempDir tmp;
+  write_model(tmp.path() / "m.gguf", "solo");
+  auto served =
+      std::make_unique<ServedModel>(open_model((tmp.path() / "m.gguf").string()), TreeOptions{});
+  const Tree& tree = served->tree;
+  const Ino metadata = tree.lookup(kRootIno, "metadata");
+  const Library lib(std::move(served));
+  EXPECT_EQ(lib.lookup(kRootIno, "metadata"), metadata);
+  EXPECT_EQ(text_of(lib, metadata, "general.architecture"), "solo\n");
+  EXPECT_TRUE(lib.folder_names().empty());
+}
+
+TEST(FolderScan, FindsModelsAndSplitModelsAndSkipsHiddenFoldersAndLoops) {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  write_model(d / "b.gguf", "b");
+  write_model(d / "sub" / "deeper" / "a.gguf", "a");
+  write_model(d / ".cache" / "hidden.gguf", "h");
+  write_text(d / "notes.txt", "not a model");
+  for (int i = 1; i <= 3; ++i) {
+    write_text(d / "split" / ("big-0000" + std::to_string(i) + "-of-00003.gguf"), "shard");
+  }
+  fs::create_directory_symlink("..", d / "sub" / "loop");
+  fs::create_symlink(d / "b.gguf", d / "sub" / "same-as-b.gguf");  // same file: listed once
+  fs::create_symlink(d / "missing", d / "dangling.gguf");
+  std::vector<std::string> warnings;
+  const std::vector<LibraryEntry> found = find_gguf_models(d.string(), warnings);
+  // Sorted by path: b.gguf, dangling.gguf, split/big-00001…, sub/deeper/a.gguf.
+  EXPECT_EQ(names(found), (std::vector<std::string>{"b", "dangling", "big", "a"}));
+  EXPECT_EQ(found[2].path, (d / "split" / "big-00001-of-00003.gguf").string());
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_THROW(find_gguf_models((d / "no-such-folder").string(), warnings), IoError);
+}
+
+TEST(OllamaStore, ManifestPathsFollowOllamasNameDefaults) {
+  const std::string s = "/store";
+  EXPECT_EQ(ollama_manifest_path(s, "llama3.2"),
+            "/store/manifests/registry.ollama.ai/library/llama3.2/latest");
+  EXPECT_EQ(ollama_manifest_path(s, "llama3.2:3b"),
+            "/store/manifests/registry.ollama.ai/library/llama3.2/3b");
+  EXPECT_EQ(ollama_manifest_path(s, "me/m:v1"), "/store/manifests/registry.ollama.ai/me/m/v1");
+  EXPECT_EQ(ollama_manifest_path(s, "hf.co/org/repo:Q4_K_M"),
+            "/store/manifests/hf.co/org/repo/Q4_K_M");
+  EXPECT_EQ(ollama_manifest_path(s, "localhost:5000/ns/m"),
+            "/store/manifests/localhost:5000/ns/m/latest");
+  for (const char* bad : {"", "a/../b", "a//b", "x:", "a/b/c/d", "./m"}) {
+    EXPECT_THROW(ollama_manifest_path(s, bad), std::invalid_argument) << bad;
+  }
+}
+
+// Writes an Ollama manifest whose model layer names blob `hex` of `size` bytes.
+std::string manifest_json(const std::string& hex, std::uint64_t size) {
+  return R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)"
+         R"("config":{"mediaType":"application/vnd.docker.container.image.v1+json",)"
+         R"("digest":"sha256:)" +
+         std::string(64, '0') +
+         R"(","size":2},"layers":[)"
+         R"({"mediaType":"application/vnd.ollama.image.template","digest":"sha256:)" +
+         std::string(64, '1') +
+         R"(","size":3},)"
+         R"({"mediaType":"application/vnd.ollama.image.model","digest":"sha256:)" +
+         hex + R"(","size":)" + std::to_string(size) + "}]}";
+}
+
+// Writes blob `hex` of `store`: a model of architecture `arch`; returns its size in bytes.
+std::uint64_t write_blob(const fs::path& store, const std::string& hex, const std::string& arch) {
+  write_model(store / "blobs" / ("sha256-" + hex), arch);
+  return fs::file_size(store / "blobs" / ("sha256-" + hex));
+}
+
+TEST(OllamaStore, NamesEveryManifestAsOllamaListDoesAndOpensItsModelBlob) {
+  TempDir tmp;
+  const fs::path store = tmp.path();
+  const std::string hex(64, 'a');
+  const std::uint64_t size = write_blob(store, hex, "from-blob");
+  const fs::path m = store / "manifests";
+  write_text(m / "registry.ollama.ai" / "library" / "tiny" / "latest", manifest_json(hex, size));
+  write_text(m / "registry.ollama.ai" / "library" / "tiny" / "q8", manifest_json(hex, size));
+  write_text(m / "registry.ollama.ai" / "someone" / "thing" / "v1", manifest_json(hex, size));
+  write_text(m / "hf.co" / "org" / "repo" / "Q4_K_M", manifest_json(hex, size));
+  std::vector<std::string> warnings;
+  const std::vector<LibraryEntry> found = find_ollama_models(store.string(), warnings);
+  EXPECT_EQ(names(found), (std::vector<std::string>{"hf.co/org/repo:Q4_K_M", "someone/thing:v1",
+                                                    "tiny:latest", "tiny:q8"}));
+  const Model model = found[2].open();
+  EXPECT_EQ(model.file.path, (store / "blobs" / ("sha256-" + hex)).string());
+  EXPECT_THROW(find_ollama_models((store / "nothing").string(), warnings), IoError);
+}
+
+TEST(OllamaStore, BrokenManifestsAndMissingOrShortBlobsRaiseErrorsNamingTheFile) {
+  TempDir tmp;
+  const fs::path store = tmp.path();
+  const std::string hex(64, 'b');
+  const std::uint64_t size = write_blob(store, hex, "x");
+  const auto expect_error = [&](const std::string& manifest, const std::string& piece, auto type) {
+    const fs::path p = store / "manifests" / "m";
+    write_text(p, manifest);
+    try {
+      open_ollama_manifest(store.string(), p.string());
+      ADD_FAILURE() << "no error for " << manifest;
+    } catch (const decltype(type)& e) {
+      EXPECT_NE(std::string(e.what()).find(piece), std::string::npos) << e.what();
+    }
+  };
+  expect_error("{not json", "not JSON", ParseError("", 0, ""));
+  expect_error(R"({"layers":[{"mediaType":"application/vnd.ollama.image.license"}]})",
+               "no layer of media type application/vnd.ollama.image.model", ParseError("", 0, ""));
+  expect_error(manifest_json("../../../etc/passwd", size), "not sha256:<64 hex digits>",
+               ParseError("", 0, ""));
+  expect_error(manifest_json(std::string(64, 'c'), size),
+               "sha256-" + std::string(64, 'c') + ": cannot open the model blob", IoError(""));
+  expect_error(manifest_json(hex, size + 1),
+               "is " + std::to_string(size) + " bytes, but " + (store / "manifests/m").string() +
+                   " says " + std::to_string(size + 1),
+               IoError(""));
+  // A good one opens.
+  write_text(store / "manifests" / "m", manifest_json(hex, size));
+  EXPECT_EQ(open_ollama_manifest(store.string(), (store / "manifests" / "m").string())
+                .file.tensors.size(),
+            1u);
+}
+
+}  // namespace
+}  // namespace ggufs
