@@ -34,11 +34,13 @@ Models can be local files, split models, or remote: http(s) URLs, S3
 objects (s3://) and Hugging Face Hub files (hf://), read with range
 requests through an on-disk chunk cache. Mounts work from the command
 line, from /etc/fstab (type fuse.ggufs) and from systemd units.")
-# The shared libraries' packages (libfuse3, libfmt, libcurl, libssl, libsystemd, libinih),
-# computed by dpkg-shlibdeps from the binary, plus fuse3 for fusermount3 and mount.fuse3,
-# which ggufs runs to unmount and fstab lines need.
+# The shared libraries' packages (libfuse3, libfmt, libssl, libsystemd, libinih), computed by
+# dpkg-shlibdeps from the binary, plus fuse3 for fusermount3 and mount.fuse3, which ggufs runs
+# to unmount and fstab lines need, and libcurl4, which ggufs loads with dlopen for remote
+# models (so dpkg-shlibdeps cannot see it): 7.85 for CURLOPT_PROTOCOLS_STR, the newest
+# option it sets.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS fuse3)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "fuse3, libcurl4 (>= 7.85.0)")
 
 # /usr/share/doc/ggufs/changelog.gz, which Debian wants in every package: one entry, for the
 # version packaged (dated by its commit, else by the time of configuring, or SOURCE_DATE_EPOCH).

@@ -2,7 +2,6 @@
 // range_fetcher.h.
 #include "range_fetcher.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,22 +12,21 @@
 #include <optional>
 #include <thread>
 
+#include "curl_library.h"
 #include "ggufs/names.h"
 
 namespace ggufs {
 namespace {
 
-std::once_flag g_curl_init;
-
 // libcurl's handles, freed however a fetch ends.
 struct EasyFree {
-  void operator()(CURL* h) const { curl_easy_cleanup(h); }
+  void operator()(CURL* h) const { curl_library().easy_cleanup(h); }
 };
 struct MultiFree {
-  void operator()(CURLM* m) const { curl_multi_cleanup(m); }
+  void operator()(CURLM* m) const { curl_library().multi_cleanup(m); }
 };
 struct SlistFree {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  void operator()(curl_slist* l) const { curl_library().slist_free_all(l); }
 };
 using Easy = std::unique_ptr<CURL, EasyFree>;
 using Multi = std::unique_ptr<CURLM, MultiFree>;
@@ -173,7 +171,7 @@ struct RangeFetcher::Answer {
 
 RangeFetcher::RangeFetcher(RemoteLocation where, RemoteOptions options)
     : where_(std::move(where)), opt_(std::move(options)), shown_(display_url(where_.name)) {
-  std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  curl_library();  // loaded now: a missing libcurl fails the open, not a later read
 }
 
 // What is wrong with answer `a` to the request for bytes [first, last], or "" when it is
@@ -206,7 +204,7 @@ std::string RangeFetcher::judge(const Answer& a, int curl_code, std::uint64_t fi
                       : "no answer in time";
     default:
       fatal = !retryable(code);
-      return curl_easy_strerror(code);
+      return curl_library().easy_strerror(code);
   }
   if (a.status == 429 || a.status >= 500) {
     fatal = false;
@@ -272,13 +270,14 @@ std::vector<char> RangeFetcher::fetch_first(std::uint64_t last, Clock::time_poin
 std::vector<RangeResult> RangeFetcher::fetch(
     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
     Clock::time_point deadline) {
+  const CurlLibrary& curl = curl_library();
   Slist headers;
   const RemoteAuth& auth = where_.auth;
   if (!auth.aws_region.empty()) {
     // The body of a GET is empty: S3 takes this instead of its hash (SigV4, "UNSIGNED-PAYLOAD").
-    headers.reset(curl_slist_append(headers.release(), "x-amz-content-sha256: UNSIGNED-PAYLOAD"));
+    headers.reset(curl.slist_append(headers.release(), "x-amz-content-sha256: UNSIGNED-PAYLOAD"));
     if (!auth.aws_session_token.empty()) {
-      headers.reset(curl_slist_append(headers.release(),
+      headers.reset(curl.slist_append(headers.release(),
                                       ("x-amz-security-token: " + auth.aws_session_token).c_str()));
     }
   }
@@ -292,59 +291,59 @@ std::vector<RangeResult> RangeFetcher::fetch(
     const long budget_ms = std::min<long>(ms_until(deadline), opt_.timeout_s * 1000L);
     std::vector<Answer> answers(todo.size());
     std::vector<Easy> handles;
-    const Multi multi(curl_multi_init());
+    const Multi multi(curl.multi_init());
     for (std::size_t k = 0; k < todo.size(); ++k) {
       const auto [first, last] = ranges[todo[k]];
       Answer& a = answers[k];
       a.asked = static_cast<std::size_t>(last - first + 1);
       a.body.reserve(a.asked);  // no regrowth
-      Easy h(curl_easy_init());
+      Easy h(curl.easy_init());
       if (!h || !multi) {
         out[todo[k]].error = fmt::format("{}: cannot start a transfer (libcurl)", shown_);
         continue;
       }
       CURL* e = h.get();
-      curl_easy_setopt(e, CURLOPT_URL, where_.url.c_str());
-      curl_easy_setopt(e, CURLOPT_RANGE, fmt::format("{}-{}", first, last).c_str());
-      curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-      curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-      curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-      curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-      curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, std::max(budget_ms, 1L));
-      curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, std::clamp(budget_ms, 1L, 10000L));
+      curl.easy_setopt(e, CURLOPT_URL, where_.url.c_str());
+      curl.easy_setopt(e, CURLOPT_RANGE, fmt::format("{}-{}", first, last).c_str());
+      curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+      curl.easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+      curl.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+      curl.easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+      curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+      curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, std::max(budget_ms, 1L));
+      curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, std::clamp(budget_ms, 1L, 10000L));
       // A silent or drip-feeding server is a stall: cut it and try again.
-      curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(opt_.min_speed_bps));
-      curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 10L);
-      curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, Answer::on_header);
-      curl_easy_setopt(e, CURLOPT_HEADERDATA, &a);
-      curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, Answer::on_body);
-      curl_easy_setopt(e, CURLOPT_WRITEDATA, &a);
-      curl_easy_setopt(e, CURLOPT_USERAGENT, "ggufs");
-      if (!opt_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, opt_.ca_file.c_str());
-      if (headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
+      curl.easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(opt_.min_speed_bps));
+      curl.easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 10L);
+      curl.easy_setopt(e, CURLOPT_HEADERFUNCTION, Answer::on_header);
+      curl.easy_setopt(e, CURLOPT_HEADERDATA, &a);
+      curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, Answer::on_body);
+      curl.easy_setopt(e, CURLOPT_WRITEDATA, &a);
+      curl.easy_setopt(e, CURLOPT_USERAGENT, "ggufs");
+      if (!opt_.ca_file.empty()) curl.easy_setopt(e, CURLOPT_CAINFO, opt_.ca_file.c_str());
+      if (headers) curl.easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
       if (!auth.bearer_token.empty()) {
         // libcurl's own bearer auth: never sent to another host or port after a redirect.
-        curl_easy_setopt(e, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-        curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, auth.bearer_token.c_str());
+        curl.easy_setopt(e, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+        curl.easy_setopt(e, CURLOPT_XOAUTH2_BEARER, auth.bearer_token.c_str());
       }
       // An S3 key is a name, not a path: "a/../b" is its own object.
-      if (where_.s3) curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+      if (where_.s3) curl.easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
       if (!auth.aws_region.empty()) {
-        curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4.c_str());
-        curl_easy_setopt(e, CURLOPT_USERNAME, auth.aws_access_key_id.c_str());
-        curl_easy_setopt(e, CURLOPT_PASSWORD, auth.aws_secret_access_key.c_str());
+        curl.easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4.c_str());
+        curl.easy_setopt(e, CURLOPT_USERNAME, auth.aws_access_key_id.c_str());
+        curl.easy_setopt(e, CURLOPT_PASSWORD, auth.aws_secret_access_key.c_str());
       }
-      curl_multi_add_handle(multi.get(), e);
+      curl.multi_add_handle(multi.get(), e);
       handles.push_back(std::move(h));
     }
     int running = 0;
     do {
-      curl_multi_perform(multi.get(), &running);
-      if (running) curl_multi_poll(multi.get(), nullptr, 0, 200, nullptr);
+      curl.multi_perform(multi.get(), &running);
+      if (running) curl.multi_poll(multi.get(), nullptr, 0, 200, nullptr);
     } while (running);
     std::vector<CURLcode> codes(handles.size(), CURLE_OK);
-    while (CURLMsg* msg = curl_multi_info_read(multi.get(), &running)) {
+    while (CURLMsg* msg = curl.multi_info_read(multi.get(), &running)) {
       if (msg->msg != CURLMSG_DONE) continue;
       for (std::size_t k = 0; k < handles.size(); ++k) {
         if (handles[k].get() == msg->easy_handle) codes[k] = msg->data.result;
@@ -352,7 +351,7 @@ std::vector<RangeResult> RangeFetcher::fetch(
     }
     std::vector<std::size_t> again;
     for (std::size_t k = 0; k < handles.size(); ++k) {
-      curl_multi_remove_handle(multi.get(), handles[k].get());
+      curl.multi_remove_handle(multi.get(), handles[k].get());
       const auto [first, last] = ranges[todo[k]];
       bool fatal = false;
       Fault fault = Fault::kReadError;

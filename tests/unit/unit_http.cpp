@@ -9,6 +9,7 @@
 #include "ggufs/error.h"
 #include "ggufs/http_source.h"
 #include "http_server.h"
+#include "mount_util.h"  // run
 #include "test_util.h"
 
 namespace ggufs {
@@ -35,6 +36,30 @@ RemoteOptions options(const std::filesystem::path& cache) {
   o.chunk_bytes = kChunk;
   o.first_backoff_ms = 10;
   return o;
+}
+
+// libcurl is loaded when the first remote model is opened (src/remote/curl_library.h): the
+// command must not link it, or every mount pays for loading it and its ~30 libraries.
+TEST(Http, TheCommandLoadsLibcurlOnlyForRemoteModels) {
+  const test::RunResult r = test::run(std::string("readelf -d ") + GGUFS_BINARY + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("(NEEDED)"), std::string::npos) << r.output;  // readelf's own words
+  EXPECT_EQ(r.output.find("libcurl"), std::string::npos) << r.output;
+}
+
+TEST(Http, ALibcurlThatCannotServeIsACleanRefusal) {
+  // A library named libcurl.so.4 without libcurl's functions, found first by the loader.
+  TempDir dir;
+  std::ofstream(dir.path() / "empty.c") << "int not_curl;\n";
+  const test::RunResult cc =
+      test::run("cc -shared -fPIC -o " + (dir.path() / "libcurl.so.4").string() + " " +
+                (dir.path() / "empty.c").string() + " 2>&1");
+  if (cc.exit_code != 0) GTEST_SKIP() << "no C compiler to build the stand-in: " << cc.output;
+  const test::RunResult r = test::run("LD_LIBRARY_PATH=" + dir.path().string() + " " +
+                                      GGUFS_BINARY + " --info http://127.0.0.1:9/m.gguf 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // cannot read FILE
+  EXPECT_NE(r.output.find("libcurl.so.4: has no function curl_easy_init"), std::string::npos)
+      << r.output;
 }
 
 TEST(Http, AnyRangeIsExactAndTheCacheServesItAgain) {
