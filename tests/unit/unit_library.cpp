@@ -262,6 +262,11 @@ TEST(OllamaStore, BrokenManifestsAndMissingOrShortBlobsRaiseErrorsNamingTheFile)
                "is " + std::to_string(size) + " bytes, but " + (store / "manifests/m").string() +
                    " says " + std::to_string(size + 1),
                IoError(""));
+  // Hostile nesting: refused, without recursion deep enough to overflow the stack.
+  expect_error(std::string(1000000, '['), "not JSON", ParseError("", 0, ""));
+  expect_error(std::string(500000, '[') + std::string(500000, ']'), "no layer of media type",
+               ParseError("", 0, ""));
+  expect_error(std::string((1 << 20) + 1, ' '), "larger than 1048576 bytes", ParseError("", 0, ""));
   // A good one opens.
   write_text(store / "manifests" / "m", manifest_json(hex, size));
   EXPECT_EQ(open_ollama_manifest(store.string(), (store / "manifests" / "m").string())
