@@ -195,7 +195,9 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, Mo
         remote_reads.emplace(kRemoteReadThreads, std::chrono::seconds(remote_read_timeout_s));
         mctx.remote_reads = &*remote_reads;
       }
-      log_message(LogLevel::kInfo, fmt::format("mounted {} at {}", conf.file, opts.mountpoint));
+      // A URL without its query string: it may hold a signature.
+      const std::string file = is_url(conf.file) ? display_url(conf.file) : printable(conf.file);
+      log_message(LogLevel::kInfo, fmt::format("mounted {} at {}", file, opts.mountpoint));
       int loop;
       if (opts.singlethread) {
         loop = fuse_session_loop(se);

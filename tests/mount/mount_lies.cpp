@@ -138,8 +138,9 @@ class LyingServer : public PythonServer {
 }
 
 // The ggufs options of every mount here.
+// -v: the daemon's every log line (the mount's, each file opened) is checked for the secret too.
 std::vector<std::string> mount_options(const fs::path& cache) {
-  return {"-o", "cache_dir=" + cache.string(), "-o", "read_timeout=5"};
+  return {"-v", "-o", "cache_dir=" + cache.string(), "-o", "read_timeout=5"};
 }
 
 std::string joined(const std::vector<std::string>& v) {
