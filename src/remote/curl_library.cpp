@@ -30,19 +30,9 @@ CurlLibrary load() {
                               kLibcurl, why ? why : "unknown error"));
   }
   CurlLibrary c{};
-  resolve(lib, "curl_easy_init", c.easy_init);
-  resolve(lib, "curl_easy_setopt", c.easy_setopt);
-  resolve(lib, "curl_easy_cleanup", c.easy_cleanup);
-  resolve(lib, "curl_easy_strerror", c.easy_strerror);
-  resolve(lib, "curl_slist_append", c.slist_append);
-  resolve(lib, "curl_slist_free_all", c.slist_free_all);
-  resolve(lib, "curl_multi_init", c.multi_init);
-  resolve(lib, "curl_multi_add_handle", c.multi_add_handle);
-  resolve(lib, "curl_multi_remove_handle", c.multi_remove_handle);
-  resolve(lib, "curl_multi_perform", c.multi_perform);
-  resolve(lib, "curl_multi_poll", c.multi_poll);
-  resolve(lib, "curl_multi_info_read", c.multi_info_read);
-  resolve(lib, "curl_multi_cleanup", c.multi_cleanup);
+#define GGUFS_CURL_RESOLVE(name) resolve(lib, "curl_" #name, c.name);
+  GGUFS_CURL_FUNCTIONS(GGUFS_CURL_RESOLVE)
+#undef GGUFS_CURL_RESOLVE
   decltype(&::curl_global_init) global_init = nullptr;
   resolve(lib, "curl_global_init", global_init);
   if (const CURLcode rc = global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {

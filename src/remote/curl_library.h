@@ -7,24 +7,33 @@
 
 namespace ggufs {
 
-/// The libcurl functions ggufs calls, with their curl.h types (the API of libcurl.so.4).
+/// The libcurl functions ggufs calls, by their names without "curl_": one list serves the
+/// pointers below and their loading (curl_library.cpp).
+// clang-format off
+#define GGUFS_CURL_FUNCTIONS(X) \
+  X(easy_init) \
+  X(easy_setopt) \
+  X(easy_cleanup) \
+  X(easy_strerror) \
+  X(slist_append) \
+  X(slist_free_all) \
+  X(multi_init) \
+  X(multi_add_handle) \
+  X(multi_remove_handle) \
+  X(multi_perform) \
+  X(multi_poll) \
+  X(multi_info_read) \
+  X(multi_cleanup)
+// clang-format on
+
+/// Pointers to those functions, with their curl.h types (the API of libcurl.so.4). easy_setopt
+/// is variadic as in curl.h: pass the value as the type the option's documentation names
+/// (long, a pointer, curl_off_t, a callback); curl.h's compile-time check of that (the
+/// curl_easy_setopt macro) does not apply through a pointer.
 struct CurlLibrary {
-  decltype(&::curl_easy_init) easy_init;
-  /// Variadic as in curl.h: pass the value as the type the option's documentation names
-  /// (long, a pointer, curl_off_t, a callback); curl.h's compile-time check of that
-  /// (the curl_easy_setopt macro) does not apply through a pointer.
-  decltype(&::curl_easy_setopt) easy_setopt;
-  decltype(&::curl_easy_cleanup) easy_cleanup;
-  decltype(&::curl_easy_strerror) easy_strerror;
-  decltype(&::curl_slist_append) slist_append;
-  decltype(&::curl_slist_free_all) slist_free_all;
-  decltype(&::curl_multi_init) multi_init;
-  decltype(&::curl_multi_add_handle) multi_add_handle;
-  decltype(&::curl_multi_remove_handle) multi_remove_handle;
-  decltype(&::curl_multi_perform) multi_perform;
-  decltype(&::curl_multi_poll) multi_poll;
-  decltype(&::curl_multi_info_read) multi_info_read;
-  decltype(&::curl_multi_cleanup) multi_cleanup;
+#define GGUFS_CURL_POINTER(name) decltype(&::curl_##name) name;
+  GGUFS_CURL_FUNCTIONS(GGUFS_CURL_POINTER)
+#undef GGUFS_CURL_POINTER
 };
 
 /// libcurl.so.4, loaded with dlopen and initialised (curl_global_init) on the first call, from
