@@ -22,35 +22,11 @@ using Names = std::vector<std::string>;
 constexpr const char* kTinyArchitecture = "llama\n";
 constexpr const char* kModelMediaType = "application/vnd.ollama.image.model";
 
-std::string sha256_of(const fs::path& p) {
-  const auto b = read_file(p);
-  return sha256_hex(b.data(), b.size());
-}
-
-// The sha256 llama.cpp's SHA256SUMS gives for `name` in testdata's split/.
-std::string listed_sha256(const fs::path& dir, const std::string& name) {
-  std::ifstream in(dir / "split" / "SHA256SUMS");
-  std::string sum, file;
-  while (in >> sum >> file) {
-    if (file == name || file == "*" + name) return sum;
-  }
-  return "";
-}
-
 // The entries of folder `dir` in readdir order (the order the mount gives).
 Names listing(const fs::path& dir) {
   Names out;
   for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
   return out;
-}
-
-// Writes a small valid model at `file` whose general.architecture is `arch`, with one tensor.
-void write_model(const fs::path& file, const std::string& arch) {
-  fs::create_directories(file.parent_path());
-  GgufWriter g;
-  g.add_string("general.architecture", arch);
-  g.add_tensor("t.weight", GGML_TYPE_F32, {4}, std::vector<std::uint8_t>(16, 7));
-  g.write_file(file.string());
 }
 
 std::string arch_of(const Mount& m, const std::string& folder) {
@@ -83,11 +59,11 @@ TEST(LibraryFolder, ServesEachModelInItsOwnFolder) {
   GGUFS_REQUIRE_TESTDATA(dir);
   TempDir tmp;
   const fs::path lib = tmp.path() / "lib";
-  write_model(lib / "alpha.gguf", "alpha-arch");
+  write_arch_model(lib / "alpha.gguf", "alpha-arch");
   copy_split_shards(dir, lib / "split");
-  write_model(lib / "nested" / "deeper" / "gamma.gguf", "gamma-arch");
+  write_arch_model(lib / "nested" / "deeper" / "gamma.gguf", "gamma-arch");
   write_file(lib / "bad.gguf", std::vector<std::uint8_t>(64, 'z'));
-  write_model(lib / ".cache" / "hidden.gguf", "hidden-arch");
+  write_arch_model(lib / ".cache" / "hidden.gguf", "hidden-arch");
   write_file(lib / "notes.txt", {'h', 'i'});
   make_link("..", lib / "nested" / "loop");  // back to lib: searched once, no endless walk
 
@@ -99,7 +75,7 @@ TEST(LibraryFolder, ServesEachModelInItsOwnFolder) {
 
   EXPECT_EQ(arch_of(m, "alpha"), "alpha-arch\n");
   EXPECT_EQ(arch_of(m, "gamma"), "gamma-arch\n");
-  const std::string merged = listed_sha256(dir, "tiny-llama-merged.gguf");
+  const std::string merged = listed_split_sha256(dir, "tiny-llama-merged.gguf");
   ASSERT_EQ(merged.size(), 64u);
   EXPECT_EQ(sha256_of(m / "tiny-llama" / "model.gguf"), merged);
   EXPECT_TRUE(fs::exists(m / "alpha" / "gguf.json"));
@@ -127,7 +103,7 @@ TEST(LibraryFolder, HuggingFaceCacheShape) {
     make_link("../../blobs/" + tiny_sha, repo / "snapshots" / rev / "model-Q4.gguf");
   fs::create_directories(repo / "refs");
   write_file(repo / "refs" / "main", {'1', '1', '1', '1'});
-  write_model(hub / ".locks" / "models--org--name" / "x.gguf", "lock-arch");
+  write_arch_model(hub / ".locks" / "models--org--name" / "x.gguf", "lock-arch");
 
   const fs::path split = hub / "models--org--split";
   copy_split_shards(dir, split / "blobs");
@@ -146,7 +122,7 @@ TEST(LibraryFolder, HuggingFaceCacheShape) {
   EXPECT_EQ(sha256_of(m / "model-Q4" / "model.gguf"), tiny_sha);
   EXPECT_EQ(arch_of(m, "model-Q4"), kTinyArchitecture);
   EXPECT_EQ(sha256_of(m / "tiny-llama" / "model.gguf"),
-            listed_sha256(dir, "tiny-llama-merged.gguf"));
+            listed_split_sha256(dir, "tiny-llama-merged.gguf"));
   expect_error_folder(m, "gone", {dangling.string(), "cannot open"});
 }
 
@@ -154,8 +130,9 @@ TEST(LibraryFolder, CollidingNamesGetSuffixesInPathOrder) {
   GGUFS_REQUIRE_FUSE();
   TempDir tmp;
   const fs::path lib = tmp.path() / "lib";
-  for (const char* d : {"c", "a", "b"}) write_model(lib / d / "x.gguf", std::string("arch-") + d);
-  write_model(lib / "100%.gguf", "percent");
+  for (const char* d : {"c", "a", "b"})
+    write_arch_model(lib / d / "x.gguf", std::string("arch-") + d);
+  write_arch_model(lib / "100%.gguf", "percent");
   {
     Mount m(lib);
     ASSERT_TRUE(m.mounted()) << m.output();
@@ -167,9 +144,9 @@ TEST(LibraryFolder, CollidingNamesGetSuffixesInPathOrder) {
   }
   // A suffix already taken by a model's own name is skipped: the first free one is used.
   const fs::path lib2 = tmp.path() / "lib2";
-  write_model(lib2 / "a" / "x.gguf", "arch-a");
-  write_model(lib2 / "b" / "x.gguf", "arch-b");
-  write_model(lib2 / "x~2.gguf", "tilde-2");
+  write_arch_model(lib2 / "a" / "x.gguf", "arch-a");
+  write_arch_model(lib2 / "b" / "x.gguf", "arch-b");
+  write_arch_model(lib2 / "x~2.gguf", "tilde-2");
   Mount m(lib2);
   ASSERT_TRUE(m.mounted()) << m.output();
   EXPECT_EQ(listing(m.path()), (Names{"x", "x~3", "x~2"}));
@@ -181,24 +158,24 @@ TEST(LibraryFolder, ModelsAreOpenedOnFirstUse) {
   GGUFS_REQUIRE_FUSE();
   TempDir tmp;
   const fs::path lib = tmp.path() / "lib";
-  write_model(lib / "a.gguf", "first-a");
-  write_model(lib / "b.gguf", "old-b");
+  write_arch_model(lib / "a.gguf", "first-a");
+  write_arch_model(lib / "b.gguf", "old-b");
   {
     Mount m(lib);
     ASSERT_TRUE(m.mounted()) << m.output();
     EXPECT_EQ(arch_of(m, "a"), "first-a\n");
-    write_model(lib / "b.gguf", "new-b");  // b not used yet: not parsed yet
+    write_arch_model(lib / "b.gguf", "new-b");  // b not used yet: not parsed yet
     EXPECT_EQ(arch_of(m, "b"), "new-b\n");
   }
   // Listing the root (and stat of its folders) opens no model.
   const fs::path lib2 = tmp.path() / "lib2";
-  write_model(lib2 / "c.gguf", "before");
+  write_arch_model(lib2 / "c.gguf", "before");
   Mount m(lib2);
   ASSERT_TRUE(m.mounted()) << m.output();
   EXPECT_EQ(listing(m.path()), Names{"c"});
   EXPECT_EQ(run("ls -l " + quote(m.path()) + " >/dev/null 2>&1").exit_code, 0);
   EXPECT_TRUE(fs::is_directory(m / "c"));
-  write_model(lib2 / "c.gguf", "after");
+  write_arch_model(lib2 / "c.gguf", "after");
   EXPECT_EQ(arch_of(m, "c"), "after\n");
 }
 
@@ -246,7 +223,7 @@ OllamaStore make_store(const fs::path& store, const fs::path& testdata) {
   const auto tiny = read_file(testdata / "real" / "llama-2-tiny-random.gguf");
   s.tiny_hex = add_blob(store, tiny);
   s.tiny_size = tiny.size();
-  write_model(store / "q8.tmp", "q8-arch");
+  write_arch_model(store / "q8.tmp", "q8-arch");
   const auto q8 = read_file(store / "q8.tmp");
   fs::remove(store / "q8.tmp");
   s.q8_hex = add_blob(store, q8);

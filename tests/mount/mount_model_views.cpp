@@ -14,21 +14,6 @@
 namespace ggufs::test {
 namespace {
 
-std::string sha256_of(const std::filesystem::path& p) {
-  const auto b = read_file(p);
-  return sha256_hex(b.data(), b.size());
-}
-
-// The sha256 llama.cpp's SHA256SUMS gives for `name` in testdata's split/.
-std::string listed_sha256(const std::filesystem::path& dir, const std::string& name) {
-  std::ifstream in(dir / "split" / "SHA256SUMS");
-  std::string sum, file;
-  while (in >> sum >> file) {
-    if (file == name || file == "*" + name) return sum;
-  }
-  return "";
-}
-
 RunResult python(const std::string& script, const std::string& args) {
   return run("cd " GGUFS_SOURCE_DIR "/tests/support && /usr/bin/python3 -c " + quote(script) + " " +
              args + " 2>&1");
@@ -37,7 +22,7 @@ RunResult python(const std::string& script, const std::string& args) {
 TEST(ModelGguf, SplitModelIsWhatLlamaGgufSplitMergeWrites) {
   GGUFS_REQUIRE_FUSE();
   GGUFS_REQUIRE_TESTDATA(dir);
-  const std::string want = listed_sha256(dir, "tiny-llama-merged.gguf");
+  const std::string want = listed_split_sha256(dir, "tiny-llama-merged.gguf");
   ASSERT_EQ(want.size(), 64u);
   // From any shard.
   for (const char* shard : {"tiny-llama-00001-of-00003.gguf", "tiny-llama-00003-of-00003.gguf"}) {
@@ -75,7 +60,7 @@ TEST(ModelGguf, MmapReadsTheSameBytes) {
       "    mm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
       "    print(hashlib.sha256(mm[:]).hexdigest())\n";
   EXPECT_EQ(python(script, quote(m / "model.gguf")).output,
-            listed_sha256(dir, "tiny-llama-merged.gguf") + "\n");
+            listed_split_sha256(dir, "tiny-llama-merged.gguf") + "\n");
 }
 
 TEST(ModelGguf, SingleFileIsTheFileItself) {
@@ -275,7 +260,7 @@ TEST(ModelGguf, LlamaCppLoadsTheMergedRemoteSplitModel) {
   Nginx server(dir / "split");
   Mount m(server.url("tiny-llama-00002-of-00003.gguf"), "-o cache_dir=" + cache.path().string());
   ASSERT_TRUE(m.mounted()) << m.output();
-  EXPECT_EQ(sha256_of(m / "model.gguf"), listed_sha256(dir, "tiny-llama-merged.gguf"));
+  EXPECT_EQ(sha256_of(m / "model.gguf"), listed_split_sha256(dir, "tiny-llama-merged.gguf"));
   expect_llama_reference(m / "model.gguf");
 }
 

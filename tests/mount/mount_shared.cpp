@@ -17,11 +17,6 @@
 namespace ggufs::test {
 namespace {
 
-std::string sha256_of(const std::filesystem::path& p) {
-  const auto b = read_file(p);
-  return sha256_hex(b.data(), b.size());
-}
-
 TEST(MountConformance, RawAndF32MatchGgmlReferences) {
   GGUFS_REQUIRE_FUSE();
   GGUFS_REQUIRE_TESTDATA(dir);

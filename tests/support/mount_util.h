@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/tree.h"
 #include "test_util.h"
@@ -72,6 +73,16 @@ inline std::filesystem::path write_one_key_model(const std::filesystem::path& di
   const auto file = dir / "m.gguf";
   g.write_file(file.string());
   return file;
+}
+
+/// Writes `file` (creating its folders): a model whose general.architecture is `arch`, with one
+/// F32 tensor "t.weight" of ne {4}, each of its 16 bytes 7 (for tests of libraries of models).
+inline void write_arch_model(const std::filesystem::path& file, const std::string& arch) {
+  std::filesystem::create_directories(file.parent_path());
+  GgufWriter g;
+  g.add_string("general.architecture", arch);
+  g.add_tensor("t.weight", GGML_TYPE_F32, {4}, std::vector<std::uint8_t>(16, 7));
+  g.write_file(file.string());
 }
 
 /// True while a ggufs FUSE file system (live or stale) is mounted at `p` (/proc/mounts).

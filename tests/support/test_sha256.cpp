@@ -1,4 +1,4 @@
-// sha256_hex (test_util.h), apart from the other helpers: it needs OpenSSL, which the
+// sha256_hex and sha256_of (test_util.h), apart from the other helpers: it needs OpenSSL, which the
 // kernels-only cross build (scripts/test-arm64) does not have.
 #include <openssl/evp.h>
 
@@ -19,6 +19,11 @@ std::string sha256_hex(const void* data, std::size_t n) {
     s += hex[md[i] & 15];
   }
   return s;
+}
+
+std::string sha256_of(const std::filesystem::path& p) {
+  const auto b = read_file(p);
+  return sha256_hex(b.data(), b.size());
 }
 
 }  // namespace ggufs::test

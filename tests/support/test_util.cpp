@@ -15,6 +15,15 @@ std::optional<std::filesystem::path> testdata_dir() {
   return std::nullopt;
 }
 
+std::string listed_split_sha256(const std::filesystem::path& testdata, const std::string& name) {
+  std::ifstream in(testdata / "split" / "SHA256SUMS");
+  std::string sum, file;
+  while (in >> sum >> file) {
+    if (file == name || file == "*" + name) return sum;  // "*": sha256sum's binary mode
+  }
+  return "";
+}
+
 std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + p.string());

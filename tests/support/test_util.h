@@ -27,6 +27,11 @@ nlohmann::json read_json(const std::filesystem::path& p);
 
 /// Lower-case hex sha256 of `n` bytes.
 std::string sha256_hex(const void* data, std::size_t n);
+/// Lower-case hex sha256 of the whole file `p`.
+std::string sha256_of(const std::filesystem::path& p);
+/// The sha256 that testdata's split/SHA256SUMS (written with llama.cpp's outputs) lists for
+/// file `name`, or "" when it lists none.
+std::string listed_split_sha256(const std::filesystem::path& testdata, const std::string& name);
 
 /// A fresh empty directory under the system temp dir, removed by the destructor.
 class TempDir {

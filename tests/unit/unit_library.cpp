@@ -14,6 +14,7 @@
 #include "ggufs/gguf_writer.h"
 #include "ggufs/library.h"
 #include "ggufs/library_scan.h"
+#include "mount_util.h"  // write_arch_model
 #include "test_util.h"
 
 namespace ggufs {
@@ -21,15 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::TempDir;
-
-// Writes a model whose only key is general.architecture = `arch`, and one F32 tensor.
-void write_model(const fs::path& p, const std::string& arch) {
-  fs::create_directories(p.parent_path());
-  GgufWriter g;
-  g.add_string("general.architecture", arch);
-  g.add_tensor("t", GGML_TYPE_F32, {2}, std::vector<std::uint8_t>(8, 0));
-  g.write_file(p.string());
-}
+using test::write_arch_model;
 
 void write_text(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -76,8 +69,8 @@ TEST(Library, FolderNamesAreEscapedAndClashesGetTheFirstFreeTildeNumber) {
 
 TEST(Library, ListsAndLooksUpFoldersWithoutOpeningTheirModels) {
   TempDir tmp;
-  write_model(tmp.path() / "one.gguf", "first");
-  write_model(tmp.path() / "two.gguf", "second");
+  write_arch_model(tmp.path() / "one.gguf", "first");
+  write_arch_model(tmp.path() / "two.gguf", "second");
   std::atomic<int> opened{0};
   const Library lib = make_library({entry("one", tmp.path() / "one.gguf", &opened),
                                     entry("two", tmp.path() / "two.gguf", &opened)});
@@ -108,7 +101,7 @@ TEST(Library, ListsAndLooksUpFoldersWithoutOpeningTheirModels) {
 
 TEST(Library, OpensEachModelOnceWhateverTheThreads) {
   TempDir tmp;
-  write_model(tmp.path() / "m.gguf", "m");
+  write_arch_model(tmp.path() / "m.gguf", "m");
   std::atomic<int> opened{0};
   const Library lib = make_library({entry("m", tmp.path() / "m.gguf", &opened)});
   const Ino folder = lib.lookup(kRootIno, "m");
@@ -125,7 +118,7 @@ TEST(Library, OpensEachModelOnceWhateverTheThreads) {
 TEST(Library, AModelThatFailsToOpenIsAFolderHoldingOnlyItsError) {
   TempDir tmp;
   write_text(tmp.path() / "bad.gguf", "not a model at all");
-  write_model(tmp.path() / "good.gguf", "fine");
+  write_arch_model(tmp.path() / "good.gguf", "fine");
   std::vector<std::string> logged;
   const Library lib(
       {entry("bad", tmp.path() / "bad.gguf"), entry("good", tmp.path() / "good.gguf")}, {},
@@ -148,7 +141,7 @@ TEST(Library, AModelThatFailsToOpenIsAFolderHoldingOnlyItsError) {
 
 TEST(Library, ASingleModelKeepsItsTreesInodes) {
   TempDir tmp;
-  write_model(tmp.path() / "m.gguf", "solo");
+  write_arch_model(tmp.path() / "m.gguf", "solo");
   auto served =
       std::make_unique<ServedModel>(open_model((tmp.path() / "m.gguf").string()), TreeOptions{});
   const Tree& tree = served->tree;
@@ -162,9 +155,9 @@ TEST(Library, ASingleModelKeepsItsTreesInodes) {
 TEST(FolderScan, FindsModelsAndSplitModelsAndSkipsHiddenFoldersAndLoops) {
   TempDir tmp;
   const fs::path d = tmp.path();
-  write_model(d / "b.gguf", "b");
-  write_model(d / "sub" / "deeper" / "a.gguf", "a");
-  write_model(d / ".cache" / "hidden.gguf", "h");
+  write_arch_model(d / "b.gguf", "b");
+  write_arch_model(d / "sub" / "deeper" / "a.gguf", "a");
+  write_arch_model(d / ".cache" / "hidden.gguf", "h");
   write_text(d / "notes.txt", "not a model");
   for (int i = 1; i <= 3; ++i) {
     write_text(d / "split" / ("big-0000" + std::to_string(i) + "-of-00003.gguf"), "shard");
@@ -213,7 +206,7 @@ std::string manifest_json(const std::string& hex, std::uint64_t size) {
 
 // Writes blob `hex` of `store`: a model of architecture `arch`; returns its size in bytes.
 std::uint64_t write_blob(const fs::path& store, const std::string& hex, const std::string& arch) {
-  write_model(store / "blobs" / ("sha256-" + hex), arch);
+  write_arch_model(store / "blobs" / ("sha256-" + hex), arch);
   return fs::file_size(store / "blobs" / ("sha256-" + hex));
 }
 
