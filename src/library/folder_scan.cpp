@@ -47,7 +47,10 @@ class Walker {
     if (!d) return false;
     std::vector<std::string> names;
     while (const dirent* e = ::readdir(d.get())) {
-      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+      // A plain file not named *.gguf needs no stat (a Hugging Face cache's blobs/, a folder of
+      // other files): only folders, links and *.gguf names are examined.
+      if (e->d_name[0] == '.' || (e->d_type == DT_REG && !ends_with(e->d_name, ".gguf"))) continue;
+      names.emplace_back(e->d_name);
     }
     for (const std::string& name : names) {
       const std::string path = dir + "/" + name;
