@@ -23,6 +23,11 @@ inline constexpr std::size_t kMaxFileNameBytes = 255;
 /// file name contains "%~" (every other '%' starts a %XX escape), so names stay unique.
 std::string key_file_name(std::string_view key, std::size_t index);
 
+/// Whether `s` is a sha256 digest written as 64 lower-case hex digits, as the chunk cache names
+/// its key folders and Ollama its blobs (blobs/sha256-<hex>): a name that cannot reach outside
+/// its folder.
+bool is_sha256_hex(std::string_view s);
+
 /// `s` with control bytes and DEL escaped as \xNN (and backslash as \\) so that text from a
 /// file cannot inject terminal sequences into messages and logs.
 std::string printable(std::string_view s);

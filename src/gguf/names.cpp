@@ -3,9 +3,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 
 namespace ggufs {
+
+bool is_sha256_hex(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
 
 std::string file_name_for(std::string_view name) {
   // The three names a directory entry cannot have. None of them can come out of the loop below

@@ -28,13 +28,8 @@ struct Found {
   bool examined = false;  // stat succeeded
 };
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  return std::filesystem::path(path).filename().string();
 }
 
 class Walker {
@@ -49,7 +44,9 @@ class Walker {
     while (const dirent* e = ::readdir(d.get())) {
       // A plain file not named *.gguf needs no stat (a Hugging Face cache's blobs/, a folder of
       // other files): only folders, links and *.gguf names are examined.
-      if (e->d_name[0] == '.' || (e->d_type == DT_REG && !ends_with(e->d_name, ".gguf"))) continue;
+      if (e->d_name[0] == '.' ||
+          (e->d_type == DT_REG && !std::string_view(e->d_name).ends_with(".gguf")))
+        continue;
       names.emplace_back(e->d_name);
     }
     for (const std::string& name : names) {
@@ -62,7 +59,7 @@ class Walker {
           warnings_.push_back(fmt::format("{}: cannot read the folder: {} (skipped)",
                                           printable(path), std::strerror(errno)));
         }
-      } else if (ends_with(name, ".gguf") && (!ok || S_ISREG(st.st_mode))) {
+      } else if (name.ends_with(".gguf") && (!ok || S_ISREG(st.st_mode))) {
         files_.push_back({path, st, ok});
       }
     }

@@ -53,12 +53,6 @@ std::string display_name(const std::string& registry, const std::string& ns,
   return name + model + ":" + tag;
 }
 
-bool is_hex_digest(std::string_view hex) {
-  return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
 std::string read_manifest(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -187,7 +181,7 @@ Model open_ollama_manifest(const std::string& store, const std::string& manifest
   }
   const nlohmann::json digest = layer->value("digest", nlohmann::json());
   const std::string d = digest.is_string() ? digest.get<std::string>() : "";
-  if (d.rfind("sha256:", 0) != 0 || !is_hex_digest(std::string_view(d).substr(7))) {
+  if (d.rfind("sha256:", 0) != 0 || !is_sha256_hex(std::string_view(d).substr(7))) {
     throw ParseError(manifest, 0,
                      fmt::format("the model layer's digest is not sha256:<64 hex digits>: {}",
                                  printable(digest.dump())));

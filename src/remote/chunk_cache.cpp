@@ -30,12 +30,6 @@ constexpr const char* kTagName = "CACHEDIR.TAG";
 constexpr const char* kChunksName = "chunks-v2";
 constexpr auto kStalePart = std::chrono::minutes(10);
 
-bool is_key(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
 bool is_chunk_name(const std::string& s) {
   return !s.empty() && s.size() <= 20 &&
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -73,7 +67,7 @@ bool tag_is_ours(const fs::path& tag) {
 
 // A KEY folder of the layout before the tag: chunk and part files only.
 bool is_legacy_key_dir(const fs::path& dir) {
-  if (!is_plain_dir(dir) || !is_key(dir.filename().string())) return false;
+  if (!is_plain_dir(dir) || !is_sha256_hex(dir.filename().string())) return false;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
@@ -211,7 +205,7 @@ void ChunkCache::trim() {
   // Only KEY folders and, inside them, chunk and part files: nothing else is ever touched, and
   // no link is followed.
   for (const auto& k : fs::directory_iterator(chunks_, ec)) {
-    if (!is_plain_dir(k.path()) || !is_key(k.path().filename().string())) continue;
+    if (!is_plain_dir(k.path()) || !is_sha256_hex(k.path().filename().string())) continue;
     keys.push_back(k.path());
     std::error_code inner;
     for (const auto& e : fs::directory_iterator(k.path(), inner)) {
