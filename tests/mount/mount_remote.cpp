@@ -147,19 +147,6 @@ TEST(MountRemote, AServerFaultFailsOnlyTheReadsItTouches) {
 namespace ggufs::test {
 namespace {
 
-// The pids of processes whose command line holds `needle`.
-std::vector<int> pids_with(const std::string& needle) {
-  std::vector<int> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = read_text(e.path() / "cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(needle) != std::string::npos) out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
 // The children of `pid` that are zombies (exited, never reaped).
 std::vector<int> zombie_children(int pid) {
   std::vector<int> out;

@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -44,6 +45,19 @@ void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>&
 
 nlohmann::json read_json(const std::filesystem::path& p) {
   return nlohmann::json::parse(read_text(p));
+}
+
+std::vector<int> pids_with(const std::string& needle) {
+  std::vector<int> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);  // fails once the process is gone
+    std::string cmdline{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
 }
 
 TempDir::TempDir() {

@@ -33,6 +33,10 @@ std::string sha256_of(const std::filesystem::path& p);
 /// file `name`, or "" when it lists none.
 std::string listed_split_sha256(const std::filesystem::path& testdata, const std::string& name);
 
+/// The pids of the processes whose command line (arguments joined by spaces) holds `needle`:
+/// the daemon serving a mount point, found by the mount point's path.
+std::vector<int> pids_with(const std::string& needle);
+
 /// A fresh empty directory under the system temp dir, removed by the destructor.
 class TempDir {
  public:
