@@ -17,7 +17,9 @@ constexpr std::size_t kMaxArrayItems = 5;    // longer arrays show their first e
 // A string for the terminal: quoted, control and invalid bytes escaped by printable().
 std::string quoted(std::string_view s) {
   const bool cut = s.size() > kMaxStringBytes;
-  return "\"" + printable(cut ? s.substr(0, kMaxStringBytes) : s) + (cut ? "\"…" : "\"");
+  // fmt, not operator+: GCC 12 at -O3 reports a false -Wrestrict inside "\"" + std::string.
+  return fmt::format("\"{}{}", printable(cut ? s.substr(0, kMaxStringBytes) : s),
+                     cut ? "\"…" : "\"");
 }
 
 // One scalar as text: numbers and booleans as in metadata/, strings quoted.
