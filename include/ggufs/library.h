@@ -99,6 +99,10 @@ class Library {
   /// entry's folder.
   Ino parent(Ino ino) const;
 
+  /// The path of inode `ino` below the mount point, names joined by '/' ("raw/blk.0.attn_q.weight";
+  /// in a library "tiny-llama/raw/..."), for log lines; "" for the root. Opens no model.
+  std::string path_of(Ino ino) const;
+
   /// Inodes that exist now (opened trees and the library's own folders), for statfs.
   std::size_t node_count() const;
 

@@ -115,13 +115,16 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  const Node* n = ctx(req).library.find(ino).node;
+  const MountContext& c = ctx(req);
+  const Node* n = c.library.find(ino).node;
   if (!n) return void(fuse_reply_err(req, ENOENT));
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return void(fuse_reply_err(req, EROFS));
   fi->keep_cache = 1;  // content never changes: keep the page cache across opens
   if (log_enabled(LogLevel::kInfo) && n->kind != NodeKind::kText) {
-    log_message(LogLevel::kInfo, fmt::format("open {}", log_name(n->name)));
+    // The path, not the name: raw/ and f32/ hold files of the same name, and so do the models
+    // of a library.
+    log_message(LogLevel::kInfo, fmt::format("open {}", log_name(c.library.path_of(ino))));
   }
   fuse_reply_open(req, fi);
 }

@@ -121,6 +121,22 @@ Ino Library::parent(Ino ino) const {
   return f.node ? f.global(f.node->parent) : kRootIno;
 }
 
+std::string Library::path_of(Ino ino) const {
+  std::vector<std::string_view> names;  // leaf first
+  for (Ino i = ino; i != kRootIno;) {
+    const Node* n = find(i, /*open=*/false).node;
+    if (!n) break;
+    names.push_back(n->name);
+    i = parent(i);
+  }
+  std::string path;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    if (!path.empty()) path += '/';
+    path += *it;
+  }
+  return path;
+}
+
 std::size_t Library::node_count() const {
   if (single_) return single_->tree.count();
   std::size_t n = 1 + slots_.size();

@@ -357,10 +357,10 @@ TEST(MountLogging, BackgroundDaemonLogsToSyslogWithVerboseAndRedact) {
     Mount m(file, "-v");
     ASSERT_TRUE(m.mounted()) << m.output();
     read_text(m / "raw/secret.weight");
-    const std::string got = lines_of_daemon(syslog.receive_until("open 'secret.weight'"), m);
+    const std::string got = lines_of_daemon(syslog.receive_until("open 'raw/secret.weight'"), m);
     EXPECT_NE(got.find("ggufs"), std::string::npos) << got;
     EXPECT_NE(got.find("mounted "), std::string::npos) << got;
-    EXPECT_NE(got.find("open 'secret.weight'"), std::string::npos) << got;
+    EXPECT_NE(got.find("open 'raw/secret.weight'"), std::string::npos) << got;
   }
   {
     Mount m(file, "-v -o redact");

@@ -96,6 +96,11 @@ TEST(Library, ListsAndLooksUpFoldersWithoutOpeningTheirModels) {
   EXPECT_NE(other, metadata);
   EXPECT_EQ(text_of(lib, other, "general.architecture"), "first\n");
   EXPECT_EQ(opened.load(), 2);
+  // Log lines name a file by its path below the mount point.
+  EXPECT_EQ(lib.path_of(lib.lookup(metadata, "general.architecture")),
+            "two/metadata/general.architecture");
+  EXPECT_EQ(lib.path_of(two), "two");
+  EXPECT_EQ(lib.path_of(kRootIno), "");
   EXPECT_EQ(lib.find(Ino{99} << 32 | 1).node, nullptr);
 }
 
@@ -150,6 +155,7 @@ TEST(Library, ASingleModelKeepsItsTreesInodes) {
   EXPECT_EQ(lib.lookup(kRootIno, "metadata"), metadata);
   EXPECT_EQ(text_of(lib, metadata, "general.architecture"), "solo\n");
   EXPECT_TRUE(lib.folder_names().empty());
+  EXPECT_EQ(lib.path_of(lib.lookup(lib.lookup(kRootIno, "raw"), "t.weight")), "raw/t.weight");
 }
 
 TEST(FolderScan, FindsModelsAndSplitModelsAndSkipsHiddenFoldersAndLoops) {
