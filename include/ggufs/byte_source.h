@@ -6,7 +6,19 @@
 #include <string>
 #include <vector>
 
+struct stat;
+
 namespace ggufs {
+
+/// Opens `path` read-only as a regular file and returns its descriptor (close-on-exec), with
+/// `st` its fstat. Every file ggufs reads from a model's folder or a store goes through here: a
+/// FIFO, socket, device or directory planted under a model's name is refused with IoError
+/// ("PATH: not a regular file (a FIFO)"), and never blocks the caller. The path is checked with
+/// stat first, so nothing else is even opened; the open itself uses O_NONBLOCK (POSIX open(2):
+/// a FIFO opened for reading without it waits for a writer, forever) in case the path was swapped
+/// in between, and fstat decides. Links are followed (the Hugging Face cache's snapshots are
+/// links to its blobs). Throws IoError naming the path and the OS error when it cannot be opened.
+int open_regular_file(const std::string& path, struct stat& st);
 
 /// Random-access, read-only bytes of known size.
 class ByteSource {

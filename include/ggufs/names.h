@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ggufs {
 
@@ -31,5 +32,22 @@ bool is_sha256_hex(std::string_view s);
 /// `s` with control bytes and DEL escaped as \xNN (and backslash as \\) so that text from a
 /// file cannot inject terminal sequences into messages and logs.
 std::string printable(std::string_view s);
+
+/// Length in bytes of the well-formed UTF-8 sequence of 2 to 4 bytes that starts `s`, or 0 when
+/// `s` does not start with one (RFC 3629 §4: no overlong forms, no surrogates, nothing above
+/// U+10FFFF). ASCII bytes are not sequences here: 0 for them too.
+std::size_t utf8_sequence_length(std::string_view s);
+
+/// `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD, one
+/// replacement per byte (as gguf.json writes names). Formats whose names must be Unicode text
+/// (JSON keys) take this; two different names can then become the same text, hence
+/// unique_names.
+std::string valid_utf8(std::string_view s);
+
+/// Names made distinct, in order: `names[i]` stays as it is unless an earlier name is the same
+/// text; such a repeat becomes NAME~N, with the smallest N >= 2 that is neither one of `names`
+/// nor given out already. Used wherever distinct things must get distinct names after a lossy
+/// mapping (library folders after escaping; safetensors keys after valid_utf8).
+std::vector<std::string> unique_names(std::vector<std::string> names);
 
 }  // namespace ggufs

@@ -19,21 +19,45 @@ std::int64_t mtime_ns(const struct stat& st) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a file";
+}
+
+[[noreturn]] void not_regular(const std::string& path, mode_t mode) {
+  throw IoError(fmt::format("{}: not a regular file ({})", printable(path), file_kind(mode)));
+}
+
 }  // namespace
 
-FileSource::FileSource(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0) {
+int open_regular_file(const std::string& path, struct stat& st) {
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) not_regular(path, st.st_mode);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    throw IoError(fmt::format("{}: cannot open: {}", printable(path), std::strerror(errno)));
+  }
+  if (::fstat(fd, &st) != 0) {
     const int err = errno;
-    ::close(fd_);
-    throw IoError(fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
+    ::close(fd);
+    throw IoError(fmt::format("{}: cannot stat: {}", printable(path), std::strerror(err)));
   }
   if (!S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    throw IoError(fmt::format("{}: not a regular file", path));
+    ::close(fd);
+    not_regular(path, st.st_mode);
   }
+  // Reads of a regular file never wait on O_NONBLOCK (open(2)); cleared all the same, so the
+  // descriptor behaves as a plain one wherever it is handed (splice, mmap).
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+FileSource::FileSource(const std::string& path) : path_(path) {
+  struct stat st {};
+  fd_ = open_regular_file(path, st);
   size_ = static_cast<std::uint64_t>(st.st_size);
   mtime_ns_ = mtime_ns(st);
   dev_ = st.st_dev;

@@ -139,6 +139,15 @@ Model open_model(const std::string& path, const ShardProgress& progress, const S
                                         kSplitNo, *no, i, name->count, kSplitNo, i - 1)
                           : fmt::format("no {} key: not a shard of this split model", kSplitNo));
     }
+    // Byte order is per file (the parser tells it from the version field at byte 4); every
+    // value and tensor of one model must be read one way, so shards cannot differ.
+    if (f.big_endian != shards[0].big_endian) {
+      const auto order = [](const GgufFile& g) { return g.big_endian ? "big" : "little"; };
+      throw ParseError(p, 4,
+                       fmt::format("this shard is {}-endian, but shard 1 is {}-endian: the "
+                                   "shards of one split model must share one byte order",
+                                   order(f), order(shards[0])));
+    }
     const auto c = split_key(f, kSplitCount);
     if (c != count) {
       throw ParseError(p, key_offset(f, kSplitCount),

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_set>
 
 namespace ggufs {
 
@@ -66,6 +67,65 @@ std::string printable(std::string_view s) {
     }
   }
   return out;
+}
+
+std::size_t utf8_sequence_length(std::string_view s) {
+  if (s.empty()) return 0;
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned c = b(0);
+  std::size_t n;
+  unsigned lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;  // no overlong forms
+    if (c == 0xed) hi = 0x9f;  // no surrogates
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;  // no overlong forms
+    if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (b(k) < 0x80 || b(k) > 0xbf) return 0;
+  }
+  return n;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      out += s[i++];
+    } else if (const std::size_t n = utf8_sequence_length(s.substr(i)); n > 0) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> unique_names(std::vector<std::string> names) {
+  const std::unordered_set<std::string> taken(names.begin(), names.end());
+  std::unordered_set<std::string> used;
+  for (std::string& name : names) {
+    if (used.insert(name).second) continue;
+    for (unsigned n = 2;; ++n) {
+      std::string candidate = fmt::format("{}~{}", name, n);
+      if (!taken.count(candidate) && used.insert(candidate).second) {
+        name = std::move(candidate);
+        break;
+      }
+    }
+  }
+  return names;
 }
 
 }  // namespace ggufs

@@ -18,31 +18,14 @@ constexpr Ino kLocalMask = (Ino{1} << kEntryShift) - 1;
 // Every entry whose name is free keeps it; only the later ones of a clash get suffixes, so
 // adding a model never renames another one that did not clash.
 std::vector<std::string> unique_folder_names(const std::vector<LibraryEntry>& entries) {
-  std::vector<std::string> base;
-  std::unordered_set<std::string> taken;
+  std::vector<std::string> names;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     // "~N" needs room: names are cut well before NAME_MAX (key_file_name cuts at 200 bytes).
     std::string name = file_name_for(entries[i].name);
     if (name.size() > kMaxFileNameBytes - 12) name = key_file_name(entries[i].name, i);
-    base.push_back(name);
-    taken.insert(std::move(name));
+    names.push_back(std::move(name));
   }
-  std::vector<std::string> out;
-  std::unordered_set<std::string> used;
-  for (std::string& name : base) {
-    if (used.insert(name).second) {
-      out.push_back(std::move(name));
-      continue;
-    }
-    for (unsigned n = 2;; ++n) {
-      std::string candidate = fmt::format("{}~{}", name, n);
-      if (!taken.count(candidate) && used.insert(candidate).second) {
-        out.push_back(std::move(candidate));
-        break;
-      }
-    }
-  }
-  return out;
+  return unique_names(std::move(names));
 }
 
 }  // namespace

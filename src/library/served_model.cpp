@@ -77,6 +77,8 @@ ServedModel::ServedModel(Model m, const TreeOptions& options)
 }
 
 ServedModel::ServedModel(std::string message, const struct timespec& time)
-    : tree(Tree::error_folder(std::move(message))), reader(model.file, {}), mtime(time) {}
+    : tree(Tree::error_folder(std::move(message))),
+      reader(model.file, std::vector<const ByteSource*>{}),
+      mtime(time) {}
 
 }  // namespace ggufs

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ggufs/ggml_type.h"
+#include "ggufs/names.h"
 
 namespace ggufs {
 namespace {
@@ -188,7 +189,7 @@ class JsonOut {
         i = j;
         continue;
       }
-      const std::size_t n = utf8_length(s.substr(i));
+      const std::size_t n = utf8_sequence_length(s.substr(i));
       if (n == 0) {
         out_ += "\xEF\xBF\xBD";
         ++i;
@@ -199,32 +200,6 @@ class JsonOut {
     }
     out_ += '"';
   }
-  // Length of the well-formed UTF-8 sequence of 2 to 4 bytes that starts `s`, or 0.
-  static std::size_t utf8_length(std::string_view s) {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned c = b(0);
-    std::size_t n;
-    unsigned lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-    if (c >= 0xc2 && c <= 0xdf) {
-      n = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 3;
-      if (c == 0xe0) lo = 0xa0;  // no overlong forms
-      if (c == 0xed) hi = 0x9f;  // no surrogates
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 4;
-      if (c == 0xf0) lo = 0x90;  // no overlong forms
-      if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
-    } else {
-      return 0;
-    }
-    if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
-    for (std::size_t k = 2; k < n; ++k) {
-      if (b(k) < 0x80 || b(k) > 0xbf) return 0;
-    }
-    return n;
-  }
-
   std::string& out_;
   std::vector<std::size_t> counts_;  // members or elements written so far, per open container
   bool after_key_ = false;

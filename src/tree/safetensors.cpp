@@ -52,13 +52,39 @@ std::string_view dtype_name(ViewData d) {
 
 // Appends `"key":value` to a JSON object being written, with a comma unless it is the first
 // member. Written member by member, not as one nlohmann object: its ordered_json finds a key
-// by a linear search, which would make a header of n tensors cost n² comparisons.
+// by a linear search, which would make a header of n tensors cost n² comparisons. `key` must be
+// valid UTF-8 already (json_keys).
 void append_member(std::string& out, std::string_view key, const nlohmann::json& value) {
   constexpr auto kReplace = nlohmann::json::error_handler_t::replace;  // invalid UTF-8 → U+FFFD
   if (!out.empty() && out.back() != '{') out += ',';
-  out += nlohmann::json(key).dump(-1, ' ', false, kReplace);
+  out += nlohmann::json(key).dump();
   out += ':';
   out += value.dump(-1, ' ', false, kReplace);
+}
+
+// The JSON keys of `names`, distinct: a JSON key must be Unicode text, so a name that is not
+// valid UTF-8 gets U+FFFD for its ill-formed bytes, and two such names (or one and a valid
+// name) could become one key, which the format forbids (safetensors' loader refuses the file).
+// Valid names and `reserved` keep their text; a clash gets "~2", "~3", … (unique_names).
+std::vector<std::string> json_keys(const std::vector<std::string_view>& names,
+                                   std::initializer_list<std::string_view> reserved) {
+  std::vector<std::size_t> order;  // reserved, then the valid names, then the rest
+  std::vector<std::string> texts(reserved.begin(), reserved.end());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    texts.push_back(valid_utf8(names[i]));
+    if (texts.back() == names[i]) order.push_back(i);
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (texts[reserved.size() + i] != names[i]) order.push_back(i);
+  }
+  std::vector<std::string> ranked(texts.begin(), texts.begin() + reserved.size());
+  for (std::size_t i : order) ranked.push_back(texts[reserved.size() + i]);
+  ranked = unique_names(std::move(ranked));
+  std::vector<std::string> out(names.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    out[order[k]] = std::move(ranked[reserved.size() + k]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -66,21 +92,38 @@ void append_member(std::string& out, std::string_view key, const nlohmann::json&
 std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOptions& options,
                                               std::vector<std::string>& warnings) {
   // Keys are unique in a parsed file; "format" is the format's own.
-  std::string meta = "{";
-  append_member(meta, "format", "pt");
+  std::vector<const KeyValue*> scalars;
+  std::vector<std::string_view> key_names;
   for (const KeyValue& kv : file.kv) {
     if (kv.value.type == ValueType::kArray || kv.key == "format" || kv.key == kOmittedKey) {
       continue;
     }
-    std::string text = render_metadata_value(kv.value);
+    scalars.push_back(&kv);
+    key_names.push_back(kv.key);
+  }
+  const std::vector<std::string> meta_keys = json_keys(key_names, {"format", kOmittedKey});
+  std::string meta = "{";
+  append_member(meta, "format", "pt");
+  for (std::size_t k = 0; k < scalars.size(); ++k) {
+    std::string text = render_metadata_value(scalars[k]->value);
     text.pop_back();  // every scalar's file ends in one newline
-    append_member(meta, kv.key, text);
+    append_member(meta, meta_keys[k], text);
   }
   std::string tensors;  // the members after "__metadata__", comma-separated
 
-  ModelLayout out;
+  // Tensors by element size, largest first (GGUF order among equals), so that the buffer, which
+  // begins 8-byte aligned, keeps every tensor aligned to its element size whatever odd-sized
+  // F16 or I8 tensors the model has: torch's views of the buffer require it. safetensors' own
+  // writer orders by dtype the same way (safetensors/src/tensor.rs, prepare).
+  struct Planned {
+    std::size_t tensor;
+    Piece piece;
+    std::string_view dtype;
+    std::uint32_t element_bytes;
+  };
+  std::vector<Planned> planned;
+  std::vector<std::string_view> tensor_names;
   std::vector<std::string> omitted;
-  std::uint64_t offset = 0;  // in the byte buffer
   for (std::size_t i = 0; i < file.tensors.size(); ++i) {
     const TensorInfo& t = file.tensors[i];
     const std::string_view kept = t.n_bytes ? stored_dtype(t.type) : "";
@@ -93,10 +136,12 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
     p.kind = Piece::Kind::kTensor;
     p.tensor = i;
     std::string_view dtype;
+    std::uint32_t bytes_each;
     const bool convert = options.safetensors_dtype != ViewData::kStored && !is_integer(t.type) &&
                          kept != dtype_name(options.safetensors_dtype);
     if (!kept.empty() && !convert) {
       dtype = kept;
+      bytes_each = type_traits(t.type)->type_size;  // a kept dtype has one element per block
       p.size = *t.n_bytes;
       if (!file.big_endian) {  // the stored bytes are the data: spliced
         p.kind = Piece::Kind::kSource;
@@ -106,15 +151,31 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
     } else {
       p.data = convert ? options.safetensors_dtype : ViewData::kFloat32;
       dtype = dtype_name(p.data);
-      p.size = t.n_elements * element_bytes(p.data);
+      bytes_each = element_bytes(p.data);
+      p.size = t.n_elements * bytes_each;
     }
+    planned.push_back({i, p, dtype, bytes_each});
+    tensor_names.push_back(t.name);
+  }
+  const std::vector<std::string> keys = json_keys(tensor_names, {"__metadata__"});
+  std::vector<std::size_t> order(planned.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return planned[a].element_bytes > planned[b].element_bytes;
+  });
+  ModelLayout out;
+  std::uint64_t offset = 0;  // in the byte buffer
+  for (const std::size_t k : order) {
+    const TensorInfo& t = file.tensors[planned[k].tensor];
+    Piece p = planned[k].piece;
     p.at = offset;  // made absolute below, once the header's size is known
     out.pieces.push_back(p);
     std::vector<std::uint64_t> shape(t.ne.begin(), t.ne.begin() + t.n_dims);
     std::reverse(shape.begin(), shape.end());
-    append_member(
-        tensors, t.name,
-        {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {offset, offset + p.size}}});
+    append_member(tensors, keys[k],
+                  {{"dtype", planned[k].dtype},
+                   {"shape", shape},
+                   {"data_offsets", {offset, offset + p.size}}});
     offset += p.size;
   }
   if (!omitted.empty()) {

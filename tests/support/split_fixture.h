@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -33,6 +34,7 @@ struct ShardEdit {
   std::uint32_t shard = 0;  // 1-based; 0: none; kAll: every shard
   std::string key;          // key to set (or remove, with no value)
   std::optional<Value> value;
+  bool big_endian = false;  // write that shard big-endian (its tensor data byte-swapped too)
 };
 
 // Writes `n` shards `<dir>/m-0000i-of-0000n.gguf`, shard i holding tensors "t<i>.a", "t<i>.b"
@@ -50,12 +52,19 @@ inline std::string write_split(const std::filesystem::path& dir, std::uint32_t n
       std::erase_if(kv, [&](const auto& p) { return p.first == edit.key; });
       if (edit.value) kv.emplace_back(edit.key, *edit.value);
     }
+    const bool swap = edit.big_endian && (edit.shard == i || edit.shard == kAll);
+    // An F32 tensor of a big-endian file holds each float's bytes reversed.
+    const auto bytes = [swap](int k) {
+      std::vector<std::uint8_t> b = tensor_bytes(k);
+      for (std::size_t at = 0; swap && at < b.size(); at += 4) std::reverse(&b[at], &b[at + 4]);
+      return b;
+    };
     GgufWriter g;
+    if (swap) g.set_format(3, true);
     for (auto& [k, v] : kv) g.add(k, v);
-    g.add_tensor(fmt::format("t{}.a", i), GGML_TYPE_F32, {4},
-                 tensor_bytes(2 * static_cast<int>(i)));
+    g.add_tensor(fmt::format("t{}.a", i), GGML_TYPE_F32, {4}, bytes(2 * static_cast<int>(i)));
     g.add_tensor(i == n && !duplicate.empty() ? duplicate : fmt::format("t{}.b", i), GGML_TYPE_F32,
-                 {4}, tensor_bytes(2 * static_cast<int>(i) + 1));
+                 {4}, bytes(2 * static_cast<int>(i) + 1));
     g.write_file(shard_path(prefix, i, n));
   }
   return prefix;

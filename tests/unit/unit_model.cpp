@@ -143,6 +143,31 @@ TEST(SplitModel, MissingOrMismatchedShardsAreNamed) {
   }
 }
 
+TEST(SplitModel, ShardsMustShareOneByteOrder) {
+  // Each shard alone is a valid file; together their values would be read one way and half of
+  // them come out byte-swapped.
+  for (const std::uint32_t odd : {1u, 2u}) {
+    SCOPED_TRACE(odd);
+    test::TempDir dir;
+    const std::string prefix = write_split(dir.path(), 2, {odd, "", std::nullopt, true});
+    for (std::uint32_t i = 1; i <= 2; ++i) {
+      const FileSource shard(shard_path(prefix, i, 2));
+      EXPECT_NO_THROW(parse_gguf(shard, shard.name()));
+    }
+    const std::string e = failure(shard_path(prefix, 1, 2));
+    EXPECT_NE(e.find("ParseError: " + shard_path(prefix, 2, 2) + ": at byte 4: this shard is " +
+                     (odd == 2 ? "big-endian, but shard 1 is little-endian"
+                               : "little-endian, but shard 1 is big-endian")),
+              std::string::npos)
+        << e;
+  }
+  test::TempDir dir;  // every shard big-endian: one model
+  const std::string prefix = write_split(dir.path(), 2, {kAll, "", std::nullopt, true});
+  const Model m = open_model(shard_path(prefix, 1, 2));
+  EXPECT_TRUE(m.file.big_endian);
+  EXPECT_EQ(m.file.tensors.size(), 4u);
+}
+
 TEST(SplitModel, NamesAndKeysMustAgree) {
   test::TempDir dir;
   const std::string prefix = write_split(dir.path(), 2);
