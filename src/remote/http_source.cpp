@@ -19,6 +19,19 @@ namespace ggufs {
 
 namespace {
 thread_local Clock::time_point t_deadline{};
+
+// Runs `f` when it goes out of scope: on every way out, an exception included.
+template <class F>
+class OnScopeExit {
+ public:
+  explicit OnScopeExit(F f) : f_(std::move(f)) {}
+  ~OnScopeExit() { f_(); }
+  OnScopeExit(const OnScopeExit&) = delete;
+  OnScopeExit& operator=(const OnScopeExit&) = delete;
+
+ private:
+  F f_;
+};
 }  // namespace
 
 bool is_url(const std::string& path) { return is_remote(path); }
@@ -122,8 +135,24 @@ std::size_t HttpSource::read_at(std::uint64_t offset, void* dst, std::size_t n) 
   // never wait for chunks they do not need. A chunk another thread is fetching is waited for,
   // not fetched twice (the kernel sends several read-ahead requests at once); a chunk whose
   // fetch failed moments ago fails again at once.
-  std::vector<std::uint64_t> missing;
+  std::vector<std::uint64_t> missing;  // the chunks this read puts in flight
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  missing.reserve(until - first + 1);  // so that a chunk in flight is always in it (no throw)
+  ranges.reserve(until - first + 1);
+  // Takes this read's chunks out of flight and wakes the readers waiting for them (mu held).
+  bool released = false;
+  const auto release = [&] {
+    for (std::uint64_t c : missing) s.in_flight.erase(c);
+    released = true;
+    s.landed.notify_all();
+  };
+  // On every way out, an exception included (from the fetch, or the cache: no memory, a library
+  // that throws), else every later read of those chunks waits out read_timeout until remount.
+  const OnScopeExit on_exit([&] {
+    if (released || missing.empty()) return;
+    const std::lock_guard lock(s.mu);
+    release();
+  });
   {
     const std::lock_guard lock(s.mu);
     const auto now = Clock::now();
@@ -142,27 +171,19 @@ std::size_t HttpSource::read_at(std::uint64_t offset, void* dst, std::size_t n) 
   }
   std::vector<RangeResult> results;
   if (!ranges.empty()) {
-    try {
-      results = s.fetcher->fetch(ranges, deadline);
-    } catch (...) {  // std::bad_alloc: nothing may stay in flight
-      const std::lock_guard lock(s.mu);
-      for (std::uint64_t c : missing) s.in_flight.erase(c);
-      s.landed.notify_all();
-      throw;
-    }
+    results = s.fetcher->fetch(ranges, deadline);
     for (std::size_t i = 0; i < missing.size(); ++i) {
       if (results[i].error.empty()) s.cache->store(s.key, missing[i], results[i].bytes);
     }
     const std::lock_guard lock(s.mu);
     const auto until_time = Clock::now() + std::chrono::milliseconds(s.opt.failure_memory_ms);
     for (std::size_t i = 0; i < missing.size(); ++i) {
-      s.in_flight.erase(missing[i]);
       const RangeResult& r = results[i];
       if (r.error.empty()) continue;
       if (r.fault == Fault::kModified) s.modified = Impl::Failure{until_time, r.error, r.fault};
       s.failed[missing[i]] = Impl::Failure{until_time, r.error, r.fault};
     }
-    s.landed.notify_all();
+    release();  // the waiters wake once mu is free, and see the failures just noted
   }
   {
     std::unique_lock lock(s.mu);

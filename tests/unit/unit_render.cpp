@@ -637,5 +637,24 @@ TEST(Names, PrintableEscapesControls) {
   EXPECT_NE(printable("\x1b"), printable("\\x1b"));
 }
 
+// RFC 3629 §3-4: each byte outside a well-formed sequence is one U+FFFD.
+TEST(Names, ValidUtf8ReplacesEachIllFormedByte) {
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(valid_utf8("plain \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"),
+            "plain \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+  EXPECT_EQ(valid_utf8("a\xFF" "b"), "a" + r + "b");
+  EXPECT_EQ(valid_utf8("\xC0\xAF"), r + r);                  // overlong '/'
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), r + r + r);          // a surrogate
+  EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);  // above U+10FFFF
+  EXPECT_EQ(valid_utf8("\xE2\x82"), r + r);                  // cut short
+  EXPECT_EQ(valid_utf8(std::string("n\0l", 3)), std::string("n\0l", 3));
+}
+
+TEST(Names, UniqueNamesNumbersRepeatsAroundTakenNames) {
+  EXPECT_EQ(unique_names({"a", "b", "a", "a~2", "a"}),
+            (std::vector<std::string>{"a", "b", "a~3", "a~2", "a~4"}));
+  EXPECT_EQ(unique_names({"x", "y"}), (std::vector<std::string>{"x", "y"}));
+}
+
 }  // namespace
 }  // namespace ggufs
