@@ -3,7 +3,10 @@
 // by LibraryEntry::open, on first use.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ggufs/library.h"
@@ -25,8 +28,21 @@ namespace ggufs {
 std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
                                            std::vector<std::string>& warnings);
 
-/// Ollama's model store: $OLLAMA_MODELS, else $HOME/.ollama/models (Ollama's envconfig.Models).
-std::string ollama_store_path();
+/// Where Ollama's Linux installer keeps the models: it runs Ollama as the system user `ollama`,
+/// whose home it makes /usr/share/ollama (ollama's scripts/install.sh, `useradd -d`).
+inline constexpr const char* kOllamaSystemStore = "/usr/share/ollama/.ollama/models";
+
+/// An Ollama model store and why it was chosen (for the log and --info).
+struct OllamaStore {
+  std::string path;  ///< the store's folder
+  std::string why;   ///< e.g. "$OLLAMA_MODELS"
+};
+
+/// Ollama's model store: $OLLAMA_MODELS when set and not empty (Ollama's envconfig.Models); else
+/// $HOME/.ollama/models (Ollama run by the user) unless it is missing and `system_store` is a
+/// folder, or cannot be examined for lack of permission (then `system_store`, so that the mount
+/// fails naming it); else $HOME/.ollama/models, missing, for the error to name. Never throws.
+OllamaStore find_ollama_store(const std::string& system_store = kOllamaSystemStore);
 
 /// The models of the Ollama store at `store`: one entry per manifest
 /// `manifests/<registry>/<namespace>/<model>/<tag>`, named as `ollama list` names them:
@@ -46,13 +62,27 @@ std::string ollama_manifest_path(const std::string& store, const std::string& re
 /// Ollama's media type of the layer holding the model's GGUF file.
 inline constexpr const char* kOllamaModelMediaType = "application/vnd.ollama.image.model";
 
+/// What an Ollama manifest says of the layer holding its model.
+struct OllamaModelLayer {
+  std::string digest_hex;             ///< the 64 lower-case hex digits of the layer's sha256 digest
+  std::optional<std::uint64_t> size;  ///< the layer's "size" (bytes), when an unsigned integer
+};
+
+/// The first layer of media type kOllamaModelMediaType of the Ollama manifest (an OCI image
+/// manifest, JSON) `text`, the content of file `manifest`. Throws ParseError naming `manifest`
+/// when `text` is not JSON (at the byte offset of the syntax error, or of a number beyond the
+/// range of a double), nests arrays and objects more than 64 levels deep (at the byte offset of
+/// the bracket that opens level 65), or has no such layer or a digest that is not
+/// `sha256:<64 hex digits>` (at offset 0). Messages quote at most 64 bytes of the manifest at a
+/// time, made printable.
+OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string& manifest);
+
 /// Opens the model a manifest names: the manifest (an OCI image manifest, JSON) is read, its
 /// first layer of media type kOllamaModelMediaType gives the digest `sha256:<64 hex digits>`,
 /// and the blob `blobs/sha256-<hex>` of `store` is opened with open_model. Throws IoError when
 /// the manifest or the blob cannot be read or the blob's size differs from the layer's `size`
-/// (the message names the file), ParseError when the manifest is not JSON (byte offset of the
-/// syntax error) or has no such layer or a malformed digest (offset 0), and what open_model
-/// throws for the blob.
+/// (the message names the file), ParseError when the manifest is larger than 1 MiB or as
+/// parse_ollama_manifest throws, and what open_model throws for the blob.
 Model open_ollama_manifest(const std::string& store, const std::string& manifest);
 
 }  // namespace ggufs

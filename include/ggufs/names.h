@@ -19,10 +19,12 @@ std::string file_name_for(std::string_view name);
 inline constexpr std::size_t kMaxFileNameBytes = 255;
 
 /// The file name of metadata entry `index` (0-based, file order) with key `key`:
-/// file_name_for(key) when that fits in kMaxFileNameBytes; else its first at most 200 bytes (never
-/// cut inside a %XX escape or a UTF-8 character), then "%~" and `index` in decimal. No other
-/// file name contains "%~" (every other '%' starts a %XX escape), so names stay unique.
-std::string key_file_name(std::string_view key, std::size_t index);
+/// file_name_for(key) when that fits in `max_bytes` (at least 230); else its first at most 200
+/// bytes (never cut inside a %XX escape or a UTF-8 character), then "%~" and `index` in decimal.
+/// No other file name contains "%~" (every other '%' starts a %XX escape), so names stay unique.
+/// A caller that appends to the name (unique_names' "~N") passes a smaller `max_bytes`.
+std::string key_file_name(std::string_view key, std::size_t index,
+                          std::size_t max_bytes = kMaxFileNameBytes);
 
 /// Whether `s` is a sha256 digest written as 64 lower-case hex digits, as the chunk cache names
 /// its key folders and Ollama its blobs (blobs/sha256-<hex>): a name that cannot reach outside

@@ -91,11 +91,19 @@ int open_and_parse(const std::string& what, Model& model,
 constexpr std::string_view kOllamaScheme = "ollama:";
 bool is_ollama(const std::string& path) { return path.rfind(kOllamaScheme, 0) == 0; }
 
+// Ollama's store (find_ollama_store), logged with why it is the one (-v).
+OllamaStore chosen_ollama_store() {
+  OllamaStore store = find_ollama_store();
+  log_message(LogLevel::kInfo,
+              fmt::format("Ollama's store {} ({})", printable(store.path), store.why));
+  return store;
+}
+
 // Opens FILE: a GGUF file or the URL of one, or "ollama:NAME[:TAG]" (the blob its manifest
 // names); prints why not and returns the exit code, else kExitOk.
 int open_model_named(const std::string& path, const RemoteOptions& remote, Model& model) {
   if (is_ollama(path)) {
-    const std::string store = ollama_store_path();
+    const std::string store = chosen_ollama_store().path;
     std::string manifest;
     try {
       manifest = ollama_manifest_path(store, path.substr(kOllamaScheme.size()));
@@ -263,9 +271,13 @@ bool safetensors_dtype(const char* name, ViewData& out) {
 }
 
 // The folder whose models FILE mounts as a library: FILE itself when it is a local folder, the
-// Ollama store for "ollama:"; nullopt for a model.
-std::optional<std::string> library_folder(const std::string& path) {
-  if (path == kOllamaScheme) return ollama_store_path();
+// Ollama store for "ollama:" (then `why` says why that one); nullopt for a model.
+std::optional<std::string> library_folder(const std::string& path, std::string& why) {
+  if (path == kOllamaScheme) {
+    OllamaStore store = chosen_ollama_store();
+    why = std::move(store.why);
+    return std::move(store.path);
+  }
   struct stat st {};
   if (!is_url(path) && !is_ollama(path) && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return path;
@@ -332,7 +344,8 @@ int mount_file(fuse_args& args, const Config& conf) {
   }
   std::unique_ptr<Library> library;
   bool remote_model = false;
-  if (const std::optional<std::string> folder = library_folder(path)) {
+  std::string why;
+  if (const std::optional<std::string> folder = library_folder(path, why)) {
     if (const int rc = open_library(*folder, path, tree_options, library); rc != kExitOk) {
       return rc;
     }
@@ -395,12 +408,15 @@ int run(int argc, char** argv) {
                  usage_text());
       return kExitUsage;
     }
-    if (const std::optional<std::string> folder = library_folder(conf.file); folder && conf.info) {
+    std::string why;
+    if (const std::optional<std::string> folder = library_folder(conf.file, why);
+        folder && conf.info) {
       // A library: what its mount would show, a folder per model, without opening any.
       std::unique_ptr<Library> library;
       if (const int rc = open_library(*folder, conf.file, {}, library); rc != kExitOk) return rc;
       const std::vector<std::string> names = library->folder_names();
       fmt::print("{}: a library of {} models\n", printable(*folder), names.size());
+      if (!why.empty()) fmt::print("  Ollama's store: {}\n", why);
       for (std::size_t k = 0; k < names.size(); ++k) {
         fmt::print("  {}\t{}\n", printable(names[k]), printable(library->entry(k).path));
       }

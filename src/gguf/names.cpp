@@ -36,9 +36,9 @@ std::string file_name_for(std::string_view name) {
   return out;
 }
 
-std::string key_file_name(std::string_view key, std::size_t index) {
+std::string key_file_name(std::string_view key, std::size_t index, std::size_t max_bytes) {
   std::string name = file_name_for(key);
-  if (name.size() <= kMaxFileNameBytes) return name;
+  if (name.size() <= max_bytes) return name;
   constexpr std::size_t kPrefixBytes = 200;
   std::size_t cut = kPrefixBytes;
   // Back off from the middle of a %XX escape, then from the middle of a UTF-8 sequence.

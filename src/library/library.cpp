@@ -20,10 +20,9 @@ constexpr Ino kLocalMask = (Ino{1} << kEntryShift) - 1;
 std::vector<std::string> unique_folder_names(const std::vector<LibraryEntry>& entries) {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    // "~N" needs room: names are cut well before NAME_MAX (key_file_name cuts at 200 bytes).
-    std::string name = file_name_for(entries[i].name);
-    if (name.size() > kMaxFileNameBytes - 12) name = key_file_name(entries[i].name, i);
-    names.push_back(std::move(name));
+    // "~N" needs room: a name longer than NAME_MAX less 12 bytes is cut (to 200 bytes and
+    // "%~INDEX"), so that unique_names' suffix still fits.
+    names.push_back(key_file_name(entries[i].name, i, kMaxFileNameBytes - 12));
   }
   return unique_names(std::move(names));
 }

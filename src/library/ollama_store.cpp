@@ -10,16 +10,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
 
+#include "ggufs/byte_source.h"
 #include "ggufs/error.h"
 #include "ggufs/library_scan.h"
 #include "ggufs/names.h"
+#include "untrusted_json.h"
 
 namespace ggufs {
 namespace {
@@ -53,29 +54,38 @@ std::string display_name(const std::string& registry, const std::string& ns,
   return name + model + ":" + tag;
 }
 
+// The manifest's text, opened as every file of a store is (a regular file, never blocking).
 std::string read_manifest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw IoError(fmt::format("{}: cannot open the manifest: {}", path, std::strerror(errno)));
-  }
-  std::string text(kMaxManifestBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) throw IoError(fmt::format("{}: cannot read the manifest", path));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxManifestBytes) {
+  const FileSource src(path);
+  if (src.size() > kMaxManifestBytes) {
     throw ParseError(
         path, kMaxManifestBytes,
         fmt::format("not an Ollama manifest: larger than {} bytes", kMaxManifestBytes));
   }
+  std::string text(static_cast<std::size_t>(src.size()), '\0');
+  text.resize(src.read_at(0, text.data(), text.size()));
   return text;
 }
 
 }  // namespace
 
-std::string ollama_store_path() {
-  if (const char* dir = std::getenv("OLLAMA_MODELS"); dir && *dir) return dir;
+OllamaStore find_ollama_store(const std::string& system_store) {
+  if (const char* dir = std::getenv("OLLAMA_MODELS"); dir && *dir) return {dir, "$OLLAMA_MODELS"};
   const char* home = std::getenv("HOME");
-  return std::string(home ? home : "") + "/.ollama/models";
+  std::string user = std::string(home ? home : "") + "/.ollama/models";
+  std::error_code ec;
+  if (!std::filesystem::exists(user, ec)) {
+    // Not readable to this user (a 0700 home of ollama's): still the store meant, and the
+    // mount's error then says "Permission denied" of it.
+    ec.clear();
+    const bool is_dir = std::filesystem::is_directory(system_store, ec);
+    if (is_dir || ec == std::errc::permission_denied) {
+      return {system_store,
+              "the store of Ollama's Linux service, run as user ollama: $OLLAMA_MODELS is unset "
+              "and ~/.ollama/models missing"};
+    }
+  }
+  return {std::move(user), "~/.ollama/models: $OLLAMA_MODELS is unset"};
 }
 
 std::vector<LibraryEntry> find_ollama_models(const std::string& given,
@@ -156,15 +166,8 @@ std::string ollama_manifest_path(const std::string& store, const std::string& re
   return path;
 }
 
-Model open_ollama_manifest(const std::string& store, const std::string& manifest) {
-  const std::string text = read_manifest(manifest);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ParseError(manifest, e.byte > 0 ? e.byte - 1 : 0,
-                     fmt::format("not an Ollama manifest: not JSON ({})", printable(e.what())));
-  }
+OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string& manifest) {
+  const nlohmann::json doc = parse_untrusted_json(text, manifest, "not an Ollama manifest");
   const nlohmann::json* layer = nullptr;
   if (doc.is_object() && doc.contains("layers") && doc["layers"].is_array()) {
     for (const nlohmann::json& l : doc["layers"]) {
@@ -182,22 +185,32 @@ Model open_ollama_manifest(const std::string& store, const std::string& manifest
   const nlohmann::json digest = layer->value("digest", nlohmann::json());
   const std::string d = digest.is_string() ? digest.get<std::string>() : "";
   if (d.rfind("sha256:", 0) != 0 || !is_sha256_hex(std::string_view(d).substr(7))) {
+    // The parser accepts only valid UTF-8, so dump() cannot throw; `replace` is a second guard.
     throw ParseError(manifest, 0,
                      fmt::format("the model layer's digest is not sha256:<64 hex digits>: {}",
-                                 printable(digest.dump())));
+                                 quote_json(digest.dump(
+                                     -1, ' ', false, nlohmann::json::error_handler_t::replace))));
   }
-  const std::string blob = store + "/blobs/sha256-" + d.substr(7);
+  OllamaModelLayer out;
+  out.digest_hex = d.substr(7);
+  const nlohmann::json size = layer->value("size", nlohmann::json());
+  if (size.is_number_unsigned()) out.size = size.get<std::uint64_t>();
+  return out;
+}
+
+Model open_ollama_manifest(const std::string& store, const std::string& manifest) {
+  const OllamaModelLayer layer = parse_ollama_manifest(read_manifest(manifest), manifest);
+  const std::string blob = store + "/blobs/sha256-" + layer.digest_hex;
   struct stat st {};
   if (::stat(blob.c_str(), &st) != 0) {
     throw IoError(fmt::format("{}: cannot open the model blob that {} names: {}", blob, manifest,
                               std::strerror(errno)));
   }
-  const nlohmann::json size = layer->value("size", nlohmann::json());
-  if (size.is_number_unsigned() && size.get<std::uint64_t>() != std::uint64_t(st.st_size)) {
+  if (layer.size && *layer.size != std::uint64_t(st.st_size)) {
     throw IoError(
         fmt::format("{}: the model blob is {} bytes, but {} says {} (an incomplete "
                     "download?)",
-                    blob, st.st_size, manifest, size.get<std::uint64_t>()));
+                    blob, st.st_size, manifest, *layer.size));
   }
   return open_model(blob);
 }

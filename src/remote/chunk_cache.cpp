@@ -212,11 +212,10 @@ bool write_tag(int root) {
             ::fsync(fd.get()) == 0;
   }
   if (whole && ::renameat2(root, part.c_str(), root, kTagName, RENAME_NOREPLACE) == 0) return true;
-  if (whole && (errno == EINVAL || errno == ENOSYS)) {
-    ::linkat(root, part.c_str(), root, kTagName, 0);
-  }
+  const bool linked = whole && (errno == EINVAL || errno == ENOSYS) &&
+                      ::linkat(root, part.c_str(), root, kTagName, 0) == 0;
   ::unlinkat(root, part.c_str(), 0);
-  return tag_is_ours(root);  // also when another mount wrote it first
+  return linked || tag_is_ours(root);  // also when another mount wrote it first
 }
 
 bool earlier(const struct timespec& a, const struct timespec& b) {

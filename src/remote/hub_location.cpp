@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <utility>
 
 #include "ggufs/error.h"
 #include "ggufs/names.h"
@@ -13,14 +15,25 @@
 namespace ggufs {
 namespace {
 
-std::string first_line_of(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
-    line.pop_back();
-  }
-  return line;
+// A token as huggingface_hub's _clean_token leaves it (huggingface_hub/utils/_auth.py): every CR
+// and LF removed, then leading and trailing whitespace (Python's str.strip, ASCII part). Empty
+// means none. Removing CR and LF also keeps a token from splitting the request's header.
+std::string clean_token(std::string token) {
+  std::erase_if(token, [](char c) { return c == '\r' || c == '\n'; });
+  const char* space = " \t\v\f\x1c\x1d\x1e\x1f";
+  const auto first = token.find_first_not_of(space);
+  if (first == std::string::npos) return "";
+  return token.substr(first, token.find_last_not_of(space) - first + 1);
+}
+
+// The whole file, as huggingface_hub reads a token file (a missing file gives no token); at most
+// 64 KiB, so that a path such as /dev/zero cannot make the mount read forever.
+std::string token_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(64 * 1024, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return clean_token(std::move(text));
 }
 
 // "%2F" → "/" (other bytes as they are).
@@ -98,17 +111,26 @@ RemoteLocation resolve_hf(const std::string& name, const EnvLookup& env) {
   loc.url = fmt::format("{}/{}{}/{}/resolve/{}/{}", endpoint, kind, percent_encode(owner, false),
                         percent_encode(repo, false), percent_encode(revision, false),
                         percent_encode(path, true));
-  if (const auto token = env("HF_TOKEN"); token && !token->empty()) {
-    loc.auth.bearer_token = *token;
-  } else if (const auto token_path = env("HF_TOKEN_PATH"); token_path && !token_path->empty()) {
-    loc.auth.bearer_token = first_line_of(*token_path);
-  } else {
-    const auto home = env("HF_HOME");
-    const auto user_home = env("HOME");
-    const std::string hf_home = home && !home->empty() ? *home
-                                : user_home            ? *user_home + "/.cache/huggingface"
-                                                       : "";
-    if (!hf_home.empty()) loc.auth.bearer_token = first_line_of(hf_home + "/token");
+  // huggingface_hub's get_token(): HF_TOKEN, else the file HF_TOKEN_PATH, else
+  // $HF_HOME/token with HF_HOME defaulting to ${XDG_CACHE_HOME:-~/.cache}/huggingface
+  // (huggingface_hub/constants.py); each cleaned, an empty one counting as none.
+  const auto non_empty = [&](const char* var) {
+    auto v = env(var);
+    return v && !v->empty() ? v : std::nullopt;
+  };
+  loc.auth.bearer_token = clean_token(non_empty("HF_TOKEN").value_or(""));
+  if (loc.auth.bearer_token.empty()) {
+    std::string path;
+    if (const auto token_path = non_empty("HF_TOKEN_PATH")) {
+      path = *token_path;
+    } else if (const auto hf_home = non_empty("HF_HOME")) {
+      path = *hf_home + "/token";
+    } else if (const auto cache = non_empty("XDG_CACHE_HOME")) {
+      path = *cache + "/huggingface/token";
+    } else if (const auto home = env("HOME")) {
+      path = *home + "/.cache/huggingface/token";
+    }
+    if (!path.empty()) loc.auth.bearer_token = token_file(path);
   }
   return loc;
 }

@@ -510,7 +510,92 @@ std::vector<Fixture> valid_fixtures() {
     g.add_tensor("future", 99, {32}, {});
     out.push_back({"valid.alignment_64", g.finish()});
   }
+  {
+    GgufWriter g;  // big-endian (gguf-py's endianess=BIG): the data is written as given
+    g.set_format(3, /*big_endian=*/true);
+    g.add_string("general.architecture", "big");
+    g.add_u32("llama.block_count", 1);
+    g.add_tensor("f32", GGML_TYPE_F32, {4}, random_bytes(16, 13));
+    g.add_tensor("f16", GGML_TYPE_F16, {3}, random_bytes(6, 14));
+    g.add_tensor("i32", GGML_TYPE_I32, {2}, random_bytes(8, 15));
+    g.add_tensor("q8_0", GGML_TYPE_Q8_0, {32}, random_bytes(34, 16));
+    out.push_back({"valid.big_endian", g.finish()});
+  }
   out.push_back({"valid.small", small_valid()});
+  return out;
+}
+
+std::vector<Fixture> manifest_seeds() {
+  const std::string hex(64, 'a');
+  // An OCI image manifest as Ollama writes it (server/manifest.go): config, then layers.
+  const auto manifest = [](const std::string& model_layer) {
+    return R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)"
+           R"("config":{"mediaType":"application/vnd.docker.container.image.v1+json",)"
+           R"("digest":"sha256:)" +
+           std::string(64, '0') + R"(","size":485},"layers":[)" + model_layer +
+           R"(,{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:)" +
+           std::string(64, '1') + R"(","size":1429}]})";
+  };
+  const auto layer = [](const std::string& digest, const std::string& size) {
+    return R"({"mediaType":"application/vnd.ollama.image.model","digest":)" + digest +
+           R"(,"size":)" + size + "}";
+  };
+  const std::string good_digest = "\"sha256:" + hex + "\"";
+  const auto text = [](const std::string& name, const std::string& t) {
+    return Fixture{name, Bytes(t.begin(), t.end())};
+  };
+  std::vector<Fixture> out;
+  out.push_back(text("manifest.good", manifest(layer(good_digest, "2019393189"))));
+  out.push_back(
+      text("manifest.annotated",
+           manifest(R"({"mediaType":"application/vnd.ollama.image.model","digest":)" + good_digest +
+                    R"(,"size":10,"annotations":{"org.opencontainers.image.title":)"
+                    R"("m\u00e9t\u00e0","x":[1,2.5e3,-4,true,null]}})")));
+  out.push_back(text("manifest.size_string", manifest(layer(good_digest, "\"10\""))));
+  out.push_back(text("manifest.size_negative", manifest(layer(good_digest, "-1"))));
+  out.push_back(text("manifest.digest_traversal", manifest(layer(R"("sha256:../../x")", "1"))));
+  out.push_back(text("manifest.digest_upper",
+                     manifest(layer("\"sha256:" + std::string(64, 'A') + "\"", "1"))));
+  out.push_back(text("manifest.digest_long",
+                     manifest(layer("\"sha256:" + std::string(3000, 'b') + "\"", "1"))));
+  out.push_back(text("manifest.digest_array",
+                     manifest(layer(std::string(70, '[') + std::string(70, ']'), "1"))));
+  // Arrays under a key of the manifest: 64 levels in all are read, 65 refused.
+  for (const int levels : {64, 65}) {
+    const std::string good = manifest(layer(good_digest, "1"));
+    const std::string nest = std::string(levels - 1, '[') + std::string(levels - 1, ']');
+    out.push_back(
+        text("manifest.nested_" + std::to_string(levels), "{\"x\":" + nest + "," + good.substr(1)));
+  }
+  out.push_back(text("manifest.digest_object", manifest(layer(R"({"a":{"b":[{}]}})", "1"))));
+  out.push_back(text("manifest.no_model_layer",
+                     R"({"layers":[{"mediaType":"application/vnd.ollama.image.license"}]})"));
+  out.push_back(text("manifest.layers_not_array", R"({"layers":{"mediaType":1}})"));
+  out.push_back(text("manifest.syntax", manifest(layer(good_digest, "1")).substr(0, 150)));
+  out.push_back(text("manifest.control_byte", "{\"layers\":\"ab\x01\"}"));
+  out.push_back(text("manifest.empty", ""));
+  return out;
+}
+
+std::vector<Fixture> library_name_seeds() {
+  const auto text = [](const std::string& name, const std::string& t) {
+    return Fixture{name, Bytes(t.begin(), t.end())};
+  };
+  std::vector<Fixture> out;
+  out.push_back(text("names.ollama",
+                     "llama3.2:3b\nllama3.2:latest\nsomeone/thing:v1\n"
+                     "hf.co/org/repo:Q4_K_M\nregistry.ollama.ai/library/x:y"));
+  out.push_back(text("names.folder",
+                     "tiny-llama\nmodels/tiny-llama-00001-of-00003.gguf\n"
+                     "/lib/a/b-00002-of-00002.gguf\nx-00000-of-00001.gguf\n"
+                     "y-00003-of-00002.gguf\n-00001-of-00001.gguf"));
+  out.push_back(text("names.clash", "a\na\na~2\na\n%\n\n.\n..\n%2E\n/\n%2F"));
+  out.push_back(text("names.escape", std::string("ctl\x01\x1b[2J\x7f\nnul") + '\0' +
+                                         "x\nutf8 \xc3\xa9\xe2\x80\xa6\xff"));
+  const std::string long_name(240, 'n');
+  out.push_back(text("names.long", long_name + "\n" + long_name + "\n" + std::string(300, 'm') +
+                                       "\n" + std::string(300, 'm') + "\n" +
+                                       std::string(100, '\x01')));
   return out;
 }
 

@@ -29,11 +29,19 @@ struct Hostile {
 
 /// Valid files: one tensor of every known type (random bytes), every metadata value type
 /// (nested and empty arrays, non-finite floats, control bytes, invalid UTF-8), names that need
-/// escaping, alignment 64, version 2, unknown type ids, empty tensors, unordered data.
+/// escaping, alignment 64, version 2, big-endian, unknown type ids, empty tensors, unordered data.
 std::vector<Fixture> valid_fixtures();
 
 /// At least 40 hostile files covering the header, the key/values, the tensor infos and the data
 /// section; a few are harmless and accepted.
 std::vector<Hostile> hostile_files();
+
+/// Seeds of the Ollama manifest fuzz target: manifests as Ollama writes them, and manifests
+/// with a hostile digest, size or shape.
+std::vector<Fixture> manifest_seeds();
+
+/// Seeds of the library names fuzz target: model names, one per line, as a folder library and
+/// an Ollama store name them, clashing, needing escapes, and too long for a file name.
+std::vector<Fixture> library_name_seeds();
 
 }  // namespace ggufs::corpus

@@ -170,6 +170,15 @@ TEST(Corpus, EveryByteOfTheSmallFixtureCorruptedIsHandled) {
   }
 }
 
+TEST(Corpus, ManifestAndNameSeedsPassTheHarness) {
+  for (const auto& f : corpus::manifest_seeds()) {
+    EXPECT_EQ(fuzz::check_ollama_manifest(f.bytes), "") << f.name;
+  }
+  for (const auto& f : corpus::library_name_seeds()) {
+    EXPECT_EQ(fuzz::check_library_names(f.bytes), "") << f.name;
+  }
+}
+
 // --- sparse files: counts and lengths that the file size allows but memory does not ----------
 
 Bytes header(std::uint64_t n_tensors, std::uint64_t n_kv) {
@@ -301,6 +310,28 @@ std::vector<std::pair<std::string, Bytes>> regression_inputs() {
                      w.u32(0);
                      w.u8(1);
                    }));
+  // A big-endian file (gguf-py's endianess=BIG: every header integer and the tensor data
+  // byte-swapped) holding one scalar F32 tensor whose name is empty, as a 7-minute run of
+  // ggufs_fuzz_tree found it. f32/ holds float32 little-endian, so the README's byte swap of
+  // big-endian F32 tensors gives 00 00 c0 3f for 1.5f stored as 3f c0 00 00; the harness compared
+  // it with the stored bytes. Fixed in the harness.
+  out.emplace_back("big-endian F32 scalar named ''", [] {
+    ByteWriter w(/*big_endian=*/true, /*version=*/3);
+    w.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
+    w.u32(3);
+    w.u64(1);  // tensors
+    w.u64(1);  // key/values
+    w.str("general.architecture");
+    w.u32(8);  // string
+    w.str("llama");
+    w.str("");
+    w.u32(0);  // no dimensions: one element
+    w.u32(GGML_TYPE_F32);
+    w.u64(0);
+    w.pad_to(32);
+    w.f32(1.5f);
+    return w.data();
+  }());
   return out;
 }
 
@@ -309,6 +340,48 @@ TEST(FuzzRegressions, PastFailuresStayFixed) {
     EXPECT_EQ(fuzz::check_parse(bytes), "") << name;
     EXPECT_EQ(fuzz::check_tree(bytes), "") << name;
   }
+}
+
+TEST(FuzzRegressions, ManifestsThatOnceFailedStayFixed) {
+  // Issue 23: a model layer whose digest is 100 000 nested arrays overflowed the stack (copying
+  // and printing JSON recurse per level). Fixed by the depth limit of parse_untrusted_json.
+  const std::string deep = R"({"layers":[{"mediaType":"application/vnd.ollama.image.model",)"
+                           R"("digest":)" +
+                           std::string(100000, '[') + std::string(100000, ']') + "}]}";
+  EXPECT_EQ(fuzz::check_ollama_manifest(Bytes(deep.begin(), deep.end())), "");
+  // A syntax error in a long string holding "'; expected ", the words nlohmann-json may put
+  // after the token it quotes: the token was cut only up to there, and the message held the
+  // rest of the string (found by the first run of ggufs_fuzz_ollama_manifest). Fixed in
+  // parse_untrusted_json, which now cuts all that follows "last read: '".
+  const std::string words =
+      R"({"layers":[{"digest":"sha256:'; expected )" + std::string(2000, 'b') + "\xff\"}]}";
+  EXPECT_EQ(fuzz::check_ollama_manifest(Bytes(words.begin(), words.end())), "");
+  // A syntax error quoting "levels deep" from the manifest: the harness took it for a refusal of
+  // the nesting (found by the second run). Fixed in the harness, which now tells refusals apart
+  // by the words they start with.
+  const std::string quoted = R"({"laylevels deep)";
+  EXPECT_EQ(fuzz::check_ollama_manifest(Bytes(quoted.begin(), quoted.end())), "");
+  // A number beyond the range of a double: nlohmann-json raised out_of_range, not a parse error,
+  // which escaped as an exception no caller expects, its message quoting the whole number (found
+  // by the third run). Fixed in parse_untrusted_json.
+  const std::string number = R"({"layers":[],"size":)" + std::string(400, '1') + "e11111}";
+  EXPECT_EQ(fuzz::check_ollama_manifest(Bytes(number.begin(), number.end())), "");
+}
+
+TEST(FuzzRegressions, LibraryNamesThatOnceFailedStayFixed) {
+  // Two models of one name whose folder name is 244 to 255 bytes (escapes included): the name
+  // was not cut (key_file_name cuts only above NAME_MAX), so the second one's "~2" made a name
+  // of 256 bytes or more, which no lookup can reach (found by the first run of
+  // ggufs_fuzz_library_names, with %00 escapes). Reachable: an Ollama store holding
+  // manifests/…/a:b/c and …/a/b:c (both "a:b:c"), or two sub-folders of a folder library.
+  for (const std::size_t length : {244, 250, 254, 255}) {
+    const std::string name(length, 'n');
+    const std::string lines = name + "\n" + name;
+    EXPECT_EQ(fuzz::check_library_names(Bytes(lines.begin(), lines.end())), "") << length;
+  }
+  std::string ten;  // ten clashes: "~10" needs three bytes
+  for (int i = 0; i < 10; ++i) ten += std::string(253, 'n') + "\n";
+  EXPECT_EQ(fuzz::check_library_names(Bytes(ten.begin(), ten.end())), "");
 }
 
 }  // namespace

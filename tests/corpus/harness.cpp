@@ -7,6 +7,8 @@
 #include <exception>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include "ggufs/byte_source.h"
@@ -14,6 +16,10 @@
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
+#include "ggufs/library.h"
+#include "ggufs/library_scan.h"
+#include "ggufs/model.h"
+#include "ggufs/names.h"
 #include "ggufs/tree.h"
 
 namespace ggufs::fuzz {
@@ -119,10 +125,20 @@ std::string check_node(const ContentReader& reader, const GgufFile& f, const Nod
         return path + ": npy header differs";
       }
       if (have_whole && t.type == GGML_TYPE_F32 && n.view->data == ViewData::kFloat32 &&
-          t.n_elements > 0 &&
-          std::memcmp(whole.data() + n.text.size(), data.data() + t.file_offset,
-                      static_cast<std::size_t>(t.n_elements * 4)) != 0) {
-        return path + ": F32 decode differs from the stored bytes";
+          t.n_elements > 0) {
+        // f32/ is float32 little-endian (tree.h): the stored bytes, each value byte-swapped in a
+        // big-endian file (the README's "Byte order and old files").
+        const auto* stored = data.data() + t.file_offset;
+        std::vector<std::uint8_t> want(stored, stored + t.n_elements * 4);
+        if (f.big_endian) {
+          for (std::size_t i = 0; i < want.size(); i += 4) {
+            std::reverse(want.begin() + static_cast<std::ptrdiff_t>(i),
+                         want.begin() + static_cast<std::ptrdiff_t>(i + 4));
+          }
+        }
+        if (std::memcmp(whole.data() + n.text.size(), want.data(), want.size()) != 0) {
+          return path + ": F32 decode differs from the stored bytes";
+        }
       }
       break;
     }
@@ -200,22 +216,63 @@ std::string check_tree_of(const GgufFile& f, std::span<const std::uint8_t> data)
   return "";
 }
 
+// A refusal's message may quote the file, but only escaped: no control byte may reach a
+// terminal. Returns "" or what broke.
+std::string unescaped_control(const ParseError& e) {
+  for (const char ch : e.problem()) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) return fmt::format("unescaped control byte in '{}'", e.what());
+  }
+  return "";
+}
+
 template <typename F>
 std::string guarded(F&& body) {
   try {
     return body();
   } catch (const ParseError& e) {
-    // Refused: the normal outcome for most inputs. The message may quote the file, but only
-    // escaped: no control byte may reach a terminal.
-    for (const char ch : e.problem()) {
-      const auto c = static_cast<unsigned char>(ch);
-      if (c < 0x20 || c == 0x7f) return fmt::format("unescaped control byte in '{}'", e.what());
-    }
-    return "";
+    return unescaped_control(e);  // refused: the normal outcome for most inputs
   } catch (const std::exception& e) {
     return fmt::format("unexpected exception: {}", e.what());
   }
 }
+
+// The deepest nesting of arrays and objects of a JSON text, as nlohmann-json's SAX parser sees it
+// (an account independent of the product's depth limit).
+class DepthCounter final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  int deepest = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return open(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception&) override {
+    return false;
+  }
+
+ private:
+  int depth_ = 0;
+  bool open() {
+    deepest = std::max(deepest, ++depth_);
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return true;
+  }
+};
+
+constexpr const char* kManifestName = "fuzz/manifest";
+// The nesting parse_ollama_manifest promises to accept (library_scan.h).
+constexpr int kMaxJsonLevels = 64;
 
 }  // namespace
 
@@ -224,6 +281,108 @@ std::string check_parse(std::span<const std::uint8_t> data) {
     const MemorySource src(std::vector<std::uint8_t>(data.begin(), data.end()));
     return check_file(parse_gguf(src, "fuzz.gguf"), data);
   });
+}
+
+std::string check_ollama_manifest(std::span<const std::uint8_t> data) {
+  const std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+  DepthCounter depth;
+  const bool json = nlohmann::json::sax_parse(text, &depth);
+  try {
+    const OllamaModelLayer layer = parse_ollama_manifest(text, kManifestName);
+    if (!json) return "accepted a manifest that is not JSON";
+    if (depth.deepest > kMaxJsonLevels) {
+      return fmt::format("accepted JSON nested {} levels deep", depth.deepest);
+    }
+    if (!is_sha256_hex(layer.digest_hex)) return "accepted a digest that is not 64 hex digits";
+    return "";
+  } catch (const ParseError& e) {
+    if (e.file() != kManifestName) return fmt::format("the error names '{}'", e.file());
+    if (e.offset() > text.size()) return fmt::format("offset {} is past the end", e.offset());
+    if (e.problem().size() > kMaxMessageBytes) {
+      return fmt::format("a message of {} bytes: {}…", e.problem().size(),
+                         e.problem().substr(0, 200));
+    }
+    // Told apart by the fixed words a problem starts with: the rest may quote the manifest.
+    if (e.problem() == "not an Ollama manifest: JSON nested more than 64 levels deep" &&
+        depth.deepest <= kMaxJsonLevels) {
+      return fmt::format("JSON {} levels deep refused as too deep", depth.deepest);
+    }
+    if (e.problem().starts_with("not an Ollama manifest: not JSON (") && json) {
+      return "valid JSON refused as not JSON: " + e.problem();
+    }
+    return unescaped_control(e);
+  } catch (const std::exception& e) {
+    return fmt::format("unexpected exception: {}", e.what());
+  }
+}
+
+std::string check_library_names(std::span<const std::uint8_t> data) {
+  std::vector<std::string> lines;
+  const std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+  for (std::size_t at = 0; at <= text.size() && lines.size() < kMaxNames;) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    lines.emplace_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  Rng rng(data);
+  for (const std::string& line : lines) {
+    // Each line as a shard's path, and (when not empty) as the prefix of one.
+    if (const std::optional<SplitName> split = parse_split_name(line)) {
+      if (split->number < 1 || split->number > split->count ||
+          shard_path(split->prefix, split->number, split->count) != line) {
+        return fmt::format("parse_split_name('{}') does not give it back", printable(line));
+      }
+    }
+    if (line.empty()) continue;  // parse_split_name wants a prefix
+    const auto count = static_cast<std::uint32_t>(1 + rng.below(99999));
+    const auto number = static_cast<std::uint32_t>(1 + rng.below(count));
+    const std::optional<SplitName> back = parse_split_name(shard_path(line, number, count));
+    if (!back || back->prefix != line || back->number != number || back->count != count) {
+      return fmt::format("shard {} of {} of '{}' is not read back", number, count, printable(line));
+    }
+  }
+  bool opened = false;
+  std::vector<LibraryEntry> entries;
+  for (const std::string& line : lines) {
+    LibraryEntry e;
+    e.name = line;
+    e.path = "/models/" + line;
+    e.open = [&opened]() -> Model {
+      opened = true;
+      throw IoError("opened");
+    };
+    entries.push_back(std::move(e));
+  }
+  const Library library(std::move(entries), TreeOptions{}, nullptr, timespec{});
+  const std::vector<std::string> names = library.folder_names();
+  if (names.size() != lines.size()) return "not one folder per entry";
+  std::set<std::string> distinct(names.begin(), names.end());
+  if (distinct.size() != names.size()) return "two folders have the same name";
+  std::set<std::string> earlier;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const std::string& name = names[k];
+    if (!usable_name(name)) {
+      return fmt::format("entry {}: unusable folder name '{}' ({} bytes)", k, printable(name),
+                         name.size());
+    }
+    const Ino ino = library.lookup(kRootIno, name);
+    if (ino == 0 || library.find(ino, /*open=*/false).node->name != name ||
+        library.path_of(ino) != name || library.entry(k).name != lines[k]) {
+      return fmt::format("entry {}: '{}' does not look up to its folder", k, printable(name));
+    }
+    // A name that needs no escaping, is short, and is not taken by an earlier entry is kept as
+    // it is (library.h: a later entry of a clash gets the suffix).
+    const bool plain = usable_name(lines[k]) && lines[k].size() <= 200 &&
+                       std::none_of(lines[k].begin(), lines[k].end(), [](char ch) {
+                         const auto c = static_cast<unsigned char>(ch);
+                         return c == '%' || c < 0x20 || c == 0x7f;
+                       });
+    if (plain && earlier.insert(lines[k]).second && name != lines[k]) {
+      return fmt::format("entry {}: '{}' became '{}'", k, printable(lines[k]), printable(name));
+    }
+  }
+  if (opened) return "a model was opened while only names were asked for";
+  return "";
 }
 
 std::string check_tree(std::span<const std::uint8_t> data) {

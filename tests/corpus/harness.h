@@ -21,4 +21,25 @@ std::string check_parse(std::span<const std::uint8_t> data);
 /// up to its own node and that gguf.json is valid JSON. Returns "" or what broke.
 std::string check_tree(std::span<const std::uint8_t> data);
 
+/// Reads `data` as the text of an Ollama manifest (parse_ollama_manifest). A ParseError is a
+/// normal outcome, but it must point inside the text and quote little of it (kMaxMessageBytes),
+/// with no control byte; an accepted manifest must be JSON nested at most 64 levels, and give a
+/// digest of 64 lower-case hex digits. Returns "" or what broke.
+std::string check_ollama_manifest(std::span<const std::uint8_t> data);
+
+/// The name rules of a library over the model names in `data` (one per line, any bytes;
+/// at most kMaxNames): each line as a path, and as a prefix when not empty, parse_split_name must
+/// agree with shard_path both ways; a Library of entries with those names must give every entry a
+/// usable, distinct folder name (escaped, cut to NAME_MAX, "~N" after a clash) that looks up to its
+/// own folder, keep every short name that does not clash, and open no model on the way. Returns ""
+/// or what broke.
+std::string check_library_names(std::span<const std::uint8_t> data);
+
+/// Longest problem of a manifest's ParseError check_ollama_manifest accepts: the words of the
+/// message and at most 64 bytes of the manifest, escaped (up to 4 bytes each).
+inline constexpr std::size_t kMaxMessageBytes = 600;
+
+/// Most lines check_library_names reads (inputs stay fast).
+inline constexpr std::size_t kMaxNames = 256;
+
 }  // namespace ggufs::fuzz

@@ -1,5 +1,6 @@
-// ggufs-fuzz-seeds DIR: writes the seed corpus of the fuzz targets into DIR (created if
-// needed): the valid fixtures and the hostile files of corpus.h, one file each.
+// ggufs-fuzz-seeds DIR: writes the seed corpus of each fuzz target into DIR/<target> (created if
+// needed), one file per seed: the valid fixtures and hostile files of corpus.h for the GGUF
+// targets, the manifests and name lists of corpus.h for the others.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,20 +13,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::filesystem::path dir = argv[1];
-  std::filesystem::create_directories(dir);
   int n = 0;
-  auto write = [&](const std::string& name, const ggufs::corpus::Bytes& bytes) {
-    std::ofstream out(dir / (name + ".gguf"), std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
+  auto write = [&](const char* target, const ggufs::corpus::Fixture& f) {
+    const std::filesystem::path to = dir / target;
+    std::filesystem::create_directories(to);
+    std::ofstream out(to / f.name, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(f.bytes.data()),
+              static_cast<std::streamsize>(f.bytes.size()));
     if (!out) {
-      std::fprintf(stderr, "ggufs-fuzz-seeds: cannot write %s\n", (dir / name).c_str());
+      std::fprintf(stderr, "ggufs-fuzz-seeds: cannot write %s\n", (to / f.name).c_str());
       std::exit(2);
     }
     ++n;
   };
-  for (const auto& f : ggufs::corpus::valid_fixtures()) write(f.name, f.bytes);
-  for (const auto& h : ggufs::corpus::hostile_files()) write(h.name, h.bytes);
+  for (const char* target : {"parse", "tree"}) {
+    for (const auto& f : ggufs::corpus::valid_fixtures()) write(target, f);
+    for (const auto& h : ggufs::corpus::hostile_files()) write(target, {h.name, h.bytes});
+  }
+  for (const auto& f : ggufs::corpus::manifest_seeds()) write("ollama_manifest", f);
+  for (const auto& f : ggufs::corpus::library_name_seeds()) write("library_names", f);
   std::printf("%d seeds in %s\n", n, dir.c_str());
   return 0;
 }

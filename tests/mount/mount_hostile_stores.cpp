@@ -61,6 +61,23 @@ TEST(HostileStores, FifoAsTheModelFileIsRefusedWithoutBlocking) {
                                  "2\n");  // exit status 2: cannot read (man ggufs)
 }
 
+TEST(HostileStores, FifoAsAnOllamaManifestIsRefusedWithoutBlocking) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir tmp;
+  const fs::path store = tmp.path() / "models";
+  const fs::path fifo = store / "manifests/registry.ollama.ai/library/m/pipe";
+  make_fifo(fifo);
+  const fs::path mnt = tmp.path() / "mnt";
+  fs::create_directory(mnt);
+  UnmountGuard guard{mnt};
+  const Bounded b =
+      run_bounded(fmt::format("env OLLAMA_MODELS={} {} ollama:m:pipe {}; echo \"exit $?\"",
+                              quote(store), GGUFS_BINARY, quote(mnt)),
+                  fifo);
+  EXPECT_FALSE(b.blocked) << "ggufs blocked opening a FIFO manifest";
+  EXPECT_EQ(b.result.output, "ggufs: " + fifo.string() + ": not a regular file (a FIFO)\nexit 2\n");
+}
+
 TEST(HostileStores, FifoBlobInOllamaStoreIsAnErrorFolder) {
   GGUFS_REQUIRE_FUSE();
   TempDir tmp;

@@ -289,6 +289,51 @@ TEST(OllamaStore, ListsEveryManifestLikeOllamaList) {
   EXPECT_EQ(arch_of(m, "tiny:latest"), kTinyArchitecture);  // still fine after the errors
 }
 
+// Issue 23: a manifest whose digest is 100 000 nested arrays (200 kB, under the 1 MiB cap) once
+// overflowed a worker thread's stack (copying and printing JSON recurse once per level) and took
+// every model of the mount down with it. A number beyond a double (found by fuzzing) raised an
+// exception that made an error file quoting all of it, without the manifest's name.
+TEST(OllamaStore, HostileManifestsAreErrorFoldersAndTheMountStaysUp) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_TESTDATA(dir);
+  TempDir tmp;
+  const fs::path store = tmp.path() / "models";
+  const auto tiny = read_file(dir / "real" / "llama-2-tiny-random.gguf");
+  const std::string hex = add_blob(store, tiny);
+  const std::string lib = "registry.ollama.ai/library/";
+  const std::string good = manifest_json(hex, tiny.size());
+  // The model layer's digest "sha256:<hex>" replaced with [[[…]]]: 100 000 levels.
+  std::string deep = good;
+  const std::size_t at = deep.find("\"sha256:" + hex + "\"");
+  ASSERT_NE(at, std::string::npos);
+  deep.replace(at, 1 + 7 + 64 + 1, std::string(100000, '[') + std::string(100000, ']'));
+  add_manifest(store, lib + "deep/latest", deep);
+  // Its size: 300 000 digits.
+  std::string huge = good;
+  const std::size_t size_at = huge.find(std::to_string(tiny.size()));
+  huge.replace(size_at, std::to_string(tiny.size()).size(), std::string(300000, '9'));
+  add_manifest(store, lib + "huge/latest", huge);
+  add_manifest(store, lib + "good/latest", good);
+  Mount m(fs::path("ollama:"), "", ollama_env(store));
+  ASSERT_TRUE(m.mounted()) << m.output();
+  EXPECT_EQ(listing(m.path()), (Names{"deep:latest", "good:latest", "huge:latest"}));
+  // The object, "layers" and the layer hold the digest: its 62nd '[' is the 65th level.
+  expect_error_folder(m, "deep:latest",
+                      {(store / "manifests" / lib / "deep/latest").string(),
+                       fmt::format("at byte {}: ", at + 61), "nested more than 64 levels deep"});
+  expect_error_folder(m, "huge:latest",
+                      {(store / "manifests" / lib / "huge/latest").string(),
+                       fmt::format("at byte {}: ", size_at), "beyond the range of a double"});
+  for (const char* folder : {"deep:latest", "huge:latest"}) {
+    const std::string message = read_text(m / folder / "error");
+    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+    EXPECT_LT(message.size(), 1000u) << message;
+  }
+  EXPECT_TRUE(is_mounted(m.path()));
+  EXPECT_EQ(arch_of(m, "good:latest"), kTinyArchitecture);
+  EXPECT_EQ(sha256_of(m / "good:latest" / "model.gguf"), hex);
+}
+
 TEST(OllamaStore, DefaultsToTheStoreInHome) {
   GGUFS_REQUIRE_FUSE();
   GGUFS_REQUIRE_TESTDATA(dir);
@@ -301,6 +346,46 @@ TEST(OllamaStore, DefaultsToTheStoreInHome) {
   ASSERT_TRUE(m.mounted()) << m.output();
   EXPECT_EQ(listing(m.path()), Names{"tiny:latest"});
   EXPECT_EQ(arch_of(m, "tiny:latest"), kTinyArchitecture);
+}
+
+TEST(OllamaStore, SaysWhichStoreItMounts) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir home;
+  const fs::path store = home.path() / ".ollama" / "models";
+  write_arch_model(store / "m.tmp", "arch-m");
+  const auto bytes = read_file(store / "m.tmp");
+  fs::remove(store / "m.tmp");
+  add_manifest(store, "registry.ollama.ai/library/m/latest",
+               manifest_json(add_blob(store, bytes), bytes.size()));
+  const std::string env = "env -u OLLAMA_MODELS HOME=" + quote(home.path());
+  Mount m(fs::path("ollama:"), "-v", env);  // -v: the log's info lines, on stderr until detached
+  ASSERT_TRUE(m.mounted()) << m.output();
+  EXPECT_EQ(arch_of(m, "m:latest"), "arch-m\n");
+  const std::string line =
+      "Ollama's store " + store.string() + " (~/.ollama/models: $OLLAMA_MODELS is unset)";
+  EXPECT_NE(m.output().find(line), std::string::npos) << m.output();
+  const RunResult info = run(env + " " + GGUFS_BINARY + " --info ollama: 2>&1");
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find(store.string() +
+                             ": a library of 1 models\n"
+                             "  Ollama's store: ~/.ollama/models: $OLLAMA_MODELS is unset\n"),
+            std::string::npos)
+      << info.output;
+  const RunResult set =
+      run("env OLLAMA_MODELS=" + quote(store) + " " + GGUFS_BINARY + " --info ollama: 2>&1");
+  EXPECT_NE(set.output.find("  Ollama's store: $OLLAMA_MODELS\n"), std::string::npos) << set.output;
+}
+
+TEST(OllamaStore, WithNoStoreAtAllTheErrorNamesTheUsers) {
+  // Ollama's Linux service's store (kOllamaSystemStore) is taken only where it exists: a user
+  // without Ollama is told of ~/.ollama/models, the store Ollama's docs name first.
+  GGUFS_REQUIRE_FUSE();
+  if (fs::exists("/usr/share/ollama")) GTEST_SKIP() << "/usr/share/ollama exists here";
+  TempDir home;
+  Mount m(fs::path("ollama:"), "", "env -u OLLAMA_MODELS HOME=" + quote(home.path()));
+  EXPECT_FALSE(m.mounted());
+  EXPECT_NE(m.output().find((home.path() / ".ollama/models/manifests").string()), std::string::npos)
+      << m.output();
 }
 
 TEST(OllamaModel, MountsOneModelAtTheRoot) {

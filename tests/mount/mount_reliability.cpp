@@ -18,11 +18,13 @@
 namespace ggufs::test {
 namespace {
 
-const corpus::Hostile& hostile(const std::vector<corpus::Hostile>& all, const std::string& name) {
+// `name` is not a const std::string&: a temporary string bound to it would make GCC 14's
+// -Wdangling-reference take the returned reference for one into it.
+const corpus::Hostile& hostile(const std::vector<corpus::Hostile>& all, const char* name) {
   for (const auto& h : all) {
     if (h.name == name) return h;
   }
-  throw std::runtime_error("no hostile file " + name);
+  throw std::runtime_error(std::string("no hostile file ") + name);
 }
 
 TEST(MountHostile, RefusedWithExitCode3AndTheOffset) {

@@ -26,14 +26,15 @@
 namespace ggufs::test {
 
 /// moto_server and the Python that has moto and boto3 (the one in the same bin folder), or two
-/// empty strings. pyenv's versions come first: its shim on PATH runs whichever Python is
-/// selected, which need not have moto.
+/// empty strings. The tests' virtual environment (tests/python/requirements.txt, made by
+/// scripts/install-deps --tests) comes first, then pyenv's versions: its shim on PATH runs
+/// whichever Python is selected, which need not have moto.
 struct MotoTools {
   std::string server, python;
 };
 
 inline MotoTools moto_tools() {
-  std::vector<std::string> dirs;
+  std::vector<std::string> dirs{"/var/cache/ggufs-tests/venv/bin"};
   glob_t g{};
   if (::glob("/root/.pyenv/versions/*/bin/moto_server", 0, nullptr, &g) == 0) {
     for (std::size_t i = 0; i < g.gl_pathc; ++i) {

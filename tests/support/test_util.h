@@ -2,10 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ggufs::test {
@@ -36,6 +39,37 @@ std::string listed_split_sha256(const std::filesystem::path& testdata, const std
 /// The pids of the processes whose command line (arguments joined by spaces) holds `needle`:
 /// the daemon serving a mount point, found by the mount point's path.
 std::vector<int> pids_with(const std::string& needle);
+
+/// Sets environment variables for the scope of a test (a null value unsets one), and restores
+/// them after.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (const auto& [name, value] : vars) {
+      const char* old = std::getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      if (value) {
+        ::setenv(name, value, 1);
+      } else {
+        ::unsetenv(name);
+      }
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
 
 /// A fresh empty directory under the system temp dir, removed by the destructor.
 class TempDir {

@@ -62,6 +62,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::read_text;
+using test::ScopedEnv;
 using test::TempDir;
 
 const std::string kKey(64, 'a');
@@ -377,36 +378,6 @@ TEST(ChunkCache, AFolderOfAnotherUserOrOpenToOthersIsRefused) {
   expect_refused(theirs, "owned by user 65534");
   EXPECT_TRUE(fs::is_empty(theirs));
 }
-
-// Sets environment variables for the scope of a test, and restores them after.
-class ScopedEnv {
- public:
-  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
-    for (const auto& [name, value] : vars) {
-      const char* old = std::getenv(name);
-      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      if (value) {
-        ::setenv(name, value, 1);
-      } else {
-        ::unsetenv(name);
-      }
-    }
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
 
 TEST(ChunkCache, WithoutHomeTheFallbackIsAFolderOfTheUsersOwn) {
   TempDir tmp;

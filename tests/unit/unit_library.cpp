@@ -196,6 +196,13 @@ TEST(OllamaStore, ManifestPathsFollowOllamasNameDefaults) {
   }
 }
 
+// `s` `n` times.
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
 // Writes an Ollama manifest whose model layer names blob `hex` of `size` bytes.
 std::string manifest_json(const std::string& hex, std::uint64_t size) {
   return R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)"
@@ -261,16 +268,132 @@ TEST(OllamaStore, BrokenManifestsAndMissingOrShortBlobsRaiseErrorsNamingTheFile)
                "is " + std::to_string(size) + " bytes, but " + (store / "manifests/m").string() +
                    " says " + std::to_string(size + 1),
                IoError(""));
-  // Hostile nesting: refused, without recursion deep enough to overflow the stack.
-  expect_error(std::string(1000000, '['), "not JSON", ParseError("", 0, ""));
-  expect_error(std::string(500000, '[') + std::string(500000, ']'), "no layer of media type",
+  // Hostile nesting: refused at the 65th level (see DeepNesting below).
+  expect_error(std::string(1000000, '['), "at byte 64: not an Ollama manifest: JSON nested",
                ParseError("", 0, ""));
+  expect_error(std::string(500000, '[') + std::string(500000, ']'),
+               "at byte 64: not an Ollama manifest: JSON nested", ParseError("", 0, ""));
   expect_error(std::string((1 << 20) + 1, ' '), "larger than 1048576 bytes", ParseError("", 0, ""));
   // A good one opens.
   write_text(store / "manifests" / "m", manifest_json(hex, size));
   EXPECT_EQ(open_ollama_manifest(store.string(), (store / "manifests" / "m").string())
                 .file.tensors.size(),
             1u);
+}
+
+// The ParseError that parse_ollama_manifest raises for `text`.
+ParseError manifest_error(const std::string& text) {
+  try {
+    parse_ollama_manifest(text, "/store/manifests/m");
+  } catch (const ParseError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted: " << text.substr(0, 200);
+  return ParseError("", 0, "");
+}
+
+// `text` with its first "sha256:<64 x hex digit>" string (quotes included) replaced by `value`;
+// `at` receives its offset.
+std::string with_digest(std::string text, const std::string& hex, const std::string& value,
+                        std::size_t& at) {
+  const std::string digest = "\"sha256:" + hex + "\"";
+  at = text.find(digest);
+  EXPECT_NE(at, std::string::npos);
+  return text.replace(at, digest.size(), value);
+}
+
+// Issue 23: JSON 100 000 levels deep once overflowed a thread's stack (copying and printing
+// recurse per level). Such a manifest is refused where it passes 64 levels, naming the manifest.
+TEST(OllamaManifest, DeepNestingIsRefusedAtTheByteWhereItPasses64Levels) {
+  const std::string hex(64, 'a');
+  std::size_t at = 0;
+  // The model layer (the third layer object, inside "layers", inside the manifest) holds the
+  // digest at level 4, so the digest's 62nd '[' opens level 65.
+  const std::string deep_digest = with_digest(
+      manifest_json(hex, 10), hex, std::string(100000, '[') + std::string(100000, ']'), at);
+  ParseError e = manifest_error(deep_digest);
+  EXPECT_EQ(e.file(), "/store/manifests/m");
+  EXPECT_EQ(e.offset(), at + 61) << e.what();
+  EXPECT_EQ(e.problem(), "not an Ollama manifest: JSON nested more than 64 levels deep");
+
+  // Elsewhere: objects 100 000 deep under a key of the manifest, before its layers. Level 1 is
+  // the manifest; the 64th '{' of {"a":{"a":… (5 bytes each) opens level 65.
+  std::string deep_elsewhere = manifest_json(hex, 10);
+  std::string nest;
+  for (int i = 0; i < 100000; ++i) nest += R"({"a":)";
+  nest += "0" + std::string(100000, '}') + ",";
+  deep_elsewhere.insert(1, R"("x":)" + nest);
+  e = manifest_error(deep_elsewhere);
+  EXPECT_EQ(e.offset(), 1 + 4 + 63 * 5) << e.what();
+  EXPECT_NE(e.problem().find("nested more than 64 levels deep"), std::string::npos);
+
+  // A syntax error before the deep part is reported as such, at its own offset.
+  e = manifest_error(R"({"x":tru)" + std::string(1000, '['));
+  EXPECT_NE(e.problem().find("not JSON"), std::string::npos) << e.what();
+  EXPECT_EQ(e.offset(), 8u) << e.what();
+
+  // 64 levels are read: the digest at level 4 with 60 levels inside it is a malformed digest,
+  // not a refusal of the nesting.
+  e = manifest_error(
+      with_digest(manifest_json(hex, 10), hex, std::string(61, '[') + std::string(61, ']'), at));
+  EXPECT_NE(e.problem().find("digest is not sha256:<64 hex digits>"), std::string::npos)
+      << e.what();
+  e = manifest_error(
+      with_digest(manifest_json(hex, 10), hex, std::string(62, '[') + std::string(62, ']'), at));
+  EXPECT_EQ(e.offset(), at + 61) << e.what();
+}
+
+// Found by the fuzz target: nlohmann-json refuses a number beyond the range of a double with an
+// out_of_range exception (not a parse_error), whose message holds the whole number. It escaped
+// as an exception no caller expects (the command aborted), or made an error file quoting up to
+// 1 MiB with no file name.
+TEST(OllamaManifest, ANumberBeyondADoubleIsRefusedAtItsFirstByte) {
+  const std::string head = R"({"layers":[],"size":"1e999","x":[1.5e308,)";
+  ParseError e = manifest_error(head + "-" + std::string(5000, '1') + "]}");
+  EXPECT_EQ(e.file(), "/store/manifests/m");
+  EXPECT_EQ(e.offset(), head.size()) << e.what();
+  EXPECT_EQ(e.problem(),
+            "not an Ollama manifest: not JSON (a number beyond the range of a double: -" +
+                std::string(63, '1') + "…)");
+  e = manifest_error(head + "2e308]}");
+  EXPECT_EQ(e.offset(), head.size()) << e.what();
+  EXPECT_EQ(e.problem(),
+            "not an Ollama manifest: not JSON (a number beyond the range of a double: 2e308)");
+}
+
+TEST(OllamaManifest, MessagesQuoteAtMost64BytesOfTheManifest) {
+  const std::string hex(64, 'a');
+  std::size_t at = 0;
+  // A 100 000-byte digest: the message shows its first 64 bytes as JSON text, then "…".
+  ParseError e = manifest_error(
+      with_digest(manifest_json(hex, 10), hex, "\"sha256:" + std::string(100000, 'x') + "\"", at));
+  EXPECT_EQ(e.problem(), "the model layer's digest is not sha256:<64 hex digits>: \"sha256:" +
+                             std::string(56, 'x') + "…");
+  EXPECT_EQ(e.offset(), 0u);
+  // Never cut inside a UTF-8 character: "é" is 2 bytes, and byte 64 is the second of one.
+  e = manifest_error(with_digest(manifest_json(hex, 10), hex, "\"" + repeat("é", 1000) + "\"", at));
+  EXPECT_EQ(e.problem(),
+            "the model layer's digest is not sha256:<64 hex digits>: \"" + repeat("é", 31) + "…");
+  // A deep digest of 60 levels: its text is cut too.
+  e = manifest_error(
+      with_digest(manifest_json(hex, 10), hex, std::string(60, '[') + std::string(60, ']'), at));
+  EXPECT_EQ(e.problem(), "the model layer's digest is not sha256:<64 hex digits>: " +
+                             std::string(60, '[') + "]]]]…");
+  // A syntax error in a string of 100 000 bytes: the token that nlohmann-json quotes is cut.
+  e = manifest_error(R"({"layers":")" + std::string(100000, 'y') + "\x01\"}");
+  EXPECT_LT(e.problem().size(), 300u) << e.problem();
+  EXPECT_TRUE(e.problem().ends_with("last read: '\"" + std::string(63, 'y') + "…)")) << e.problem();
+  EXPECT_EQ(e.offset(), 11u + 100000u) << e.what();
+  // Also when the token holds the words that may follow it ("'; expected "), as a fuzz run found.
+  e = manifest_error(R"({"layers":"'; expected )" + std::string(1000, 'y') + "\xff\"}");
+  EXPECT_LT(e.problem().size(), 300u) << e.problem();
+}
+
+TEST(OllamaManifest, AGoodManifestGivesItsModelLayer) {
+  const OllamaModelLayer layer =
+      parse_ollama_manifest(manifest_json(std::string(64, 'e'), 1234), "m");
+  EXPECT_EQ(layer.digest_hex, std::string(64, 'e'));
+  EXPECT_EQ(layer.size, 1234u);
 }
 
 }  // namespace

@@ -72,6 +72,27 @@ TEST(RemoteLocation, HubTokenFromTheVariableElseTheTokenFile) {
   EXPECT_EQ(hf("hf://o/r/m.gguf").auth.bearer_token, "");  // public repositories need none
 }
 
+// As huggingface_hub's get_token() (utils/_auth.py, constants.py): CR and LF removed and
+// surrounding white space stripped, a blank one counting as none; HF_HOME defaults to
+// $XDG_CACHE_HOME/huggingface where that is set.
+TEST(RemoteLocation, HubTokenCleanedAndFoundAsHuggingfaceHubFindsIt) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "xdg" / "huggingface");
+  std::ofstream(dir.path() / "xdg" / "huggingface" / "token") << "  hf_xdg\r\n";
+  std::ofstream(dir.path() / "lines") << "hf_one\r\nhf_two\n";
+  const std::string xdg = (dir.path() / "xdg").string();
+  EXPECT_EQ(
+      hf("hf://o/r/m.gguf", {{"XDG_CACHE_HOME", xdg}, {"HOME", "/nowhere"}}).auth.bearer_token,
+      "hf_xdg");
+  EXPECT_EQ(
+      hf("hf://o/r/m.gguf", {{"HF_TOKEN", " \t\r\n"}, {"XDG_CACHE_HOME", xdg}}).auth.bearer_token,
+      "hf_xdg");
+  EXPECT_EQ(hf("hf://o/r/m.gguf", {{"HF_TOKEN", " hf_var\r\n"}}).auth.bearer_token, "hf_var");
+  EXPECT_EQ(
+      hf("hf://o/r/m.gguf", {{"HF_TOKEN_PATH", (dir.path() / "lines").string()}}).auth.bearer_token,
+      "hf_onehf_two");
+}
+
 TEST(RemoteLocation, UrlsAreShownWithoutQueryOrPassword) {
   EXPECT_EQ(display_url("https://b.s3.amazonaws.com/m.gguf?X-Amz-Signature=abc&X-Amz-Credential=k"),
             "https://b.s3.amazonaws.com/m.gguf?…");
