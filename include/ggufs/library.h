@@ -44,6 +44,14 @@ struct ServedModel {
   /// of their type), unknown type ids, and what the whole-model views could not include. Each
   /// line starts with the model's path.
   std::vector<std::string> warnings;
+
+  /// The descriptor of the local file that `node` is byte for byte, or -1. Only `model.gguf` of
+  /// a single-file model qualifies (one kSource piece covering the whole of a file with a
+  /// descriptor): not a split model's (a merge), not raw/ (a byte range), not a remote model
+  /// (no descriptor). The daemon opens such a node in FUSE passthrough, so the kernel reads the
+  /// file itself, without FileSource's checks (a file modified in place shows its new bytes
+  /// there instead of failing reads). `node` must belong to this model. Never fails.
+  int whole_file_fd(const Node& node) const;
 };
 
 /// A model in a library, found by a scan (library_scan.h) and opened only when first used.

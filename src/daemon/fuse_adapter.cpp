@@ -22,6 +22,7 @@
 #include "ggufs/names.h"
 #include "ggufs/xattrs.h"
 #include "log.h"
+#include "passthrough.h"
 #include "remote_reads.h"
 #include "splice_pipe.h"
 
@@ -116,17 +117,28 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const MountContext& c = ctx(req);
-  const Node* n = c.library.find(ino).node;
+  const Library::Found f = c.library.find(ino);
+  const Node* n = f.node;
   if (!n) return void(fuse_reply_err(req, ENOENT));
   if (n->kind == NodeKind::kDirectory) return void(fuse_reply_err(req, EISDIR));
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return void(fuse_reply_err(req, EROFS));
   fi->keep_cache = 1;  // content never changes: keep the page cache across opens
-  if (log_enabled(LogLevel::kInfo) && n->kind != NodeKind::kText) {
+  const std::string path =
+      log_enabled(LogLevel::kInfo) && n->kind != NodeKind::kText ? c.library.path_of(ino) : "";
+  const bool passed = passthrough_open(req, ino, f.model ? f.model->whole_file_fd(*n) : -1, fi);
+  if (!path.empty()) {
     // The path, not the name: raw/ and f32/ hold files of the same name, and so do the models
     // of a library.
-    log_message(LogLevel::kInfo, fmt::format("open {}", log_name(c.library.path_of(ino))));
+    log_message(LogLevel::kInfo,
+                fmt::format("open {}{}", log_name(path), passed ? " (passthrough)" : ""));
   }
-  fuse_reply_open(req, fi);
+  // Unanswered (the opener was interrupted), the open gets no release.
+  if (fuse_reply_open(req, fi) != 0) passthrough_release(nullptr, ino, fi);
+}
+
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  passthrough_release(req, ino, fi);
+  fuse_reply_err(req, 0);
 }
 
 // Answers a read of node `n` (a file).
@@ -278,6 +290,7 @@ void op_init(void*, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
   conn->max_read = kMaxReadBytes;  // libfuse requires the same value as the max_read option
+  passthrough_init(conn);
 }
 
 // Every request handler runs inside Guard<handler>::run: an exception it lets out (an
@@ -307,6 +320,7 @@ const fuse_lowlevel_ops kOps = [] {
   ops.getattr = Guard<op_getattr>::run;
   ops.open = Guard<op_open>::run;
   ops.read = Guard<op_read>::run;
+  ops.release = Guard<op_release>::run;
   ops.opendir = Guard<op_opendir>::run;
   ops.readdir = Guard<op_readdir>::run;
   ops.statfs = Guard<op_statfs>::run;

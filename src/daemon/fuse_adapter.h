@@ -28,8 +28,10 @@ struct MountContext {
 /// its reply header (1008 KiB); larger replies take its slow copy path. Passed as -o max_read.
 inline constexpr unsigned kMaxReadBytes = 1032192;
 
-/// The table of request handlers (lookup, getattr, open, read, opendir, readdir, statfs,
-/// getxattr, listxattr).
+/// The table of request handlers (lookup, getattr, open, read, release, opendir, readdir,
+/// statfs, getxattr, listxattr). Built with libfuse 3.17 or later, a file that is a whole local
+/// file (ServedModel::whole_file_fd) is opened in FUSE passthrough where the kernel allows it;
+/// INIT logs (at -v) whether passthrough is on, and why not.
 const fuse_lowlevel_ops& fuse_operations();
 
 }  // namespace ggufs

@@ -76,6 +76,15 @@ ServedModel::ServedModel(Model m, const TreeOptions& options)
   }
 }
 
+int ServedModel::whole_file_fd(const Node& node) const {
+  if (node.kind != NodeKind::kComposite || node.pieces.size() != 1) return -1;
+  const Piece& p = node.pieces.front();
+  if (p.kind != Piece::Kind::kSource || p.from != 0 || p.shard >= model.sources.size()) return -1;
+  const ByteSource& src = *model.sources[p.shard];
+  if (src.remote() || src.fd() < 0 || p.size != src.size() || node.size != src.size()) return -1;
+  return src.fd();
+}
+
 ServedModel::ServedModel(std::string message, const struct timespec& time)
     : tree(Tree::error_folder(std::move(message))),
       reader(model.file, std::vector<const ByteSource*>{}),
