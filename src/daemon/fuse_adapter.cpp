@@ -24,6 +24,7 @@
 #include "log.h"
 #include "passthrough.h"
 #include "remote_reads.h"
+#include "request_size.h"
 #include "splice_pipe.h"
 
 namespace ggufs {
@@ -149,10 +150,12 @@ void serve_read(fuse_req_t req, const ContentReader& reader, const Node& n, size
     // Stored bytes (raw/, and F32 tensors' float32 data): spliced from the backing file into
     // our pipe, then from it into /dev/fuse by libfuse (which reads the pipe itself where it
     // cannot splice): no copy through our memory, and a failed read is ours to turn into EIO.
-    thread_local SplicePipe pipe;
+    thread_local SplicePipe pipe(ctx(req).max_read);
     const auto ext =
         pipe.ok() ? reader.stored_extent(n, size, static_cast<std::uint64_t>(off)) : std::nullopt;
-    if (ext) {
+    // A reply the pipe cannot hold (above pipe-max-size, 1 MiB, without CAP_SYS_RESOURCE) is
+    // copied instead.
+    if (ext && pipe.fits(ext->offset, ext->size)) {
       if (ext->size == 0) return void(fuse_reply_buf(req, nullptr, 0));
       pipe.fill(ext->fd, ext->offset, ext->size, ext->path);
       fuse_bufvec data = FUSE_BUFVEC_INIT(ext->size);
@@ -283,13 +286,19 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   reply_xattr_value(req, names, size);
 }
 
-void op_init(void*, fuse_conn_info* conn) {
-  // Splice raw/ replies (see op_read). Requests stay at most 1008 KiB (max_read; the read-ahead
-  // window ggufs sets is four of them), as libfuse's splice path cannot grow its pipe for
-  // larger ones here.
+void op_init(void* userdata, fuse_conn_info* conn) {
+  // Splice raw/ replies (see op_read). Requests of at most max_read (1008 KiB by default; the
+  // read-ahead window ggufs sets is four of them).
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
-  conn->max_read = kMaxReadBytes;  // libfuse requires the same value as the max_read option
+  const unsigned max_read = static_cast<const MountContext*>(userdata)->max_read;
+  set_request_size(conn, max_read);
+  if (const unsigned effective = effective_max_read(max_read); effective < max_read) {
+    log_message(LogLevel::kInfo,
+                fmt::format("read requests of at most {} bytes, not max_read={}: libfuse {}.{} "
+                            "and fs.fuse.max_pages_limit allow no more",
+                            effective, max_read, FUSE_MAJOR_VERSION, FUSE_MINOR_VERSION));
+  }
   passthrough_init(conn);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ggufs/library.h"
+#include "options.h"
 
 namespace ggufs {
 
@@ -22,11 +23,10 @@ struct MountContext {
   gid_t gid;
   /// Serves the tensor reads of a remote model off libfuse's threads; null for local models.
   RemoteReadPool* remote_reads = nullptr;
+  /// The largest read request (bytes; -o max_read, Config::max_read), also passed to libfuse
+  /// as the max_read mount option.
+  unsigned max_read = kDefaultMaxRead;
 };
-
-/// The largest read request (bytes): what libfuse 3.14 can still splice through a 1 MiB pipe with
-/// its reply header (1008 KiB); larger replies take its slow copy path. Passed as -o max_read.
-inline constexpr unsigned kMaxReadBytes = 1032192;
 
 /// The table of request handlers (lookup, getattr, open, read, release, opendir, readdir,
 /// statfs, getxattr, listxattr). Built with libfuse 3.17 or later, a file that is a whole local

@@ -100,10 +100,14 @@ OllamaStore chosen_ollama_store() {
 }
 
 // Opens FILE: a GGUF file or the URL of one, or "ollama:NAME[:TAG]" (the blob its manifest
-// names); prints why not and returns the exit code, else kExitOk.
-int open_model_named(const std::string& path, const RemoteOptions& remote, Model& model) {
+// names; `ollama_store`, if given, receives the store it was looked up in); prints why not and
+// returns the exit code, else kExitOk.
+int open_model_named(const std::string& path, const RemoteOptions& remote, Model& model,
+                     OllamaStore* ollama_store = nullptr) {
   if (is_ollama(path)) {
-    const std::string store = chosen_ollama_store().path;
+    const OllamaStore chosen = chosen_ollama_store();
+    if (ollama_store) *ollama_store = chosen;
+    const std::string& store = chosen.path;
     std::string manifest;
     try {
       manifest = ollama_manifest_path(store, path.substr(kOllamaScheme.size()));
@@ -186,7 +190,10 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, Mo
         if (const pid_t worker = ::fork(); worker != 0) ::_exit(worker < 0 ? 1 : 0);
         struct stat st {};
         if (::stat(opts.mountpoint, &st) != 0) ::_exit(1);
-        if (conf.read_ahead_kb) set_read_ahead_kb(opts.mountpoint, conf.read_ahead_kb);
+        const unsigned read_ahead_kb = conf.read_ahead_kb == kReadAheadAuto
+                                           ? read_ahead_kb_for(conf.max_read)
+                                           : conf.read_ahead_kb;
+        if (read_ahead_kb) set_read_ahead_kb(opts.mountpoint, read_ahead_kb);
         notify_ready(conf.notify_pipe, daemon);  // first: the command returns after it is said
         bg.ready();
         ::_exit(0);
@@ -335,6 +342,11 @@ int mount_file(fuse_args& args, const Config& conf) {
     return kExitUsage;
   }
 
+  if (conf.max_read < kMinMaxRead || conf.max_read > kMaxMaxRead) {
+    fmt::print(stderr, "ggufs: -o max_read={}: not from {} to {} bytes\n", conf.max_read,
+               kMinMaxRead, kMaxMaxRead);
+    return kExitUsage;
+  }
   const std::string path = conf.file;
   const std::optional<RemoteOptions> remote = remote_options(conf);
   if (!remote) return kExitUsage;
@@ -364,10 +376,10 @@ int mount_file(fuse_args& args, const Config& conf) {
   }
   const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
   const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
-  MountContext mctx{*library, uid, gid};
+  MountContext mctx{*library, uid, gid, nullptr, conf.max_read};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
-  fuse_opt_add_arg(&args, fmt::format("-omax_read={}", kMaxReadBytes).c_str());
+  fuse_opt_add_arg(&args, fmt::format("-omax_read={}", conf.max_read).c_str());
   fuse_opt_add_arg(&args, fsname_option(is_url(path) ? display_url(path) : path).c_str());
   return serve(args, opts, conf, mctx, remote_model ? remote->read_timeout_s : 0);
 }
@@ -425,9 +437,17 @@ int run(int argc, char** argv) {
     Model model;
     const std::optional<RemoteOptions> remote = remote_options(conf);
     if (!remote) return kExitUsage;
-    if (const int rc = open_model_named(conf.file, *remote, model); rc != kExitOk) return rc;
-    const std::string text =
-        conf.info ? render_info(model.file) : render_gguf_json(model.file) + "\n";
+    OllamaStore store;
+    if (const int rc = open_model_named(conf.file, *remote, model, &store); rc != kExitOk) {
+      return rc;
+    }
+    std::string text = conf.info ? render_info(model.file) : render_gguf_json(model.file) + "\n";
+    if (conf.info && !store.path.empty()) {
+      // Which store an ollama:NAME came from (the user's, $OLLAMA_MODELS or the system's).
+      text = fmt::format("{}: Ollama's store {} ({})\n", printable(conf.file),
+                         printable(store.path), store.why) +
+             text;
+    }
     std::fwrite(text.data(), 1, text.size(), stdout);
     return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
   }

@@ -36,8 +36,10 @@ constexpr const char* kUsage =
     "  -q                  log errors only\n"
     "  -v                  also log the mount, the unmount and each tensor file opened\n"
     "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other, allow_root), and:\n"
-    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 4032; 0 keeps the\n"
-    "                      kernel's default; needs root)\n"
+    "     max_read=N       largest read request in bytes (4096-67108864, default 1032192);\n"
+    "                      above 1 MiB with libfuse 3.17 where fs.fuse.max_pages_limit allows\n"
+    "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default four requests of\n"
+    "                      max_read: 4032; 0 keeps the kernel's default; needs root)\n"
     "     force            clear a stale mount at MOUNTPOINT first (one whose daemon was\n"
     "                      killed: \"Transport endpoint is not connected\") with\n"
     "                      fusermount3 -uz; without it ggufs prints that command and exits 4\n"
@@ -83,6 +85,7 @@ const fuse_opt kOptions[] = {
     FUSE_OPT_KEY("--json", kKeyJson),
     FUSE_OPT_KEY("-q", kKeyQuiet),
     FUSE_OPT_KEY("-v", kKeyVerbose),
+    {"max_read=%u", offsetof(Config, max_read), 0},
     {"read_ahead_kb=%u", offsetof(Config, read_ahead_kb), 0},
     {"force", offsetof(Config, force), 1},
     {"redact", offsetof(Config, redact), 1},

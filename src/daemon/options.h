@@ -9,6 +9,19 @@
 
 namespace ggufs {
 
+/// The default largest read request (bytes): the most libfuse 3.14 can splice through its 1 MiB
+/// pipe with the reply header (1008 KiB; at 1024 KiB every reply took its copy path). Larger
+/// requests need libfuse 3.17, which sizes its buffer by max_write (lib/fuse_lowlevel.c,
+/// do_init), and the kernel's fs.fuse.max_pages_limit (Linux 6.13; 256 pages by default).
+inline constexpr unsigned kDefaultMaxRead = 1032192;
+/// Bounds of -o max_read (bytes): one page, and 64 MiB.
+inline constexpr unsigned kMinMaxRead = 4096;
+inline constexpr unsigned kMaxMaxRead = 64u << 20;
+/// Config::read_ahead_kb when -o read_ahead_kb is not given.
+inline constexpr unsigned kReadAheadAuto = ~0u;
+/// The read-ahead (KiB) that holds four requests of `max_read` bytes.
+constexpr unsigned read_ahead_kb_for(unsigned max_read) { return 4 * (max_read / 1024); }
+
 /// What the command line asked for, besides the FUSE options left in the argument list.
 struct Config {
   const char* file = nullptr;
@@ -21,10 +34,13 @@ struct Config {
   int quiet = 0;    ///< -q: log errors only
   int verbose = 0;  ///< -v: also log the mount, unmount and each tensor file opened
   int redact = 0;   ///< -o redact: no key or tensor names in the daemon's log
-  /// Four requests of max_read (1008 KiB, the largest libfuse 3.14 can splice here) per
-  /// read-ahead window, so the daemon's threads work on several at once (first reads of
-  /// 485 MiB: medians 18–32 % faster than with one). KiB; 0 keeps the kernel's default.
-  unsigned read_ahead_kb = 4032;
+  /// -o max_read=N: the largest read request the kernel sends (bytes, kMinMaxRead to
+  /// kMaxMaxRead).
+  unsigned max_read = kDefaultMaxRead;
+  /// -o read_ahead_kb=N (KiB; 0 keeps the kernel's default). Unset (kReadAheadAuto): four
+  /// requests of max_read per read-ahead window (read_ahead_kb_for), so the daemon's threads
+  /// work on several at once (first reads of 485 MiB: medians 18–32 % faster than with one).
+  unsigned read_ahead_kb = kReadAheadAuto;
   std::int64_t uid = -1;           ///< -o uid=N: owner of every file (default: the mounting user)
   std::int64_t gid = -1;           ///< -o gid=N: group of every file (default: the mounting group)
   char* cache_dir = nullptr;       ///< -o cache_dir=PATH: chunk cache of remote models (malloc)

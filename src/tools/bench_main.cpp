@@ -1,15 +1,18 @@
 // ggufs-bench: the measuring helpers behind scripts/bench. Kernel throughput in-process (every
 // decodable type, against memcpy), a GGUF file with one tensor of every decodable type, the
 // tensor list of a file with byte offsets, sequential 1 MiB reads of files or byte ranges (the
-// backing file natively, or files through a mount), random 4 KiB pread latencies, and the files
-// of the mount and memory targets: a large vocabulary with many small tensors, and a sparse
-// model whose tensor data is a hole. Mounting is left to the script.
+// backing file natively, or files through a mount; with read() or through mmap), random 4 KiB
+// pread latencies, and the files of the mount and memory targets: a large vocabulary with many
+// small tensors, a sparse model whose tensor data is a hole, and a Q4_K_M llama model that
+// llama.cpp loads. Mounting is left to the script.
 // Benchmarks only: nothing here runs in the test suite and nothing asserts on timings.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -39,6 +42,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
+#include "ggufs/half.h"
 #include "ggufs/model.h"
 
 namespace {
@@ -67,12 +71,17 @@ constexpr std::string_view kUsage =
     "      deterministic pseudo-random bytes; streamed, so memory stays small.\n"
     "  tensors FILE.gguf\n"
     "      Columns: name, type, id, file_offset, n_bytes, f32_bytes (0 when not decodable).\n"
-    "  read [--passes N] [--range OFFSET:LENGTH] [--flush-mib N] FILE...\n"
+    "  read [--mmap] [--passes N] [--range OFFSET:LENGTH] [--flush-mib N] FILE...\n"
     "      Reads each FILE (or its LENGTH bytes from OFFSET) sequentially with 1 MiB read()\n"
     "      calls, N passes (default 2), each pass from a fresh open(). Before each pass the CPU\n"
     "      caches are flushed by writing a scratch buffer of N MiB (default 64, twice the L3 of\n"
     "      the development machines; 0: no flush), so a small file is not read back from L3.\n"
     "      Columns: file, bytes, then MB/s of each pass.\n"
+    "      --mmap: each pass instead maps the file (or the range, its start rounded down to a\n"
+    "      page) with mmap(PROT_READ, MAP_PRIVATE) from a fresh open(), reads every byte\n"
+    "      through memory (summing 64-bit words) and unmaps it; no MAP_POPULATE and no madvise,\n"
+    "      so the kernel's own fault-around and read-ahead are measured. Timed from mmap to the\n"
+    "      end of munmap; the same columns.\n"
     "  random [--reads N] [--block BYTES] [--seed SEED] FILE...\n"
     "      N (default 10000) pread() calls of BYTES (default 4096) at BYTES-aligned offsets drawn\n"
     "      from SEED (default 1) over the smallest FILE, each timed alone; every offset is read\n"
@@ -94,6 +103,14 @@ constexpr std::string_view kUsage =
     "      and reads as zeros: N (default 320) tensors blk.<i>.<...>.weight of ne = {4096, rows},\n"
     "      cycling F32, F16, Q8_0, Q4_K, Q6_K, all of one shape; a vocabulary of N (default\n"
     "      32000) tokens as in write-vocab.\n"
+    "  write-llama OUT.gguf [--mib N] [--tokens N]\n"
+    "      Writes a llama model that llama.cpp loads (its weights are pseudo-random bytes, so\n"
+    "      its output is nonsense): TinyLlama-1.1B's shape (n_embd 2048, n_ff 5632, 32 heads,\n"
+    "      4 KV heads, context 2048) with as many layers as fit in N MiB (default 1024; at\n"
+    "      least 1 layer, so a small N gives a larger file) and the types of llama-quantize's\n"
+    "      Q4_K_M (Q4_K; Q6_K for output.weight and for attn_v and ffn_down of about half of\n"
+    "      the layers; F32 norms); a vocabulary of N (default 32000, at least 259) tokens:\n"
+    "      <unk>, <s>, </s>, then as in write-vocab. Streamed, so memory stays small.\n"
     "  write-split IN.gguf PREFIX [--shards N]\n"
     "      Splits IN into N (default 3) shards PREFIX-0000i-of-0000N.gguf as llama-gguf-split\n"
     "      --split does: consecutive runs of tensors of about equal count, the first shard with\n"
@@ -415,8 +432,57 @@ std::pair<std::uint64_t, double> read_pass(const std::string& path,
   return {done, s};
 }
 
+/// The sum of the bytes at `p` taken as 64-bit words (a short tail byte by byte): a read of
+/// every byte that the compiler cannot drop once its result is clobbered.
+std::uint64_t sum_words(const std::uint8_t* p, std::uint64_t n) {
+  std::uint64_t sum = 0;
+  std::uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);  // the range may start at any byte
+    sum += w;
+  }
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
+
+/// One pass over `path` (its `range`, or all of it) through memory: a fresh open(), then
+/// mmap(PROT_READ, MAP_PRIVATE) of the range (its start rounded down to a page, as mmap needs),
+/// every byte of the range summed, munmap. Neither MAP_POPULATE nor madvise: what is measured is
+/// the page faults with the kernel's own fault-around and read-ahead, as a program that maps a
+/// model (llama.cpp's default) meets them. Returns the range's bytes and the seconds from mmap to
+/// the end of munmap (open and close not timed). Throws IoError when the range does not lie
+/// within the file (touching a mapped page past the end of the file would raise SIGBUS).
+std::pair<std::uint64_t, double> mmap_pass(const std::string& path,
+                                           const std::optional<Range>& range) {
+  const Fd fd(path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw ggufs::IoError(path + ": " + std::strerror(errno));
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t offset = range ? range->offset : 0;
+  const std::uint64_t want = range ? range->length : size;
+  if (offset > size || want > size - offset) {
+    throw ggufs::IoError(path + ": the range ends after the file's " + std::to_string(size) +
+                         " bytes");
+  }
+  const Clock::time_point start = Clock::now();
+  if (want == 0) return {0, seconds_since(start)};  // mmap refuses a length of 0
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t map_offset = offset / page * page;
+  const auto map_length = static_cast<std::size_t>(offset + want - map_offset);
+  void* map =
+      ::mmap(nullptr, map_length, PROT_READ, MAP_PRIVATE, fd.get(), static_cast<off_t>(map_offset));
+  if (map == MAP_FAILED) throw ggufs::IoError(path + ": mmap: " + std::strerror(errno));
+  std::uint64_t sum =
+      sum_words(static_cast<const std::uint8_t*>(map) + (offset - map_offset), want);
+  clobber(&sum);
+  ::munmap(map, map_length);
+  return {want, seconds_since(start)};
+}
+
 int cmd_read(Args& args) {
   std::uint64_t passes = 2;
+  bool use_mmap = false;
   std::optional<Range> range;
   std::uint64_t flush_mib = 64;  // not sysconf(_SC_LEVEL3_CACHE_SIZE): a VM may report 508 MiB
   std::vector<std::string> files;
@@ -434,6 +500,8 @@ int cmd_read(Args& args) {
     } else if (Args::is(arg, "--flush-mib")) {
       flush_mib = parse_u64(args.value("--flush-mib", arg), "--flush-mib");
       if (flush_mib > 65536) throw UsageError{"--flush-mib: not from 0 to 65536"};
+    } else if (arg == "--mmap") {
+      use_mmap = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw UsageError{"read: unknown option '" + std::string(arg) + "'"};
     } else {
@@ -442,8 +510,8 @@ int cmd_read(Args& args) {
   }
   if (files.empty()) throw UsageError{"read: no file given"};
 
-  std::vector<std::uint8_t> buf(kReadSize, 0);             // touched before any timing
-  std::vector<std::uint8_t> scratch(flush_mib * kMiB, 0);  // written before each pass
+  std::vector<std::uint8_t> buf(use_mmap ? 0 : kReadSize, 0);  // touched before any timing
+  std::vector<std::uint8_t> scratch(flush_mib * kMiB, 0);      // written before each pass
   std::printf("# file\tbytes");
   for (std::uint64_t p = 1; p <= passes; ++p)
     std::printf("\tpass%llu_MB_per_s", (unsigned long long)p);
@@ -456,7 +524,7 @@ int cmd_read(Args& args) {
         std::memset(scratch.data(), static_cast<int>(p + 1), scratch.size());
         clobber(scratch.data());
       }
-      const auto [n, s] = read_pass(path, range, buf);
+      const auto [n, s] = use_mmap ? mmap_pass(path, range) : read_pass(path, range, buf);
       bytes = n;
       mbps.push_back(mb_per_s(n, s));
     }
@@ -642,14 +710,15 @@ std::string layer_tensor_name(std::uint64_t i) {
          std::string(kRoles[i % std::size(kRoles)]) + ".weight";
 }
 
-/// The metadata of a synthetic llama-like model named `name` with a vocabulary of `n_tokens`.
-std::vector<std::pair<std::string, ggufs::Value>> synthetic_metadata(const std::string& name,
-                                                                     std::uint64_t n_tokens) {
+/// The metadata of a synthetic llama-like model named `name` with the vocabulary `vocab`
+/// (tokenizer.ggml.tokens, in order).
+std::vector<std::pair<std::string, ggufs::Value>> synthetic_metadata(
+    const std::string& name, const std::vector<std::string>& vocab) {
   using ggufs::Value;
   using ggufs::ValueType;
   ggufs::Array tokens(ValueType::kString);
-  tokens.reserve(n_tokens);
-  for (const std::string& t : make_tokens(n_tokens)) tokens.push_string(t);
+  tokens.reserve(vocab.size());
+  for (const std::string& t : vocab) tokens.push_string(t);
   std::vector<std::pair<std::string, Value>> kv;
   kv.emplace_back("general.architecture", Value{ValueType::kString, std::string("llama")});
   kv.emplace_back("general.name", Value{ValueType::kString, name});
@@ -658,8 +727,8 @@ std::vector<std::pair<std::string, ggufs::Value>> synthetic_metadata(const std::
   return kv;
 }
 
-/// Parses "OUT.gguf" and the count options of write-vocab and write-sparse; `counts` maps each
-/// option to its variable and its largest accepted value.
+/// Parses "OUT.gguf" and the count options of write-vocab, write-sparse and write-llama; `counts`
+/// maps each option to its variable and its largest accepted value.
 std::string parse_writer_args(
     Args& args, std::string_view command,
     std::span<const std::tuple<std::string_view, std::uint64_t*, std::uint64_t>> counts) {
@@ -695,7 +764,8 @@ int cmd_write_vocab(Args& args) {
   const std::string out = parse_writer_args(args, "write-vocab", counts);
 
   ggufs::GgufWriter w;
-  for (auto& [key, value] : synthetic_metadata("ggufs mount-time benchmark", n_tokens)) {
+  for (auto& [key, value] :
+       synthetic_metadata("ggufs mount-time benchmark", make_tokens(n_tokens))) {
     w.add(key, std::move(value));
   }
   constexpr std::size_t kElements = 32;
@@ -737,7 +807,7 @@ int cmd_write_sparse(Args& args) {
   // (with the writer's ByteWriter, in the same layout: GGUF v3, alignment 32), and ftruncate
   // extends the file over the data, leaving a hole.
   constexpr std::uint64_t kAlignment = 32;
-  const auto metadata = synthetic_metadata("ggufs sparse benchmark", n_tokens);
+  const auto metadata = synthetic_metadata("ggufs sparse benchmark", make_tokens(n_tokens));
   ggufs::ByteWriter w;
   w.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("GGUF"), 4));
   w.u32(3);
@@ -778,6 +848,187 @@ int cmd_write_sparse(Args& args) {
     ::unlink(out.c_str());
     throw ggufs::IoError(out + ": cannot write: " + error);
   }
+  return 0;
+}
+
+// --- write-llama -------------------------------------------------------------------------------
+
+// The shape of TinyLlama-1.1B (its config.json: hidden_size 2048, intermediate_size 5632,
+// num_attention_heads 32, num_key_value_heads 4, max_position_embeddings 2048, rms_norm_eps
+// 1e-5, rope_theta 10000); only the layer count and the vocabulary size vary.
+constexpr std::uint64_t kLlamaEmbd = 2048;
+constexpr std::uint64_t kLlamaFf = 5632;
+constexpr std::uint64_t kLlamaHeads = 32;
+constexpr std::uint64_t kLlamaKvHeads = 4;
+constexpr std::uint64_t kLlamaHeadDim = kLlamaEmbd / kLlamaHeads;  // 64: the rope dimension
+constexpr std::uint64_t kLlamaContext = 2048;
+
+/// One tensor of a write-llama model: name, ggml type and ne (ne[0] fastest).
+struct LlamaTensor {
+  std::string name;
+  std::uint32_t type = 0;
+  std::vector<std::uint64_t> ne;
+};
+
+/// The tensors of a llama of `n_layer` layers and `n_vocab` tokens with the types llama-quantize
+/// gives them for Q4_K_M (llama.cpp src/llama-quant.cpp, llama_tensor_get_type): Q4_K by
+/// default; Q6_K for output.weight, and for attn_v and ffn_down of the layers where its
+/// use_more_bits(i, n) holds (the first and last eighth, and every third layer between:
+/// about half); token_embd.weight keeps Q4_K; the 1-D norms stay F32. Names, order and shapes
+/// as convert_hf_to_gguf.py writes a llama (gguf-py tensor names; linear weights are
+/// ne = {in, out}, the embedding {n_embd, n_vocab}).
+std::vector<LlamaTensor> llama_q4_k_m_tensors(std::uint64_t n_layer, std::uint64_t n_vocab) {
+  using ggufs::GGML_TYPE_F32, ggufs::GGML_TYPE_Q4_K, ggufs::GGML_TYPE_Q6_K;
+  const auto more_bits = [n_layer](std::uint64_t i) {
+    return i < n_layer / 8 || i >= 7 * n_layer / 8 || (i - n_layer / 8) % 3 == 2;
+  };
+  constexpr std::uint64_t kKv = kLlamaKvHeads * kLlamaHeadDim;  // rows of attn_k and attn_v
+  // Type and ne of each role, in the order of layer_tensor_name's roles: attn_norm, attn_q,
+  // attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down; kByLayer marks attn_v
+  // and ffn_down, whose type depends on the layer.
+  constexpr std::uint32_t kByLayer = ~std::uint32_t{0};
+  static constexpr std::uint32_t kTypes[] = {GGML_TYPE_F32,  GGML_TYPE_Q4_K, GGML_TYPE_Q4_K,
+                                             kByLayer,       GGML_TYPE_Q4_K, GGML_TYPE_F32,
+                                             GGML_TYPE_Q4_K, GGML_TYPE_Q4_K, kByLayer};
+  const std::vector<std::uint64_t> ne[] = {
+      {kLlamaEmbd},           {kLlamaEmbd, kLlamaEmbd}, {kLlamaEmbd, kKv},
+      {kLlamaEmbd, kKv},      {kLlamaEmbd, kLlamaEmbd}, {kLlamaEmbd},
+      {kLlamaEmbd, kLlamaFf}, {kLlamaEmbd, kLlamaFf},   {kLlamaFf, kLlamaEmbd}};
+  std::vector<LlamaTensor> t;
+  t.push_back({"token_embd.weight", GGML_TYPE_Q4_K, {kLlamaEmbd, n_vocab}});
+  for (std::uint64_t i = 0; i < 9 * n_layer; ++i) {
+    const std::uint64_t role = i % 9;
+    const std::uint32_t type = kTypes[role] != kByLayer ? kTypes[role]
+                               : more_bits(i / 9)       ? GGML_TYPE_Q6_K
+                                                        : GGML_TYPE_Q4_K;
+    t.push_back({layer_tensor_name(i), type, ne[role]});
+  }
+  t.push_back({"output_norm.weight", GGML_TYPE_F32, {kLlamaEmbd}});
+  t.push_back({"output.weight", GGML_TYPE_Q6_K, {kLlamaEmbd, n_vocab}});
+  return t;
+}
+
+/// Stored bytes of `t`: ne[0] / block size blocks per row (ne[0] is a multiple of it here).
+std::uint64_t stored_bytes(const LlamaTensor& t) {
+  const ggufs::TypeTraits& traits = *ggufs::type_traits(t.type);
+  std::uint64_t n = t.ne[0] / traits.block_size * traits.type_size;
+  for (std::size_t d = 1; d < t.ne.size(); ++d) n *= t.ne[d];
+  return n;
+}
+
+std::uint64_t llama_data_bytes(std::uint64_t n_layer, std::uint64_t n_vocab) {
+  std::uint64_t n = 0;
+  for (const LlamaTensor& t : llama_q4_k_m_tensors(n_layer, n_vocab)) n += stored_bytes(t);
+  return n;
+}
+
+/// A streamed tensor of `n_bytes` of type `type`: F32 tensors (the norms) are all 1.0; quantized
+/// ones pseudo-random bytes from `seed`, except that each block's fp16 scales hold 2^-10, so no
+/// block holds a NaN or infinite scale (ggml-common.h: block_q4_K begins with its d and dmin,
+/// block_q6_K ends with its d).
+ggufs::GgufWriter::TensorProducer llama_tensor_bytes(std::uint32_t type, std::uint64_t n_bytes,
+                                                     std::uint64_t seed) {
+  return [type, n_bytes, seed](const ggufs::GgufWriter::ByteSink& sink) {
+    const ggufs::TypeTraits& traits = *ggufs::type_traits(type);
+    std::vector<std::size_t> half_offsets;  // of the fp16 scales in a block
+    if (type == ggufs::GGML_TYPE_Q4_K) half_offsets = {0, 2};
+    if (type == ggufs::GGML_TYPE_Q6_K) half_offsets = {traits.type_size - 2};
+    const std::uint16_t scale = ggufs::float_to_half(0x1p-10f);
+    const std::size_t chunk_bytes = kMiB / traits.type_size * traits.type_size;  // whole blocks
+    Random random(seed);
+    std::vector<std::uint8_t> chunk;
+    for (std::uint64_t done = 0; done < n_bytes; done += chunk.size()) {
+      chunk.resize(std::min<std::uint64_t>(chunk_bytes, n_bytes - done));
+      if (type == ggufs::GGML_TYPE_F32) {
+        const float one = 1.0f;
+        for (std::size_t i = 0; i < chunk.size(); i += sizeof one) {
+          std::memcpy(chunk.data() + i, &one, sizeof one);
+        }
+      } else {
+        random.fill(chunk);
+        for (std::size_t b = 0; b < chunk.size(); b += traits.type_size) {
+          for (std::size_t off : half_offsets) std::memcpy(chunk.data() + b + off, &scale, 2);
+        }
+      }
+      sink(chunk);
+    }
+  };
+}
+
+int cmd_write_llama(Args& args) {
+  std::uint64_t mib = 1024;
+  std::uint64_t n_tokens = 32000;
+  const std::tuple<std::string_view, std::uint64_t*, std::uint64_t> counts[] = {
+      {"--mib", &mib, 65536}, {"--tokens", &n_tokens, 10'000'000}};
+  const std::string out = parse_writer_args(args, "write-llama", counts);
+  // <unk>, <s>, </s>, then make_tokens' 256 byte tokens: llama.cpp's SPM vocabulary looks up
+  // '\n' as <0x0A> (llama-vocab.cpp, byte_to_token).
+  if (n_tokens < 3 + 256) throw UsageError{"--tokens: write-llama needs at least 259"};
+
+  // The most layers (at least 1) whose tensor data fits in N MiB: binary search, as the data
+  // grows with the layer count.
+  const std::uint64_t target = mib * kMiB;
+  std::uint64_t lo = 1, hi = mib;  // every layer takes more than 1 MiB
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (llama_data_bytes(mid, n_tokens) <= target) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const std::uint64_t n_layer = lo;
+
+  // The vocabulary of a llama SentencePiece model: token types as gguf-py's TokenType (1 normal,
+  // 2 unknown, 3 control, 6 byte); scores 0 for the special and byte tokens and falling after
+  // them, as in llama's tokenizer.model.
+  std::vector<std::string> vocab = {"<unk>", "<s>", "</s>"};
+  for (std::string& t : make_tokens(n_tokens - 3)) vocab.push_back(std::move(t));
+  ggufs::Array scores(ggufs::ValueType::kFloat32), types(ggufs::ValueType::kInt32);
+  scores.reserve(n_tokens);
+  types.reserve(n_tokens);
+  for (std::uint64_t i = 0; i < n_tokens; ++i) {
+    const float score = i < 259 ? 0.0f : -static_cast<float>(i - 258);
+    scores.push_scalar_bits(std::bit_cast<std::uint32_t>(score));
+    types.push_scalar_bits(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1);
+  }
+
+  // The keys convert_hf_to_gguf.py writes for a llama (TextModel and LlamaModel
+  // set_gguf_parameters, the special vocabulary), with llama-quantize's general.file_type 15
+  // (LLAMA_FTYPE_MOSTLY_Q4_K_M) and general.quantization_version 2.
+  using ggufs::Value, ggufs::ValueType;
+  ggufs::GgufWriter w;
+  for (auto& [key, value] : synthetic_metadata("ggufs llama benchmark", vocab)) {
+    w.add(key, std::move(value));
+  }
+  w.add_string("general.type", "model");
+  w.add_u32("llama.block_count", static_cast<std::uint32_t>(n_layer));
+  w.add_u32("llama.context_length", kLlamaContext);
+  w.add_u32("llama.embedding_length", kLlamaEmbd);
+  w.add_u32("llama.feed_forward_length", kLlamaFf);
+  w.add_u32("llama.attention.head_count", kLlamaHeads);
+  w.add_u32("llama.attention.head_count_kv", kLlamaKvHeads);
+  w.add_f32("llama.rope.freq_base", 10000.0f);
+  w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  w.add_u32("general.file_type", 15);
+  w.add_u32("llama.vocab_size", static_cast<std::uint32_t>(n_tokens));
+  w.add_u32("llama.rope.dimension_count", kLlamaHeadDim);
+  w.add_u32("general.quantization_version", 2);
+  w.add("tokenizer.ggml.scores", Value{ValueType::kArray, std::move(scores)});
+  w.add("tokenizer.ggml.token_type", Value{ValueType::kArray, std::move(types)});
+  w.add_u32("tokenizer.ggml.bos_token_id", 1);
+  w.add_u32("tokenizer.ggml.eos_token_id", 2);
+  w.add_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.add("tokenizer.ggml.add_bos_token", Value{ValueType::kBool, true});
+  w.add("tokenizer.ggml.add_eos_token", Value{ValueType::kBool, false});
+
+  std::uint64_t seed = 0x11a3a000u;
+  for (LlamaTensor& t : llama_q4_k_m_tensors(n_layer, n_tokens)) {
+    const std::uint64_t n_bytes = stored_bytes(t);
+    w.add_tensor_stream(std::move(t.name), t.type, std::move(t.ne), n_bytes,
+                        llama_tensor_bytes(t.type, n_bytes, ++seed));
+  }
+  w.write_file(out);
   return 0;
 }
 
@@ -859,6 +1110,7 @@ int main(int argc, char** argv) {
     if (command == "info") return cmd_info(args);
     if (command == "write-vocab") return cmd_write_vocab(args);
     if (command == "write-sparse") return cmd_write_sparse(args);
+    if (command == "write-llama") return cmd_write_llama(args);
     if (command == "write-split") return cmd_write_split(args);
     throw UsageError{"unknown command '" + std::string(command) + "'"};
   } catch (const UsageError& e) {

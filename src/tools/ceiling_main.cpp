@@ -1,4 +1,4 @@
-// ggufs-ceiling: the fastest a libfuse 3.14 daemon can serve reads on this machine, mounted and
+// ggufs-ceiling: the fastest a libfuse daemon can serve reads on this machine, mounted and
 // served exactly as ggufs is, the ceiling that scripts/bench measures ggufs's mount against.
 //
 //   ggufs-ceiling [-f] [-d] [-s] [-o opt,...] [--size BYTES] MOUNTPOINT
@@ -8,24 +8,26 @@
 // in memory from the start, and a read is answered with fuse_reply_buf pointing into it: no file
 // I/O, no decoding, no copy or computation of ours. What a read then costs is FUSE itself (the
 // request, the thread hand-off, the kernel copying the reply into the page cache), which is what
-// ggufs cannot go below. The buffer holds the pattern twice, so any range of at most 1 MiB
-// starting in the first copy is contiguous, and requests are at most max_read (1008 KiB).
+// ggufs cannot go below. The buffer holds the pattern over a period of max_read rounded up to
+// 1 MiB, twice, so any request (at most max_read) starting in the first copy is contiguous.
 //
 // Every setting that shapes reads is ggufs's own, taken from its source:
-//   - mount options: -oro,default_permissions,subtype=…, -omax_read=kMaxReadBytes (1032192)
-//     and -ofsname=… (src/daemon/main.cpp, mount_file; kMaxReadBytes from fuse_adapter.h);
+//   - mount options: -oro,default_permissions,subtype=…, -omax_read=N (-o max_read=N as ggufs
+//     takes it, default kDefaultMaxRead, 1032192, options.h) and -ofsname=…
+//     (src/daemon/main.cpp, mount_file);
 //     the subtype and fsname here are "ggufs-ceiling", so the mount cannot pass for a ggufs one;
 //   - fuse_parse_cmdline for -f, -d, -s, -o clone_fd, -o max_threads (libfuse's defaults: no
 //     clone_fd, 10 threads), then fuse_session_new, fuse_set_signal_handlers,
 //     fuse_session_mount and fuse_session_loop_mt with a fuse_loop_config made by
 //     fuse_loop_cfg_create with clone_fd and max_threads set from those (max_idle_threads left
 //     at libfuse's default), or fuse_session_loop with -s (main.cpp, serve);
-//   - init: FUSE_CAP_SPLICE_WRITE and FUSE_CAP_SPLICE_MOVE wanted where capable, max_read =
-//     kMaxReadBytes, max_readahead and every other want bit left as libfuse sets them
-//     (fuse_adapter.cpp, op_init);
+//   - init: FUSE_CAP_SPLICE_WRITE and FUSE_CAP_SPLICE_MOVE wanted where capable, max_read and
+//     max_write by set_request_size (request_size.h), max_readahead and every other want bit
+//     left as libfuse sets them (fuse_adapter.cpp, op_init);
 //   - keep_cache on open, cache_readdir and keep_cache on opendir, entry, attribute and negative
 //     entry timeouts of DBL_MAX, st_blksize 4096, statfs as ggufs answers it (fuse_adapter.cpp);
-//   - read_ahead_kb of the mount's bdi: 4032 by default (Config::read_ahead_kb, options.h;
+//   - read_ahead_kb of the mount's bdi: four requests of max_read by default (4032 KiB;
+//     read_ahead_kb_for, options.h;
 //     -o read_ahead_kb=N as ggufs takes it, 0 keeps the kernel's), set by set_read_ahead_kb
 //     (bdi.cpp, compiled in) after INIT from a grandchild that stat()s the mount point first,
 //     as main.cpp's serve does;
@@ -55,12 +57,13 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "background.h"
 #include "bdi.h"
-#include "fuse_adapter.h"  // kMaxReadBytes (this header only: nothing of ggufs_tree is linked)
 #include "ggufs/error.h"   // the exit codes
-#include "options.h"       // Config's default read_ahead_kb (header only)
+#include "options.h"       // kDefaultMaxRead, read_ahead_kb_for (header only)
+#include "request_size.h"  // set_request_size (header only)
 
 namespace {
 
@@ -81,17 +84,22 @@ constexpr const char* kUsage =
     "  --copy              reply with bytes copied from memory (writev) instead of spliced\n"
     "                      from a memory file's page cache (the default, as ggufs serves\n"
     "                      stored bytes)\n"
-    "  -o read_ahead_kb=N  kernel read-ahead of the mount in KiB (default 4032, as ggufs; 0\n"
+    "  -o max_read=N       largest read request in bytes (default 1032192, as ggufs)\n"
+    "  -o read_ahead_kb=N  kernel read-ahead of the mount in KiB (default four requests of\n"
+    "                      max_read, as ggufs: 4032; 0\n"
     "                      keeps the kernel's default; needs root)\n"
     "  -o opt              other FUSE options (clone_fd, max_threads=N, allow_other, ...)\n";
 
-// The period of the content: the largest request (max_read) fits in it.
-constexpr std::size_t kPeriod = std::size_t{1} << 20;
-static_assert(kMaxReadBytes <= kPeriod);
+// The pattern's own period: byte i of the file is p(i mod kPattern).
+constexpr std::size_t kPattern = std::size_t{1} << 20;
 
-// The content pattern twice over, so that [off % kPeriod, off % kPeriod + n) is inside it for any
-// n ≤ kPeriod: a reply is always one contiguous range. Page-aligned, as a page cache would be.
-alignas(4096) unsigned char g_pattern[2 * kPeriod];
+// The period of the buffer: max_read rounded up to a multiple of kPattern, so the largest
+// request fits in it. Set once before the mount.
+std::size_t g_period = kPattern;
+
+// The content over two periods, so that [off % g_period, off % g_period + n) is inside it for any
+// n ≤ g_period: a reply is always one contiguous range.
+std::vector<unsigned char> g_pattern;
 
 // The same bytes in a memory file (memfd), which replies splice from as ggufs splices stored
 // bytes from the page cache of the model's file; -1 with --copy (or where memfd fails): replies
@@ -110,6 +118,7 @@ struct Ceiling {
   uid_t uid;
   gid_t gid;
   struct timespec mtime;
+  unsigned max_read;
 };
 
 const Ceiling& ctx(fuse_req_t req) { return *static_cast<const Ceiling*>(fuse_req_userdata(req)); }
@@ -165,19 +174,19 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   const std::uint64_t file_size = ctx(req).size;
   const auto at = static_cast<std::uint64_t>(off);
   if (at >= file_size) return void(fuse_reply_buf(req, nullptr, 0));
-  // max_read keeps size ≤ kMaxReadBytes < kPeriod; the bound only guards the buffer's end.
+  // max_read keeps size ≤ g_period; the bound only guards the buffer's end.
   const std::size_t n = static_cast<std::size_t>(
-      std::min<std::uint64_t>({size, file_size - at, static_cast<std::uint64_t>(kPeriod)}));
+      std::min<std::uint64_t>({size, file_size - at, static_cast<std::uint64_t>(g_period)}));
   if (g_memfd >= 0) {
     // As ggufs's stored bytes: spliced from a page cache (here the memfd's) to /dev/fuse.
     fuse_bufvec data = FUSE_BUFVEC_INIT(n);
     data.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     data.buf[0].fd = g_memfd;
-    data.buf[0].pos = static_cast<off_t>(at % kPeriod);
+    data.buf[0].pos = static_cast<off_t>(at % g_period);
     fuse_reply_data(req, &data, FUSE_BUF_SPLICE_MOVE);
     return;
   }
-  fuse_reply_buf(req, reinterpret_cast<const char*>(g_pattern + at % kPeriod), n);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(g_pattern.data() + at % g_period), n);
 }
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -217,10 +226,10 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
 }
 
 // ggufs's op_init (fuse_adapter.cpp), value for value.
-void op_init(void*, fuse_conn_info* conn) {
+void op_init(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
-  conn->max_read = kMaxReadBytes;  // libfuse requires the same value as the max_read option
+  set_request_size(conn, static_cast<const Ceiling*>(userdata)->max_read);
 }
 
 const fuse_lowlevel_ops kOps = [] {
@@ -240,13 +249,15 @@ const fuse_lowlevel_ops kOps = [] {
 struct Cli {
   char* size = nullptr;  // malloc'ed by fuse_opt_parse
   int copy = 0;          // --copy: replies copied from memory (writev), not spliced
-  unsigned read_ahead_kb = Config{}.read_ahead_kb;
+  unsigned max_read = kDefaultMaxRead;
+  unsigned read_ahead_kb = kReadAheadAuto;
 };
 
 const fuse_opt kOptions[] = {
     {"--size %s", offsetof(Cli, size), 0},
     {"--size=%s", offsetof(Cli, size), 0},
     {"--copy", offsetof(Cli, copy), 1},
+    {"max_read=%u", offsetof(Cli, max_read), 0},            // as ggufs's options.cpp
     {"read_ahead_kb=%u", offsetof(Cli, read_ahead_kb), 0},  // as ggufs's options.cpp
     FUSE_OPT_END,
 };
@@ -335,28 +346,37 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (cli.max_read < kMinMaxRead || cli.max_read > kMaxMaxRead) {
+    std::fprintf(stderr, "ggufs-ceiling: -o max_read=%u: not from %u to %u bytes\n", cli.max_read,
+                 kMinMaxRead, kMaxMaxRead);
+    return kExitUsage;
+  }
+  g_period = (cli.max_read + kPattern - 1) / kPattern * kPattern;
   // Every page of the pattern written now, before the mount: no read ever faults one in.
-  for (std::size_t i = 0; i < 2 * kPeriod; ++i) {
-    const std::size_t j = i % kPeriod;
+  g_pattern.resize(2 * g_period);
+  for (std::size_t i = 0; i < g_pattern.size(); ++i) {
+    const std::size_t j = i % kPattern;
     g_pattern[i] = static_cast<unsigned char>(j ^ (j >> 8));
   }
   if (!cli.copy) {
     g_memfd = ::memfd_create("ggufs-ceiling", MFD_CLOEXEC);
-    if (g_memfd >= 0 &&
-        ::write(g_memfd, g_pattern, sizeof g_pattern) != static_cast<ssize_t>(sizeof g_pattern)) {
+    if (g_memfd >= 0 && ::write(g_memfd, g_pattern.data(), g_pattern.size()) !=
+                            static_cast<ssize_t>(g_pattern.size())) {
       ::close(g_memfd);
       g_memfd = -1;
     }
   }
-  Ceiling c{size, ::getuid(), ::getgid(), {}};
+  Ceiling c{size, ::getuid(), ::getgid(), {}, cli.max_read};
   ::clock_gettime(CLOCK_REALTIME, &c.mtime);
 
   // ggufs's mount options (main.cpp, mount_file), with our own subtype and fsname.
-  const std::string max_read = "-omax_read=" + std::to_string(kMaxReadBytes);
+  const std::string max_read = "-omax_read=" + std::to_string(cli.max_read);
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs-ceiling");
   fuse_opt_add_arg(&args, max_read.c_str());
   fuse_opt_add_arg(&args, "-ofsname=ggufs-ceiling");
-  return serve(args, opts, cli.read_ahead_kb, c);
+  const unsigned read_ahead_kb =
+      cli.read_ahead_kb == kReadAheadAuto ? read_ahead_kb_for(cli.max_read) : cli.read_ahead_kb;
+  return serve(args, opts, read_ahead_kb, c);
 }
 
 }  // namespace

@@ -374,6 +374,15 @@ TEST(OllamaStore, SaysWhichStoreItMounts) {
   const RunResult set =
       run("env OLLAMA_MODELS=" + quote(store) + " " + GGUFS_BINARY + " --info ollama: 2>&1");
   EXPECT_NE(set.output.find("  Ollama's store: $OLLAMA_MODELS\n"), std::string::npos) << set.output;
+  // --info of one model of the store names the store first, then reports the model.
+  const RunResult one = run(env + " " + GGUFS_BINARY + " --info ollama:m 2>&1");
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.rfind("ollama:m: Ollama's store " + store.string() +
+                                 " (~/.ollama/models: $OLLAMA_MODELS is unset)\n",
+                             0),
+            0u)
+      << one.output;
+  EXPECT_NE(one.output.find("arch-m"), std::string::npos) << one.output;
 }
 
 TEST(OllamaStore, WithNoStoreAtAllTheErrorNamesTheUsers) {

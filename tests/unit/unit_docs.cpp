@@ -137,10 +137,10 @@ TEST(Docs, ManPageDocumentsEveryOptionOfHelp) {
                         "-q", "-v", "-o"}) {
     EXPECT_TRUE(listed.flags.contains(f)) << f << " not found in --help:\n" << help;
   }
-  for (const char* o :
-       {"read_ahead_kb", "force", "uid", "gid", "notify_pipe", "redact", "safetensors_dtype",
-        "cache_dir", "cache_size_mib", "read_timeout", "ca_file", "token_file", "s3_path_style",
-        "s3_virtual_host", "s3_anonymous", "allow_other", "allow_root", "noauto"}) {
+  for (const char* o : {"max_read", "read_ahead_kb", "force", "uid", "gid", "notify_pipe", "redact",
+                        "safetensors_dtype", "cache_dir", "cache_size_mib", "read_timeout",
+                        "ca_file", "token_file", "s3_path_style", "s3_virtual_host", "s3_anonymous",
+                        "allow_other", "allow_root", "noauto"}) {
     EXPECT_TRUE(listed.mount_options.contains(o)) << o << " not found in --help:\n" << help;
   }
 
