@@ -1,0 +1,64 @@
+// The Hugging Face config files of a GGUF model: config.json and generation_config.json as
+// transformers 4.57.6's own GGUF import builds them (transformers/modeling_gguf_pytorch_utils.py,
+// load_gguf_checkpoint; transformers/integrations/ggml.py, GGUF_CONFIG_MAPPING), so that
+// AutoConfig.from_pretrained(<folder holding our config.json>) equals
+// AutoConfig.from_pretrained(<dir>, gguf_file=<file>). Pure: renders from the parsed model only.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ggufs/gguf.h"
+
+namespace ggufs {
+
+/// The rendered files of one model.
+struct HfConfig {
+  /// config.json: the dict load_gguf_checkpoint(...)["config"] builds (the keys GGUF_CONFIG_MAPPING
+  /// maps, tie_word_embeddings, vocab_size, the stablelm flags; model_type renamed as transformers
+  /// renames it) plus "transformers_version": "4.57.6"; JSON with sorted keys, indent 2, final
+  /// newline (as PretrainedConfig.to_json_string writes). Numbers keep their GGUF kind: integers
+  /// as integers, float32/float64 as the double Python's float() gives.
+  std::string config_json;
+  /// generation_config.json: what GenerationConfig.from_model_config(config).save_pretrained()
+  /// writes (transformers/generation/configuration_utils.py). from_pretrained(dir, gguf_file=...)
+  /// finds no generation_config.json for a GGUF and keeps that one (modeling_utils.py,
+  /// PreTrainedModel.__init__ and from_pretrained): "_from_model_config": true, the bos, eos, pad
+  /// and decoder_start token ids that are not None (the GGUF's, else the config class's
+  /// defaults), "transformers_version".
+  std::string generation_config_json;
+  /// The dtype of the model transformers loads from the GGUF, as torch names it: always
+  /// "float32" (gguf-py's dequantize gives float32 for every type, and from_pretrained without
+  /// dtype takes torch's default float32: modeling_utils.py, _get_dtype).
+  std::string torch_dtype;
+  /// transformers' model_type of the config ("llama", "qwen2_moe", "gemma3_text", …).
+  std::string model_type;
+};
+
+/// The config, or why there is none.
+struct HfConfigResult {
+  std::optional<HfConfig> config;
+  /// One line naming the key (or tensor) at fault when `config` is empty; empty otherwise.
+  std::string reason;
+};
+
+/// Renders config.json and generation_config.json of `file` for the architectures transformers
+/// 4.57.6 imports from GGUF among llama (also as mistral, when general.name is "mistral"),
+/// mistral, qwen2, qwen2moe, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt2, starcoder2 and
+/// stablelm (gemma, the first one, is not in GGUF_CONFIG_MAPPING: refused).
+///
+/// No config (with the reason) when: general.architecture is missing, not a string, or another
+/// architecture; a key, string value or tensor name is not valid UTF-8, an array is nested, a
+/// tensor type is unknown to gguf-py, or the file is GGUF version 1 (transformers' reader,
+/// gguf-py's GGUFReader, fails on each); a structural value the config needs is missing or not a
+/// positive integer (block count, embedding length, head count, context length, vocab size from
+/// <arch>.vocab_size or the length of tokenizer.ggml.tokens); another count is not a
+/// non-negative integer; an epsilon or rope base is not a finite number; a token id is not an
+/// integer. Never throws for any metadata.
+///
+/// Note: transformers 4.57.6 renames qwen2moe.* keys to qwen2_moe.*, which GGUF_CONFIG_MAPPING
+/// lacks; a qwen2moe config therefore has Qwen2MoeConfig's defaults for every dimension, as
+/// transformers' own import has.
+HfConfigResult render_hf_config(const GgufFile& file);
+
+}  // namespace ggufs

@@ -1,0 +1,409 @@
+"""config.json and generation_config.json of a GGUF model (src/tree/hf_config.cpp) against
+transformers 4.57.6 itself.
+
+The oracle: AutoConfig.from_pretrained(<folder holding our config.json>).to_dict() must equal
+AutoConfig.from_pretrained(<dir>, gguf_file=<file>).to_dict(), transformers' own GGUF import.
+Two keys are left out of the comparison: `_name_or_path` (the folder each was loaded from, which
+necessarily differs) and `transformers_version` (to_dict always writes the running version).
+Likewise our generation_config.json, loaded with GenerationConfig.from_pretrained, must equal
+GenerationConfig.from_model_config(<transformers' config>), which is what from_pretrained(dir,
+gguf_file=...) gives a model (it finds no generation_config.json for a GGUF).
+
+The GGUF files are written here with gguf-py's GGUFWriter, holding the keys llama.cpp's converter
+(convert_hf_to_gguf.py) writes for each architecture, a tokenizer and a few tensors; plus the
+shared tiny llama, the shared vocab files and the split tiny llama (via its merged file).
+
+Our side comes from the test-only executable ggufs-test-hf-config (tests/support/hf_config_dump.cpp):
+$GGUFS_HF_CONFIG_DUMP, else <repo>/build/ggufs-test-hf-config; the tests skip where it is absent.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import REPO, _testdata_dir
+
+gguf = pytest.importorskip("gguf")
+transformers = pytest.importorskip("transformers")
+from transformers import AutoConfig, GenerationConfig  # noqa: E402
+
+IGNORED = ("_name_or_path", "transformers_version")
+
+
+@pytest.fixture(scope="session")
+def dump_tool():
+    path = pathlib.Path(
+        os.environ.get("GGUFS_HF_CONFIG_DUMP") or REPO / "build" / "ggufs-test-hf-config"
+    )
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"no ggufs-test-hf-config at {path} (build it, or set GGUFS_HF_CONFIG_DUMP)")
+    return path
+
+
+def ours(tool, path, what=None):
+    """(exit code, stdout, stderr) of the dump tool on `path`."""
+    args = [str(tool)] + ([what] if what else []) + [str(path)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+def without_ignored(d):
+    return {k: v for k, v in d.items() if k not in IGNORED}
+
+
+def theirs(path):
+    path = pathlib.Path(path)
+    return AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name)
+
+
+def assert_same_config(tool, path, tmp_path):
+    """Our config.json and generation_config.json of `path` load in transformers as its own GGUF
+    import does."""
+    rc, out, err = ours(tool, path)
+    assert rc == 0, f"no config for {path}: {err}"
+    folder = tmp_path / "hf"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(out)
+    reference = theirs(path)
+    mine = AutoConfig.from_pretrained(str(folder))
+    assert without_ignored(mine.to_dict()) == without_ignored(reference.to_dict())
+
+    rc, gen, err = ours(tool, path, "--generation")
+    assert rc == 0, err
+    (folder / "generation_config.json").write_text(gen)
+    expected = GenerationConfig.from_model_config(reference)
+    got = GenerationConfig.from_pretrained(str(folder))
+    assert without_ignored(got.to_dict()) == without_ignored(expected.to_dict())
+    # The file itself is what save_pretrained writes (its diff against the defaults).
+    assert without_ignored(json.loads(gen)) == without_ignored(expected.to_diff_dict())
+    return json.loads(out)
+
+
+# --- GGUF files as llama.cpp's converter writes them -------------------------------------------
+
+VOCAB = 16
+
+
+def add_llama_tokenizer(w, bos=1, eos=2):
+    w.add_tokenizer_model("llama")
+    w.add_token_list(["<unk>", "<s>", "</s>"] + [f"\u2581t{i}" for i in range(VOCAB - 3)])
+    w.add_token_scores([0.0] * VOCAB)
+    w.add_token_types([2, 3, 3] + [1] * (VOCAB - 3))
+    w.add_bos_token_id(bos)
+    w.add_eos_token_id(eos)
+    w.add_unk_token_id(0)
+
+
+def add_gpt2_tokenizer(w, bos=0, eos=1, pad=None):
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(["a", "b", "ab"] + [f"t{i}" for i in range(VOCAB - 3)])
+    w.add_token_types([1] * VOCAB)
+    w.add_token_merges(["a b"])
+    w.add_bos_token_id(bos)
+    w.add_eos_token_id(eos)
+    if pad is not None:
+        w.add_pad_token_id(pad)
+
+
+def add_base_hparams(w, eps_kind="rms", rope=True, kv=2):
+    # TextModel.set_gguf_parameters of convert_hf_to_gguf.py
+    w.add_block_count(2)
+    w.add_context_length(128)
+    w.add_embedding_length(16)
+    w.add_feed_forward_length(40)
+    w.add_head_count(4)
+    if kv is not None:
+        w.add_head_count_kv(kv)
+    if rope:
+        w.add_rope_freq_base(1000000.0)
+    if eps_kind == "rms":
+        w.add_layer_norm_rms_eps(1e-6)
+    else:
+        w.add_layer_norm_eps(1e-5)
+    w.add_file_type(0)
+
+
+def llama(w):
+    add_base_hparams(w)
+    w.add_vocab_size(VOCAB)
+    # head_dim 8, not hidden / heads = 4 (as in Mistral-Nemo), so that its mapping shows
+    w.add_rope_dimension_count(8)
+    add_llama_tokenizer(w)
+
+
+def llama_no_vocab_key(w):
+    add_base_hparams(w)
+    w.add_rope_dimension_count(4)
+    add_llama_tokenizer(w, bos=5, eos=6)
+
+
+def qwen2(w):
+    add_base_hparams(w)
+    add_gpt2_tokenizer(w, bos=3, eos=4, pad=4)
+
+
+def qwen2moe(w):
+    add_base_hparams(w)
+    w.add_expert_count(4)
+    w.add_expert_used_count(2)
+    w.add_expert_feed_forward_length(8)
+    w.add_expert_shared_feed_forward_length(24)
+    add_gpt2_tokenizer(w)
+
+
+def qwen3(w):
+    add_base_hparams(w)
+    w.add_key_length(8)
+    w.add_value_length(8)
+    add_gpt2_tokenizer(w, bos=2, eos=5)
+
+
+def qwen3moe(w):
+    qwen3(w)
+    w.add_expert_count(8)
+    w.add_expert_used_count(2)
+    w.add_expert_feed_forward_length(12)
+
+
+def gemma2(w):
+    add_base_hparams(w, rope=False)
+    w.add_key_length(8)
+    w.add_value_length(8)
+    w.add_attn_logit_softcapping(50.0)
+    w.add_final_logit_softcapping(30.0)
+    w.add_sliding_window(64)
+    add_llama_tokenizer(w, bos=2, eos=1)
+    w.add_pad_token_id(0)
+
+
+def gemma3(w):
+    add_base_hparams(w)
+    w.add_key_length(8)
+    w.add_value_length(8)
+    w.add_sliding_window(32)
+    add_llama_tokenizer(w)
+
+
+def phi3(w):
+    add_base_hparams(w, rope=False)
+    w.add_rope_dimension_count(4)
+    w.add_sliding_window(128)
+    add_llama_tokenizer(w, bos=1, eos=7)
+
+
+def gpt2(w):
+    add_base_hparams(w, eps_kind="norm", rope=False, kv=None)
+    add_gpt2_tokenizer(w, bos=3, eos=3)
+
+
+def starcoder2(w):
+    add_base_hparams(w, eps_kind="norm")
+    add_gpt2_tokenizer(w)
+
+
+def stablelm(w):
+    add_base_hparams(w, eps_kind="norm", rope=False)
+    w.add_rope_dimension_count(1)
+    w.add_parallel_residual(True)
+    add_gpt2_tokenizer(w)
+
+
+def write_gguf(path, arch, fill, name="tiny", tensors=("token_embd.weight", "output_norm.weight")):
+    w = gguf.GGUFWriter(str(path), arch)
+    if name is not None:
+        w.add_name(name)
+    fill(w)
+    for t in tensors:
+        shape = (VOCAB, 16) if t in ("token_embd.weight", "output.weight") else (16,)
+        w.add_tensor(t, np.zeros(shape, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def llama_odd_types(w):
+    """Types llama.cpp does not write but transformers passes through as they are."""
+    V = gguf.GGUFValueType
+    w.add_key_value("llama.block_count", 2, V.UINT64)
+    w.add_key_value("llama.context_length", 128, V.INT32)
+    w.add_key_value("llama.embedding_length", 16, V.UINT16)
+    w.add_key_value("llama.feed_forward_length", 40, V.INT64)
+    w.add_key_value("llama.attention.head_count", 4, V.UINT8)
+    w.add_key_value("llama.attention.head_count_kv", [2], V.ARRAY, V.UINT32)  # one element: 2
+    w.add_key_value("llama.rope.freq_base", 500000.25, V.FLOAT64)
+    w.add_key_value("llama.attention.layer_norm_rms_epsilon", 1e-5, V.FLOAT64)
+    w.add_key_value("llama.rope.dimension_count", 4, V.INT16)
+    add_llama_tokenizer(w)
+
+
+def llama_foreign_keys(w):
+    """Keys under another architecture's prefix: transformers maps every prefix of its table, a
+    later key overwriting an earlier one."""
+    llama(w)
+    w.add_uint32("gpt2.block_count", 9)  # n_layer
+    w.add_uint32("falcon.block_count", 3)  # num_hidden_layers, after llama.block_count
+    w.add_uint32("t5.decoder_start_token_id", 5)  # reaches the generation config too
+    w.add_string("tokenizer.ggml.pre", "llama-bpe")
+
+
+def llama_name_list(w):
+    """general.name as a list holding "mistral": read_field's list contains it."""
+    llama(w)
+    w.add_array("general.name", ["x", "mistral"])
+
+
+TIED = ("token_embd.weight", "output_norm.weight")
+UNTIED = TIED + ("output.weight",)
+
+CASES = {
+    "llama": ("llama", llama, "tiny-llama", TIED),
+    "llama-untied": ("llama", llama, "tiny-llama", UNTIED),
+    "llama-vocab-from-tokens": ("llama", llama_no_vocab_key, None, UNTIED),
+    "llama-named-mistral": ("llama", llama, "mistral", UNTIED),
+    "llama-odd-types": ("llama", llama_odd_types, "tiny", UNTIED),
+    "llama-foreign-keys": ("llama", llama_foreign_keys, "tiny", UNTIED),
+    "llama-name-list-mistral": ("llama", llama_name_list, None, UNTIED),
+    "mistral": ("mistral", llama, "Mistral-7B", UNTIED),
+    "qwen3_moe-as-named-by-transformers": ("qwen3_moe", qwen3moe, "qwen3moe tiny", UNTIED),
+    "qwen2": ("qwen2", qwen2, "qwen2 tiny", TIED),
+    "qwen2moe": ("qwen2moe", qwen2moe, "qwen2moe tiny", UNTIED),
+    "qwen3": ("qwen3", qwen3, "qwen3", TIED),
+    "qwen3moe": ("qwen3moe", qwen3moe, "qwen3moe tiny", UNTIED),
+    "gemma2": ("gemma2", gemma2, "gemma2", TIED),
+    "gemma3": ("gemma3", gemma3, "gemma3 tiny", TIED),
+    "phi3": ("phi3", phi3, "phi3", UNTIED),
+    "gpt2": ("gpt2", gpt2, "gpt2", TIED),
+    "starcoder2": ("starcoder2", starcoder2, "starcoder2", TIED),
+    "stablelm": ("stablelm", stablelm, "stablelm", UNTIED),
+    "stablelm-qkv-bias": (
+        "stablelm",
+        stablelm,
+        "stablelm",
+        UNTIED + ("blk.0.attn_q.bias", "blk.0.ffn_norm.weight"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_architecture(dump_tool, tmp_path, case):
+    arch, fill, name, tensors = CASES[case]
+    path = write_gguf(tmp_path / f"{case}.gguf", arch, fill, name=name, tensors=tensors)
+    written = assert_same_config(dump_tool, path, tmp_path)
+    assert "model_type" in written and written["transformers_version"] == "4.57.6"
+
+
+@pytest.mark.parametrize(
+    "arch,why",
+    [
+        ("gemma", "gemma (the first) is not in transformers 4.57.6's GGUF_CONFIG_MAPPING"),
+        ("bert", "transformers 4.57.6 does not import bert from GGUF"),
+    ],
+)
+def test_unsupported_architecture(dump_tool, tmp_path, arch, why):
+    path = write_gguf(tmp_path / "m.gguf", arch, llama)
+    with pytest.raises(ValueError, match="not supported"):
+        theirs(path)
+    rc, out, err = ours(dump_tool, path)
+    assert rc == 3 and out == "", why
+    assert "general.architecture" in err and arch in err
+
+
+def test_falcon_is_not_rendered(dump_tool, tmp_path):
+    """transformers imports falcon, but it is none of the architectures ggufs renders."""
+    path = write_gguf(tmp_path / "m.gguf", "falcon", llama)
+    theirs(path)
+    rc, _, err = ours(dump_tool, path)
+    assert rc == 3 and "general.architecture 'falcon'" in err
+
+
+def test_invalid_utf8_string_fails_both(dump_tool, tmp_path):
+    """transformers decodes every string strictly: one bad token fails its import, and ours."""
+
+    def fill(w):
+        llama(w)
+        w.add_key_value("general.description", b"caf\xe9", gguf.GGUFValueType.STRING)
+
+    path = write_gguf(tmp_path / "m.gguf", "llama", fill)
+    with pytest.raises(OSError, match="not a valid JSON file"):  # its UnicodeDecodeError, rewrapped
+        theirs(path)
+    rc, _, err = ours(dump_tool, path)
+    assert rc == 3 and "general.description" in err and "UTF-8" in err
+
+
+# --- Shared files ------------------------------------------------------------------------------
+
+
+def shared(*parts):
+    path = _testdata_dir().joinpath(*parts)
+    if not path.is_file():
+        pytest.skip(f"the shared test data is absent ({path}; set GGUFS_TESTDATA)")
+    return path
+
+
+def test_shared_tiny_llama(dump_tool, tmp_path):
+    assert_same_config(dump_tool, shared("real", "llama-2-tiny-random.gguf"), tmp_path)
+
+
+def test_shared_tiny_llama_model_load(dump_tool, tmp_path):
+    """The real thing for the tiny llama: from_pretrained(dir, gguf_file=...) builds a model whose
+    generation config and dtype are the ones we render."""
+    pytest.importorskip("accelerate", reason="transformers loads a GGUF model only with accelerate")
+    from transformers import AutoModelForCausalLM
+
+    path = shared("real", "llama-2-tiny-random.gguf")
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    rc, gen, err = ours(dump_tool, path, "--generation")
+    assert rc == 0, err
+    (tmp_path / "generation_config.json").write_text(gen)
+    got = GenerationConfig.from_pretrained(str(tmp_path))
+    assert without_ignored(got.to_dict()) == without_ignored(model.generation_config.to_dict())
+    rc, dtype, err = ours(dump_tool, path, "--dtype")
+    assert rc == 0, err
+    assert dtype.strip() == str(model.dtype).removeprefix("torch.")
+    auto = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype="auto")
+    assert dtype.strip() == str(auto.dtype).removeprefix("torch.")
+
+
+def test_split_tiny_llama_via_merged(dump_tool, tmp_path):
+    """The split model (opened from its first shard, with all its shards) renders the config
+    transformers gives for the merged file."""
+    first = shared("split", "tiny-llama-00001-of-00003.gguf")
+    merged = shared("split", "tiny-llama-merged.gguf")
+    rc, out, err = ours(dump_tool, first)
+    assert rc == 0, err
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "config.json").write_text(out)
+    mine = AutoConfig.from_pretrained(str(folder))
+    assert without_ignored(mine.to_dict()) == without_ignored(theirs(merged).to_dict())
+    assert ours(dump_tool, merged)[1] == out
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ggml-vocab-bert-bge.gguf",
+        "ggml-vocab-deepseek-llm.gguf",
+        "ggml-vocab-gpt-2.gguf",
+        "ggml-vocab-llama-spm.gguf",
+        "ggml-vocab-phi-3.gguf",
+    ],
+)
+def test_shared_vocab_files(dump_tool, tmp_path, name):
+    """Real converter output (vocabulary files with their model's hyperparameters): the same
+    config as transformers, or no config where transformers cannot import the file."""
+    path = shared("real", name)
+    try:
+        theirs(path)
+    except ValueError as e:
+        rc, _, err = ours(dump_tool, path)
+        assert rc == 3, f"transformers refuses ({e}) but we render a config"
+        return
+    assert_same_config(dump_tool, path, tmp_path)

@@ -1,0 +1,233 @@
+// Unit tests of render_hf_config (src/tree/hf_config.cpp) on hostile and incomplete metadata: no
+// config, and a one-line reason naming the key at fault; never an exception. The values of the
+// configs it renders are checked against transformers itself in tests/python/test_hf_config.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ggufs/gguf.h"
+#include "ggufs/hf_config.h"
+
+namespace ggufs {
+namespace {
+
+Value u32(std::uint64_t x) { return Value{ValueType::kUint32, x}; }
+Value i32(std::int64_t x) { return Value{ValueType::kInt32, x}; }
+Value f32(float x) { return Value{ValueType::kFloat32, x}; }
+Value boolean(bool x) { return Value{ValueType::kBool, x}; }
+Value str(std::string s) { return Value{ValueType::kString, std::move(s)}; }
+Value arr(ValueType elem, std::vector<Value> items) {
+  return Value{ValueType::kArray, Array{elem, items}};
+}
+
+// A small llama as llama.cpp's converter writes it: every key the config needs, a tokenizer.
+GgufFile tiny_llama() {
+  GgufFile f;
+  f.path = "tiny.gguf";
+  f.version = 3;
+  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
+  add("general.architecture", str("llama"));
+  add("general.name", str("tiny"));
+  add("llama.block_count", u32(2));
+  add("llama.context_length", u32(128));
+  add("llama.embedding_length", u32(16));
+  add("llama.feed_forward_length", u32(40));
+  add("llama.attention.head_count", u32(4));
+  add("llama.attention.head_count_kv", u32(2));
+  add("llama.rope.freq_base", f32(10000.0f));
+  add("llama.attention.layer_norm_rms_epsilon", f32(1e-5f));
+  add("llama.rope.dimension_count", u32(4));
+  add("tokenizer.ggml.model", str("llama"));
+  add("tokenizer.ggml.tokens", arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>")}));
+  add("tokenizer.ggml.scores", arr(ValueType::kFloat32, {f32(0), f32(0), f32(0)}));
+  add("tokenizer.ggml.token_type", arr(ValueType::kInt32, {i32(2), i32(3), i32(3)}));
+  add("tokenizer.ggml.bos_token_id", u32(1));
+  add("tokenizer.ggml.eos_token_id", u32(2));
+  TensorInfo t;
+  t.name = "token_embd.weight";
+  t.n_dims = 2;
+  t.ne = {16, 3, 1, 1};
+  t.type = 0;  // F32
+  f.tensors.push_back(t);
+  f.tensor_count = 1;
+  f.kv_count = f.kv.size();
+  return f;
+}
+
+Value* find(GgufFile& f, const std::string& key) {
+  for (KeyValue& kv : f.kv) {
+    if (kv.key == key) return &kv.value;
+  }
+  return nullptr;
+}
+
+void erase(GgufFile& f, const std::string& key) {
+  std::erase_if(f.kv, [&](const KeyValue& kv) { return kv.key == key; });
+}
+
+// No config, and a one-line reason that holds `needle` (the key at fault).
+void expect_refused(const GgufFile& f, const std::string& needle) {
+  const HfConfigResult r = render_hf_config(f);
+  EXPECT_FALSE(r.config.has_value()) << "rendered although " << needle << " is at fault";
+  EXPECT_NE(r.reason.find(needle), std::string::npos) << "reason: " << r.reason;
+  EXPECT_EQ(r.reason.find('\n'), std::string::npos) << "reason: " << r.reason;
+}
+
+TEST(HfConfig, TinyLlamaRenders) {
+  const HfConfigResult r = render_hf_config(tiny_llama());
+  ASSERT_TRUE(r.config.has_value()) << r.reason;
+  EXPECT_TRUE(r.reason.empty());
+  EXPECT_TRUE(nlohmann::json::accept(r.config->config_json));
+  EXPECT_TRUE(nlohmann::json::accept(r.config->generation_config_json));
+  EXPECT_EQ(r.config->model_type, "llama");
+  EXPECT_EQ(r.config->torch_dtype, "float32");
+}
+
+TEST(HfConfig, MissingArchitecture) {
+  GgufFile f = tiny_llama();
+  erase(f, "general.architecture");
+  expect_refused(f, "general.architecture");
+}
+
+TEST(HfConfig, ArchitectureNotAString) {
+  GgufFile f = tiny_llama();
+  *find(f, "general.architecture") = u32(7);
+  expect_refused(f, "general.architecture");
+  *find(f, "general.architecture") = arr(ValueType::kString, {str("llama"), str("gpt2")});
+  expect_refused(f, "general.architecture");
+}
+
+TEST(HfConfig, UnsupportedArchitectures) {
+  // bert: transformers cannot import it; gemma (the first): not in its GGUF_CONFIG_MAPPING;
+  // falcon: imported by transformers but not rendered here; t5 and an empty name likewise.
+  for (const char* arch : {"bert", "gemma", "falcon", "t5", "", "llama4", "qwen2_moe"}) {
+    GgufFile f = tiny_llama();
+    *find(f, "general.architecture") = str(arch);
+    expect_refused(f, "general.architecture");
+  }
+}
+
+TEST(HfConfig, MissingOrInvalidStructuralKeys) {
+  for (const char* key : {"llama.block_count", "llama.embedding_length",
+                          "llama.attention.head_count", "llama.context_length"}) {
+    SCOPED_TRACE(key);
+    GgufFile f = tiny_llama();
+    erase(f, key);
+    expect_refused(f, key);
+    for (const Value& bad : {u32(0), i32(-4), f32(4.0f), str("4"), boolean(true),
+                             arr(ValueType::kUint32, {u32(4), u32(4)})}) {
+      GgufFile g = tiny_llama();
+      *find(g, key) = bad;
+      expect_refused(g, key);
+    }
+  }
+}
+
+TEST(HfConfig, InvalidCountsNumbersAndTokenIds) {
+  const std::vector<std::pair<std::string, Value>> bad = {
+      {"llama.attention.head_count_kv", i32(-1)},
+      {"llama.attention.head_count_kv", arr(ValueType::kUint32, {u32(2), u32(0)})},
+      {"llama.feed_forward_length", str("40")},
+      {"llama.rope.dimension_count", f32(4.5f)},
+      {"llama.rope.freq_base", str("10000")},
+      {"llama.rope.freq_base", f32(std::numeric_limits<float>::quiet_NaN())},
+      {"llama.attention.layer_norm_rms_epsilon", f32(std::numeric_limits<float>::infinity())},
+      {"llama.attention.layer_norm_rms_epsilon", boolean(false)},
+      {"tokenizer.ggml.bos_token_id", str("<s>")},
+      {"tokenizer.ggml.eos_token_id", f32(2.0f)},
+  };
+  for (const auto& [key, value] : bad) {
+    SCOPED_TRACE(key);
+    GgufFile f = tiny_llama();
+    *find(f, key) = value;
+    expect_refused(f, key);
+  }
+}
+
+TEST(HfConfig, NoVocabulary) {
+  GgufFile f = tiny_llama();
+  erase(f, "tokenizer.ggml.tokens");
+  expect_refused(f, "tokenizer.ggml.tokens");
+  GgufFile g = tiny_llama();
+  *find(g, "tokenizer.ggml.tokens") = u32(3);  // len() of an int fails in transformers
+  expect_refused(g, "tokenizer.ggml.tokens");
+  GgufFile h = tiny_llama();
+  *find(h, "tokenizer.ggml.tokens") = arr(ValueType::kString, {});
+  expect_refused(h, "tokenizer.ggml.tokens");
+  GgufFile k = tiny_llama();
+  k.kv.push_back({"llama.vocab_size", u32(0), 0});
+  expect_refused(k, "llama.vocab_size");
+}
+
+TEST(HfConfig, InvalidUtf8) {
+  // Python's strict decode refuses stray continuation bytes, overlong forms and surrogates.
+  for (const std::string& bad : {std::string("caf\xe9"), std::string("\xc0\xaf"),
+                                 std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80")}) {
+    GgufFile f = tiny_llama();
+    *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kString, {str("a"), str(bad), str("c")});
+    expect_refused(f, "tokenizer.ggml.tokens");
+    GgufFile g = tiny_llama();
+    g.kv.push_back({"general.description", str(bad), 0});
+    expect_refused(g, "general.description");
+    GgufFile h = tiny_llama();
+    h.kv.push_back({"general.x" + bad, u32(1), 0});
+    expect_refused(h, "general.x");
+    GgufFile k = tiny_llama();
+    k.tensors[0].name = "token_embd" + bad;
+    expect_refused(k, "token_embd");
+  }
+}
+
+TEST(HfConfig, ReaderFailures) {
+  GgufFile f = tiny_llama();
+  Array outer(ValueType::kArray);
+  outer.push_array(Array(ValueType::kUint32, {u32(1)}));
+  f.kv.push_back({"general.nested", Value{ValueType::kArray, outer}, 0});
+  expect_refused(f, "general.nested");
+
+  GgufFile g = tiny_llama();
+  g.tensors[0].type = 4;  // Q4_2, removed: gguf-py's GGUFReader refuses the file
+  expect_refused(g, "token_embd.weight");
+
+  GgufFile h = tiny_llama();
+  h.version = 1;
+  expect_refused(h, "version 1");
+}
+
+// Every key of the tiny llama, replaced by each of many hostile values: render_hf_config never
+// throws, and gives either a config or a reason.
+TEST(HfConfig, HostileValuesNeverThrow) {
+  const std::vector<Value> hostile = {
+      u32(0),
+      Value{ValueType::kUint64, std::numeric_limits<std::uint64_t>::max()},
+      Value{ValueType::kInt64, std::numeric_limits<std::int64_t>::min()},
+      f32(std::numeric_limits<float>::quiet_NaN()),
+      Value{ValueType::kFloat64, -std::numeric_limits<double>::infinity()},
+      boolean(true),
+      str(""),
+      str("\xff\xfe"),
+      str("llama"),
+      arr(ValueType::kString, {}),
+      arr(ValueType::kString, {str("x")}),
+      arr(ValueType::kFloat32, {f32(1.0f)}),
+      arr(ValueType::kUint8, {}),
+  };
+  const GgufFile base = tiny_llama();
+  for (std::size_t k = 0; k < base.kv.size(); ++k) {
+    for (const Value& v : hostile) {
+      GgufFile f = base;
+      f.kv[k].value = v;
+      HfConfigResult r;
+      EXPECT_NO_THROW(r = render_hf_config(f)) << f.kv[k].key;
+      EXPECT_NE(r.config.has_value(), !r.reason.empty()) << f.kv[k].key;
+    }
+  }
+  EXPECT_NO_THROW(render_hf_config(GgufFile{}));
+}
+
+}  // namespace
+}  // namespace ggufs
