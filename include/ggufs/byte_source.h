@@ -20,6 +20,12 @@ namespace ggufs {
 /// links to its blobs). Throws IoError naming the path and the OS error when it cannot be opened.
 int open_regular_file(const std::string& path, struct stat& st);
 
+/// The whole of the regular file `path` as bytes, opened by open_regular_file (so a FIFO or a
+/// device in its place is refused, never waited on): for small files a user or a store hands
+/// ggufs (a token file, the AWS CLI's files). Throws IoError naming the path when it cannot be
+/// opened or read, is not a regular file, or holds more than `max_bytes` bytes.
+std::string read_regular_file(const std::string& path, std::uint64_t max_bytes);
+
 /// Random-access, read-only bytes of known size.
 class ByteSource {
  public:

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -144,9 +143,16 @@ std::optional<RemoteOptions> remote_options(const Config& conf) {
   r.s3.virtual_host = conf.s3_virtual_host != 0;
   r.s3.anonymous = conf.s3_anonymous != 0;
   if (conf.token_file) {
-    std::ifstream in(conf.token_file);
-    if (!in || !std::getline(in, r.bearer_token)) {
-      fmt::print(stderr, "ggufs: cannot read the token file {}\n", printable(conf.token_file));
+    // Its first line; a regular file of at most 64 KiB (a FIFO there must not hang the mount).
+    try {
+      const std::string text = read_regular_file(conf.token_file, 64 * 1024);
+      r.bearer_token = text.substr(0, text.find('\n'));
+    } catch (const IoError& e) {
+      fmt::print(stderr, "ggufs: cannot read the token file: {}\n", e.what());
+      return std::nullopt;
+    }
+    if (r.bearer_token.empty()) {
+      fmt::print(stderr, "ggufs: the token file {} is empty\n", printable(conf.token_file));
       return std::nullopt;
     }
     while (!r.bearer_token.empty() &&

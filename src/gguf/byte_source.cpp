@@ -55,6 +55,37 @@ int open_regular_file(const std::string& path, struct stat& st) {
   return fd;
 }
 
+std::string read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  struct stat st {};
+  const int fd = open_regular_file(path, st);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  std::string text;
+  try {
+    if (size > max_bytes) {
+      throw IoError(
+          fmt::format("{}: larger than {} bytes ({} bytes)", printable(path), max_bytes, size));
+    }
+    text.resize(static_cast<std::size_t>(size));
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n =
+          ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        throw IoError(fmt::format("{}: cannot read: {}", printable(path), std::strerror(errno)));
+      }
+      if (n == 0) break;  // shrunk meanwhile: what is there
+      done += static_cast<std::size_t>(n);
+    }
+    text.resize(done);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
+}
+
 FileSource::FileSource(const std::string& path) : path_(path) {
   struct stat st {};
   fd_ = open_regular_file(path, st);

@@ -15,6 +15,7 @@
 #include <set>
 #include <utility>
 
+#include "ggufs/byte_source.h"
 #include "ggufs/error.h"
 
 namespace ggufs {
@@ -85,8 +86,10 @@ Sections read_ini(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) return sections;
   configure_inih();
   ParseState st{&sections, "", "", {}};
-  const int r = ini_parse(path.c_str(), on_setting, &st);
-  if (r == -1) throw IoError(path + ": cannot be read: " + std::strerror(errno));
+  // Read as a regular file of at most 1 MiB (a FIFO swapped in after the check above must not
+  // hang the mount), then parsed from memory.
+  const std::string text = read_regular_file(path, 1 << 20);
+  const int r = ini_parse_string(text.c_str(), on_setting, &st);
   if (r == -2) throw IoError(path + ": out of memory while reading it");
   if (r > 0) {
     throw IoError(path + ": line " + std::to_string(r) +

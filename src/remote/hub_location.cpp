@@ -2,13 +2,15 @@
 #include "hub_location.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <utility>
 
+#include "ggufs/byte_source.h"
 #include "ggufs/error.h"
 #include "ggufs/names.h"
 
@@ -26,14 +28,13 @@ std::string clean_token(std::string token) {
   return token.substr(first, token.find_last_not_of(space) - first + 1);
 }
 
-// The whole file, as huggingface_hub reads a token file (a missing file gives no token); at most
-// 64 KiB, so that a path such as /dev/zero cannot make the mount read forever.
+// The whole file, as huggingface_hub reads a token file (a missing file gives no token). A
+// regular file of at most 64 KiB: a FIFO, /dev/zero or a huge file in its place is an error, not
+// a mount that waits or reads for ever.
 std::string token_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text(64 * 1024, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return clean_token(std::move(text));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return "";
+  return clean_token(read_regular_file(path, 64 * 1024));
 }
 
 // "%2F" → "/" (other bytes as they are).
@@ -111,14 +112,19 @@ RemoteLocation resolve_hf(const std::string& name, const EnvLookup& env) {
   loc.url = fmt::format("{}/{}{}/{}/resolve/{}/{}", endpoint, kind, percent_encode(owner, false),
                         percent_encode(repo, false), percent_encode(revision, false),
                         percent_encode(path, true));
-  // huggingface_hub's get_token(): HF_TOKEN, else the file HF_TOKEN_PATH, else
+  // huggingface_hub's get_token(): HF_TOKEN (or HUGGING_FACE_HUB_TOKEN), else the file
+  // HF_TOKEN_PATH, else
   // $HF_HOME/token with HF_HOME defaulting to ${XDG_CACHE_HOME:-~/.cache}/huggingface
   // (huggingface_hub/constants.py); each cleaned, an empty one counting as none.
   const auto non_empty = [&](const char* var) {
     auto v = env(var);
     return v && !v->empty() ? v : std::nullopt;
   };
-  loc.auth.bearer_token = clean_token(non_empty("HF_TOKEN").value_or(""));
+  // HUGGING_FACE_HUB_TOKEN: the variable's older name, still read (utils/_auth.py,
+  // _get_token_from_environment).
+  auto variable = non_empty("HF_TOKEN");
+  if (!variable) variable = non_empty("HUGGING_FACE_HUB_TOKEN");
+  loc.auth.bearer_token = clean_token(variable.value_or(""));
   if (loc.auth.bearer_token.empty()) {
     std::string path;
     if (const auto token_path = non_empty("HF_TOKEN_PATH")) {

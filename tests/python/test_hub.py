@@ -124,6 +124,7 @@ def test_requested_url_is_hf_hub_url(hub, ggufs_binary, tmp_path):
 
 # Token sources, each present or not (and in some of their odd forms); every combination.
 HF_TOKEN = [None, "", "env-token", "  env-spaced \r\n"]
+HUGGING_FACE_HUB_TOKEN = [None, "", " old-token\n"]  # the variable's older name
 HF_TOKEN_PATH = [None, "path-token\n", "missing", "  path-lines\r\nsecond\n"]
 HF_HOME = [None, "home-token", "  \n", "no file"]
 DEFAULT_HOME = ["default-token\n", None]  # $HOME/.cache/huggingface/token
@@ -154,17 +155,23 @@ def tokens(envs):
 
 
 def token_cases():
-    return list(itertools.product(HF_TOKEN, HF_TOKEN_PATH, HF_HOME, DEFAULT_HOME, XDG_CACHE_HOME))
+    return list(
+        itertools.product(
+            HF_TOKEN, HUGGING_FACE_HUB_TOKEN, HF_TOKEN_PATH, HF_HOME, DEFAULT_HOME, XDG_CACHE_HOME
+        )
+    )
 
 
 def test_token_is_get_token(hub, ggufs_binary, tmp_path):
     cases = token_cases()
     envs = []
-    for i, (token, token_path, hf_home, default_home, xdg) in enumerate(cases):
+    for i, (token, old_token, token_path, hf_home, default_home, xdg) in enumerate(cases):
         d = tmp_path / str(i)
         env = base_env(d / "home", hub.endpoint)
         if token is not None:
             env["HF_TOKEN"] = token
+        if old_token is not None:
+            env["HUGGING_FACE_HUB_TOKEN"] = old_token
         if token_path == "missing":
             env["HF_TOKEN_PATH"] = str(d / "nowhere" / "token")
         elif token_path is not None:
@@ -180,7 +187,13 @@ def test_token_is_get_token(hub, ggufs_binary, tmp_path):
             env["XDG_CACHE_HOME"] = str(d / "xdg")
             write(d / "xdg" / "huggingface" / "token", xdg)
         envs.append(env)
-    wants = hub_python(GET_TOKENS + f"print(json.dumps(tokens({envs!r})))", base_env(tmp_path, ""))
+    # The environments go in a file: on the command line they pass the system's argument limit.
+    envs_file = tmp_path / "envs.json"
+    envs_file.write_text(json.dumps(envs))
+    wants = hub_python(
+        GET_TOKENS + f"print(json.dumps(tokens(json.load(open({str(envs_file)!r})))))",
+        base_env(tmp_path, ""),
+    )
     failures = []
     for case, env, want in zip(cases, envs, wants):
         hub.requests.clear()

@@ -257,7 +257,7 @@ TEST(AwsConfig, AnUnreadableFileIsAnError) {
   AwsEnv env;
   env.credentials("[default]\n");
   std::filesystem::permissions(env.home() + "/.aws/credentials", std::filesystem::perms::none);
-  EXPECT_NE(error_of([&] { env.load(); }).find("cannot be read"), std::string::npos);
+  EXPECT_NE(error_of([&] { env.load(); }).find("cannot open"), std::string::npos);
 }
 
 // --- s3:// names ---

@@ -2,9 +2,13 @@
 // files (resolve/ URLs, revision main, HF_TOKEN before the token file), and URLs as they may be
 // shown (no query string, no user:password).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <map>
+#include <string>
 
 #include "ggufs/error.h"
 #include "ggufs/remote_location.h"
@@ -91,6 +95,37 @@ TEST(RemoteLocation, HubTokenCleanedAndFoundAsHuggingfaceHubFindsIt) {
   EXPECT_EQ(
       hf("hf://o/r/m.gguf", {{"HF_TOKEN_PATH", (dir.path() / "lines").string()}}).auth.bearer_token,
       "hf_onehf_two");
+}
+
+// A token file that is not a regular file (a FIFO planted there, /dev/zero) or is huge is an
+// error naming it, at once: opened as a FIFO it would wait for a writer for ever.
+TEST(RemoteLocation, HubTokenFileThatIsNoRegularFileIsAnErrorNotAWait) {
+  test::TempDir dir;
+  const std::filesystem::path fifo = dir.path() / "token";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto resolved = std::async(std::launch::async, [&] {
+    try {
+      hf("hf://o/r/m.gguf", {{"HF_TOKEN_PATH", fifo.string()}});
+      return std::string("no error");
+    } catch (const IoError& e) {
+      return std::string(e.what());
+    }
+  });
+  if (resolved.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading the token file " << fifo << " blocked";
+    std::ofstream(fifo) << "x";  // a writer: lets the read end, so the test can finish
+  }
+  const std::string what = resolved.get();
+  EXPECT_NE(what.find(fifo.string() + ": not a regular file (a FIFO)"), std::string::npos) << what;
+
+  const std::filesystem::path big = dir.path() / "big";
+  std::ofstream(big) << std::string(64 * 1024 + 1, 'x');
+  try {
+    hf("hf://o/r/m.gguf", {{"HF_TOKEN_PATH", big.string()}});
+    ADD_FAILURE() << "a 64 KiB + 1 byte token file was taken";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 65536 bytes"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RemoteLocation, UrlsAreShownWithoutQueryOrPassword) {
