@@ -105,3 +105,15 @@ def mount(ggufs_binary, tmp_path):
     yield do_mount
     for mnt in mounted:
         unmount(mnt)
+
+
+@pytest.fixture(scope="session")
+def dump_tool():
+    """ggufs-test-hf-config (tests/support/hf_config_dump.cpp): $GGUFS_HF_CONFIG_DUMP, else
+    <repo>/build/ggufs-test-hf-config; the tests that need it skip with a message without it."""
+    path = pathlib.Path(
+        os.environ.get("GGUFS_HF_CONFIG_DUMP") or REPO / "build" / "ggufs-test-hf-config"
+    )
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"no ggufs-test-hf-config at {path} (build it, or set GGUFS_HF_CONFIG_DUMP)")
+    return path

@@ -18,30 +18,19 @@ $GGUFS_HF_CONFIG_DUMP, else <repo>/build/ggufs-test-hf-config; the tests skip wh
 """
 
 import json
-import os
 import pathlib
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import REPO, _testdata_dir
+from conftest import _testdata_dir
 
 gguf = pytest.importorskip("gguf")
 transformers = pytest.importorskip("transformers")
 from transformers import AutoConfig, GenerationConfig  # noqa: E402
 
 IGNORED = ("_name_or_path", "transformers_version")
-
-
-@pytest.fixture(scope="session")
-def dump_tool():
-    path = pathlib.Path(
-        os.environ.get("GGUFS_HF_CONFIG_DUMP") or REPO / "build" / "ggufs-test-hf-config"
-    )
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"no ggufs-test-hf-config at {path} (build it, or set GGUFS_HF_CONFIG_DUMP)")
-    return path
 
 
 def ours(tool, path, what=None):

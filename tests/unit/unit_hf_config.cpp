@@ -11,18 +11,12 @@
 
 #include "ggufs/gguf.h"
 #include "ggufs/hf_config.h"
+#include "metadata_builder.h"
 
 namespace ggufs {
 namespace {
 
-Value u32(std::uint64_t x) { return Value{ValueType::kUint32, x}; }
-Value i32(std::int64_t x) { return Value{ValueType::kInt32, x}; }
-Value f32(float x) { return Value{ValueType::kFloat32, x}; }
-Value boolean(bool x) { return Value{ValueType::kBool, x}; }
-Value str(std::string s) { return Value{ValueType::kString, std::move(s)}; }
-Value arr(ValueType elem, std::vector<Value> items) {
-  return Value{ValueType::kArray, Array{elem, items}};
-}
+using namespace ggufs::test;  // metadata_builder.h
 
 // A small llama as llama.cpp's converter writes it: every key the config needs, a tokenizer.
 GgufFile tiny_llama() {
@@ -56,17 +50,6 @@ GgufFile tiny_llama() {
   f.tensor_count = 1;
   f.kv_count = f.kv.size();
   return f;
-}
-
-Value* find(GgufFile& f, const std::string& key) {
-  for (KeyValue& kv : f.kv) {
-    if (kv.key == key) return &kv.value;
-  }
-  return nullptr;
-}
-
-void erase(GgufFile& f, const std::string& key) {
-  std::erase_if(f.kv, [&](const KeyValue& kv) { return kv.key == key; });
 }
 
 // No config, and a one-line reason that holds `needle` (the key at fault).

@@ -1,0 +1,85 @@
+// The Hugging Face weights of a GGUF model: the state_dict tensors transformers 4.57.6's own GGUF
+// import builds (transformers/modeling_gguf_pytorch_utils.py: load_gguf_checkpoint,
+// get_gguf_hf_weights_map, TENSOR_PROCESSORS), each named as transformers names it, with its torch
+// shape and how its values come from one GGUF tensor. Pure: a map only, no tensor data is read.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ggufs/gguf.h"
+
+namespace ggufs {
+
+/// How a Hugging Face tensor's values come from its GGUF tensor `w`, the GGUF tensor seen as
+/// gguf-py reads it: a float32 array of numpy shape ne reversed (ne[n_dims-1], …, ne[0]),
+/// dequantized (gguf-py's dequantize, which transformers calls for every type).
+enum class HfTransform {
+  /// The values as they are.
+  kNone,
+  /// LlamaTensorProcessor._reverse_permute_weights: undoes the q/k row permutation of llama.cpp's
+  /// converter (convert_hf_to_gguf.py, LlamaModel.permute). With n = `n_head` and
+  /// d = rows / n / 2, HF row h·2d + j·d + i is GGUF row h·2d + 2i + j (h < n, j < 2, i < d);
+  /// see hf_permuted_row.
+  kReversePermute,
+  /// Qwen2MoeTensorProcessor._split_moe_expert_tensor: one expert of a stacked expert tensor,
+  /// w[`index`] (the outermost numpy axis, GGUF ne[2]).
+  kSelect,
+  /// Gemma2TensorProcessor: w + `constant` in float32 (constant -1: gemma's norms are stored by
+  /// the converter as 1 + weight).
+  kAddConstant,
+  /// GPT2TensorProcessor: w.T (a 2-D tensor: GPT-2's Conv1D keeps weights as [in, out]).
+  kTranspose,
+};
+
+/// One tensor of the state_dict.
+struct HfWeight {
+  std::string hf_name;  ///< e.g. "model.layers.0.self_attn.q_proj.weight"
+  /// Torch shape (elements, outermost first), after the transform; equal to the shape the
+  /// model's config gives the parameter (checked).
+  std::vector<std::uint64_t> shape;
+  std::size_t source = 0;  ///< index of the GGUF tensor in GgufFile::tensors
+  HfTransform transform = HfTransform::kNone;
+  std::uint64_t n_head = 0;  ///< kReversePermute: the head count n
+  std::uint64_t index = 0;   ///< kSelect: the expert
+  float constant = 0;        ///< kAddConstant: the addend
+};
+
+/// The weight map, or why there is none.
+struct HfWeightsResult {
+  std::optional<std::vector<HfWeight>> weights;
+  /// One line naming the key or tensor at fault when `weights` is empty; empty otherwise.
+  std::string reason;
+};
+
+/// The tensors load_gguf_checkpoint(path, return_tensors=True, model_to_load=<the model
+/// from_pretrained builds from its config>) returns for `file`, in the order the model's
+/// state_dict() lists them. Names: transformers maps each state_dict name through gguf-py 0.19.0's
+/// tensor name map of the architecture (gguf/tensor_mapping.py, get_tensor_name_map; per expert
+/// of a MoE layer, the stacked *_exps tensor); GGUF tensors that no state_dict name maps to are
+/// left out (transformers skips them), and tied or absent weights are not listed (the model keeps
+/// its own). Covered: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3 (its fused qkv_proj and
+/// gate_up_proj stay fused, as in transformers), gpt2 (output.weight is lm_head.weight) and
+/// starcoder2, stablelm.
+///
+/// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture
+/// is another one, or one transformers 4.57.6 cannot load tensors for: mistral (also llama named
+/// "mistral": gguf-py 0.19.0 has no mistral tensor map, get_gguf_hf_weights_map raises),
+/// qwen2moe (its config keeps Qwen2MoeConfig's default dimensions and 60 experts); a mapped
+/// tensor's shape is not the one the config gives its parameter (from_pretrained refuses a
+/// mismatch), including q/k rows not a multiple of 2 × heads (the reverse permutation's reshape
+/// fails); a qwen3moe tensor named *_exp* that maps to no layer, or whose stack holds fewer
+/// experts than num_experts (transformers raises); the map would pass 10 000 000 tensors.
+/// qwen3moe without expert_count: transformers splits 60 experts (its default in
+/// Qwen2MoeTensorProcessor) of a model built with Qwen3MoeConfig's 128; the map lists the 60.
+/// Never throws.
+HfWeightsResult hf_weight_map(const GgufFile& file);
+
+/// For kReversePermute on a tensor of `rows` rows with `n_head` heads: the GGUF row that HF row
+/// `hf_row` comes from (formula in HfTransform::kReversePermute). Requires rows a multiple of
+/// 2 × n_head and hf_row < rows.
+std::uint64_t hf_permuted_row(std::uint64_t hf_row, std::uint64_t rows, std::uint64_t n_head);
+
+}  // namespace ggufs

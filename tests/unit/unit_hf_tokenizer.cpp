@@ -1,0 +1,275 @@
+// Unit tests of render_hf_tokenizer (src/tree/hf_tokenizer.cpp) on hostile and incomplete
+// tokenizer metadata: no tokenizer, and a one-line reason naming the key at fault; never an
+// exception. The files it renders are checked against transformers itself in
+// tests/python/test_hf_tokenizer.py.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ggufs/gguf.h"
+#include "ggufs/hf_tokenizer.h"
+#include "metadata_builder.h"
+
+namespace ggufs {
+namespace {
+
+using namespace ggufs::test;  // metadata_builder.h
+
+// A small model of `arch` with a SentencePiece vocabulary ("llama") or a byte-level one
+// ("gpt2", with merges).
+GgufFile tiny(const std::string& arch, bool byte_level) {
+  GgufFile f;
+  f.path = "tiny.gguf";
+  f.version = 3;
+  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
+  add("general.architecture", str(arch));
+  add(arch + ".block_count", u32(2));
+  add(arch + ".context_length", u32(128));
+  add(arch + ".embedding_length", u32(16));
+  add(arch + ".feed_forward_length", u32(40));
+  add(arch + ".attention.head_count", u32(4));
+  add(arch + ".attention.head_count_kv", u32(2));
+  add(arch + ".rope.freq_base", f32(10000.0f));
+  add(arch + ".attention.layer_norm_rms_epsilon", f32(1e-5f));
+  add(arch + ".attention.layer_norm_epsilon", f32(1e-5f));
+  if (byte_level) {
+    add("tokenizer.ggml.model", str("gpt2"));
+    add("tokenizer.ggml.tokens",
+        arr(ValueType::kString, {str("a"), str("b"), str("ab"), str("\xC4\xA0"),
+                                 str("\xC4\xA0"
+                                     "a")}));
+    add("tokenizer.ggml.token_type",
+        arr(ValueType::kInt32, {i32(1), i32(1), i32(1), i32(1), i32(1)}));
+    add("tokenizer.ggml.merges", arr(ValueType::kString, {str("a b"), str("\xC4\xA0 a")}));
+  } else {
+    add("tokenizer.ggml.model", str("llama"));
+    add("tokenizer.ggml.tokens", arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>"),
+                                                          str("\xE2\x96\x81"), str("a")}));
+    add("tokenizer.ggml.scores",
+        arr(ValueType::kFloat32, {f32(0), f32(0), f32(0), f32(-1), f32(-2)}));
+    add("tokenizer.ggml.token_type",
+        arr(ValueType::kInt32, {i32(2), i32(3), i32(3), i32(1), i32(1)}));
+    add("tokenizer.ggml.unknown_token_id", u32(0));
+  }
+  add("tokenizer.ggml.bos_token_id", u32(1));
+  add("tokenizer.ggml.eos_token_id", u32(2));
+  add("tokenizer.ggml.padding_token_id", u32(2));
+  TensorInfo t;
+  t.name = "token_embd.weight";
+  t.n_dims = 2;
+  t.ne = {16, 5, 1, 1};
+  t.type = 0;  // F32
+  f.tensors.push_back(t);
+  f.tensor_count = 1;
+  f.kv_count = f.kv.size();
+  return f;
+}
+
+// No tokenizer, and a one-line reason that holds `needle` (the key at fault).
+void expect_refused(const GgufFile& f, const std::string& needle) {
+  HfTokenizerResult r;
+  ASSERT_NO_THROW(r = render_hf_tokenizer(f));
+  EXPECT_FALSE(r.tokenizer.has_value()) << "rendered although " << needle << " is at fault";
+  EXPECT_NE(r.reason.find(needle), std::string::npos) << "reason: " << r.reason;
+  EXPECT_EQ(r.reason.find('\n'), std::string::npos) << "reason: " << r.reason;
+}
+
+TEST(HfTokenizer, TinyModelsRender) {
+  for (const auto& [arch, byte_level, cls] : {std::tuple{"llama", false, "LlamaTokenizerFast"},
+                                              std::tuple{"phi3", false, "LlamaTokenizerFast"},
+                                              std::tuple{"gemma2", false, "GemmaTokenizerFast"},
+                                              std::tuple{"gpt2", true, "GPT2TokenizerFast"},
+                                              std::tuple{"starcoder2", true, "GPT2TokenizerFast"},
+                                              std::tuple{"stablelm", true, "GPTNeoXTokenizerFast"},
+                                              std::tuple{"qwen2", true, "Qwen2TokenizerFast"}}) {
+    const HfTokenizerResult r = render_hf_tokenizer(tiny(arch, byte_level));
+    ASSERT_TRUE(r.tokenizer.has_value()) << arch << ": " << r.reason;
+    EXPECT_EQ(r.tokenizer->tokenizer_class, cls) << arch;
+    EXPECT_TRUE(r.reason.empty());
+    const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+    EXPECT_EQ(tok["version"], "1.0") << arch;
+    EXPECT_EQ(nlohmann::json::parse(r.tokenizer->tokenizer_config_json)["tokenizer_class"]
+                      .get<std::string>() +
+                  "Fast",
+              cls);
+    EXPECT_TRUE(nlohmann::json::parse(r.tokenizer->special_tokens_map_json).is_object());
+  }
+}
+
+TEST(HfTokenizer, NoConfigNoTokenizer) {
+  GgufFile f = tiny("llama", false);
+  erase(f, "general.architecture");
+  expect_refused(f, "general.architecture");
+  f = tiny("bert", false);
+  expect_refused(f, "general.architecture");
+}
+
+TEST(HfTokenizer, MistralHasNoConverter) {
+  GgufFile f = tiny("mistral", false);
+  expect_refused(f, "mistral");
+}
+
+TEST(HfTokenizer, TokensMissingOrWrongType) {
+  GgufFile f = tiny("llama", false);
+  erase(f, "tokenizer.ggml.tokens");
+  erase(f, "tokenizer.ggml.scores");
+  erase(f, "tokenizer.ggml.token_type");
+  erase(f, "tokenizer.ggml.bos_token_id");
+  erase(f, "tokenizer.ggml.eos_token_id");
+  erase(f, "tokenizer.ggml.unknown_token_id");
+  erase(f, "tokenizer.ggml.padding_token_id");
+  f.kv.push_back({"llama.vocab_size", u32(5), 0});
+  expect_refused(f, "tokenizer.ggml.tokens");
+  f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kInt32, {i32(1), i32(2), i32(3)});
+  expect_refused(f, "tokenizer.ggml.tokens");
+  f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.tokens") = str("<unk>");
+  expect_refused(f, "tokenizer.ggml.tokens");
+}
+
+TEST(HfTokenizer, TokensOneElementOrRepeated) {
+  GgufFile f = tiny("gpt2", true);
+  *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kString, {str("a")});
+  expect_refused(f, "tokenizer.ggml.tokens");
+  f = tiny("gpt2", true);
+  *find(f, "tokenizer.ggml.tokens") =
+      arr(ValueType::kString, {str("a"), str("b"), str("ab"), str("a"), str("c")});
+  expect_refused(f, "tokenizer.ggml.tokens repeats");
+}
+
+TEST(HfTokenizer, HugeVocabulary) {
+  GgufFile f = tiny("gpt2", true);
+  Array big(ValueType::kString);
+  for (std::size_t i = 0; i <= kMaxHfTokenizerVocab; ++i) big.push_string(std::to_string(i));
+  *find(f, "tokenizer.ggml.tokens") = Value{ValueType::kArray, std::move(big)};
+  expect_refused(f, "tokenizer.ggml.tokens has");
+}
+
+TEST(HfTokenizer, InvalidUtf8Token) {
+  GgufFile f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.tokens") =
+      arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>"), str("\xE2\x96"), str("a")});
+  expect_refused(f, "tokenizer.ggml.tokens");
+}
+
+TEST(HfTokenizer, ScoresWrong) {
+  GgufFile f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.scores") = arr(ValueType::kFloat32, {f32(0), f32(0)});
+  expect_refused(f, "tokenizer.ggml.scores");
+  *find(f, "tokenizer.ggml.scores") =
+      arr(ValueType::kString, {str("0"), str("0"), str("0"), str("0"), str("0")});
+  expect_refused(f, "tokenizer.ggml.scores");
+  *find(f, "tokenizer.ggml.scores") =
+      arr(ValueType::kFloat32, {f32(0), f32(0), f32(0), f32(NAN), f32(0)});
+  expect_refused(f, "tokenizer.ggml.scores element 3");
+  *find(f, "tokenizer.ggml.scores") = f32(0);
+  expect_refused(f, "tokenizer.ggml.scores");
+}
+
+TEST(HfTokenizer, TokenTypeWrong) {
+  GgufFile f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.token_type") = arr(ValueType::kInt32, {i32(1), i32(1)});
+  expect_refused(f, "tokenizer.ggml.token_type");
+  *find(f, "tokenizer.ggml.token_type") =
+      arr(ValueType::kFloat32, {f32(1), f32(1), f32(1), f32(1), f32(1)});
+  expect_refused(f, "tokenizer.ggml.token_type");
+}
+
+TEST(HfTokenizer, MergesWrong) {
+  GgufFile f = tiny("gpt2", true);
+  *find(f, "tokenizer.ggml.merges") = arr(ValueType::kString, {str("a b")});
+  expect_refused(f, "tokenizer.ggml.merges");
+  *find(f, "tokenizer.ggml.merges") = arr(ValueType::kString, {str("a b"), str("ab")});
+  expect_refused(f, "tokenizer.ggml.merges element 1");
+  *find(f, "tokenizer.ggml.merges") = arr(ValueType::kString, {str("a b"), str("a b c")});
+  expect_refused(f, "tokenizer.ggml.merges element 1");
+  *find(f, "tokenizer.ggml.merges") = arr(ValueType::kString, {str("a b"), str("b a")});
+  expect_refused(f, "tokenizer.ggml.merges element 1");  // "ba" is no token
+  *find(f, "tokenizer.ggml.merges") = arr(ValueType::kInt32, {i32(1), i32(2)});
+  expect_refused(f, "tokenizer.ggml.merges");
+  erase(f, "tokenizer.ggml.merges");
+  expect_refused(f, "tokenizer.ggml.merges");
+}
+
+TEST(HfTokenizer, LlamaNeedsMergesOrScores) {
+  GgufFile f = tiny("llama", false);
+  erase(f, "tokenizer.ggml.scores");
+  expect_refused(f, "tokenizer.ggml.scores");
+}
+
+TEST(HfTokenizer, LongTokenForMerges) {
+  GgufFile f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.tokens") =
+      arr(ValueType::kString,
+          {str("<unk>"), str("<s>"), str("</s>"), str(std::string(5000, 'x')), str("a")});
+  expect_refused(f, "tokenizer.ggml.tokens element 3");
+}
+
+TEST(HfTokenizer, IdsOutOfRangeOrWrongType) {
+  for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                          "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id"}) {
+    GgufFile f = tiny("llama", false);
+    if (!find(f, key)) f.kv.push_back({key, u32(0), 0});
+    *find(f, key) = u32(5);
+    expect_refused(f, key);
+    *find(f, key) = u32(1ull << 40);
+    expect_refused(f, key);
+  }
+  // A string id already fails the config (render_hf_config): the reason names the key too.
+  GgufFile f = tiny("gpt2", true);
+  *find(f, "tokenizer.ggml.bos_token_id") = str("1");
+  expect_refused(f, "tokenizer.ggml.bos_token_id");
+  f = tiny("gpt2", true);
+  *find(f, "tokenizer.ggml.bos_token_id") = i32(-1);
+  expect_refused(f, "tokenizer.ggml.bos_token_id");
+}
+
+TEST(HfTokenizer, LlamaBosEosMissing) {
+  GgufFile f = tiny("llama", false);
+  erase(f, "tokenizer.ggml.bos_token_id");
+  expect_refused(f, "tokenizer.ggml.bos_token_id");
+  f = tiny("llama", false);
+  erase(f, "tokenizer.ggml.eos_token_id");
+  expect_refused(f, "tokenizer.ggml.eos_token_id");
+}
+
+TEST(HfTokenizer, Phi3NeedsPad) {
+  GgufFile f = tiny("phi3", false);
+  erase(f, "tokenizer.ggml.padding_token_id");
+  expect_refused(f, "tokenizer.ggml.padding_token_id");
+}
+
+TEST(HfTokenizer, GemmaNeedsScoresAndDistinctRenamedTokens) {
+  GgufFile f = tiny("gemma2", false);
+  erase(f, "tokenizer.ggml.scores");
+  expect_refused(f, "tokenizer.ggml.scores");
+  f = tiny("gemma2", false);
+  *find(f, "tokenizer.ggml.tokens") =
+      arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>"), str("\t"), str("<0x09>")});
+  expect_refused(f, "tokenizer.ggml.tokens");
+}
+
+TEST(HfTokenizer, OtherKeysWrongType) {
+  GgufFile f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.model") = u32(1);
+  expect_refused(f, "tokenizer.ggml.model");
+  f = tiny("llama", false);
+  f.kv.push_back({"tokenizer.ggml.add_space_prefix", u32(1), 0});
+  expect_refused(f, "tokenizer.ggml.add_space_prefix");
+  f = tiny("llama", false);
+  f.kv.push_back({"tokenizer.chat_template", boolean(true), 0});
+  expect_refused(f, "tokenizer.chat_template");
+}
+
+TEST(HfTokenizer, BosTokenNotTemplatable) {
+  GgufFile f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.tokens") = arr(
+      ValueType::kString, {str("<unk>"), str("<s> x"), str("</s>"), str("\xE2\x96\x81"), str("a")});
+  expect_refused(f, "tokenizer.ggml.bos_token_id");
+}
+
+}  // namespace
+}  // namespace ggufs

@@ -1,0 +1,236 @@
+// Unit tests of hf_weight_map (src/tree/hf_weights.cpp): the reverse permutation's row mapping
+// written out by hand from transformers' formula, and hostile shapes, heads and counts (no map,
+// a one-line reason; never an exception). Names, shapes and values are checked against
+// transformers itself in tests/python/test_hf_weights.py.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ggufs/gguf.h"
+#include "ggufs/hf_weights.h"
+#include "metadata_builder.h"
+
+namespace ggufs {
+namespace {
+
+using namespace ggufs::test;  // metadata_builder.h
+
+void add_tensor(GgufFile& f, std::string name, std::vector<std::uint64_t> numpy_shape) {
+  TensorInfo t;
+  t.name = std::move(name);
+  t.n_dims = static_cast<std::uint32_t>(numpy_shape.size());
+  t.n_elements = 1;
+  for (std::size_t i = 0; i < numpy_shape.size(); ++i) {
+    t.ne[i] = numpy_shape[numpy_shape.size() - 1 - i];  // ne[0] is the innermost
+    t.n_elements *= t.ne[i];
+  }
+  t.type = 0;  // F32
+  f.tensors.push_back(t);
+  f.tensor_count = f.tensors.size();
+}
+
+// A one-layer llama as llama.cpp's converter writes it: hidden 16, 4 heads of 4, 2 kv heads.
+GgufFile tiny_llama() {
+  GgufFile f;
+  f.path = "tiny.gguf";
+  f.version = 3;
+  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
+  add("general.architecture", str("llama"));
+  add("general.name", str("tiny"));
+  add("llama.block_count", u32(1));
+  add("llama.context_length", u32(128));
+  add("llama.embedding_length", u32(16));
+  add("llama.feed_forward_length", u32(40));
+  add("llama.attention.head_count", u32(4));
+  add("llama.attention.head_count_kv", u32(2));
+  add("llama.rope.freq_base", f32(10000.0f));
+  add("llama.attention.layer_norm_rms_epsilon", f32(1e-5f));
+  add("llama.vocab_size", u32(10));
+  f.kv_count = f.kv.size();
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_tensor(f, "blk.0.attn_q.weight", {16, 16});
+  add_tensor(f, "blk.0.attn_k.weight", {8, 16});
+  add_tensor(f, "blk.0.attn_v.weight", {8, 16});
+  add_tensor(f, "blk.0.attn_output.weight", {16, 16});
+  add_tensor(f, "output_norm.weight", {16});
+  return f;
+}
+
+TensorInfo* tensor(GgufFile& f, const std::string& name) {
+  for (TensorInfo& t : f.tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+void expect_refused(const GgufFile& f, const std::string& needle) {
+  const HfWeightsResult r = hf_weight_map(f);
+  EXPECT_FALSE(r.weights.has_value()) << "mapped although " << needle << " is at fault";
+  EXPECT_NE(r.reason.find(needle), std::string::npos) << "reason: " << r.reason;
+  EXPECT_EQ(r.reason.find('\n'), std::string::npos) << "reason: " << r.reason;
+}
+
+// Expected rows derived by hand from transformers 4.57.6's
+// LlamaTensorProcessor._reverse_permute_weights: w.reshape(n, d, 2, cols).swapaxes(2, 1)
+// .reshape(rows, cols). GGUF row r = h·2d + 2i + j is element (h, i, j) of the (n, d, 2) view;
+// after the swap, HF rows run over (h, j, i) in order. For rows 8, n 2 (d 2): h=0 gives
+// (j=0: i=0,1 → GGUF rows 0, 2), (j=1: i=0,1 → rows 1, 3); h=1 gives 4, 6, 5, 7.
+TEST(HfWeights, PermutationRowsByHand) {
+  const std::vector<std::uint64_t> expected = {0, 2, 1, 3, 4, 6, 5, 7};
+  for (std::uint64_t r = 0; r < 8; ++r) EXPECT_EQ(hf_permuted_row(r, 8, 2), expected[r]) << r;
+}
+
+// rows 12, n 1 (d 6): HF rows (j=0: i=0..5 → GGUF 0, 2, 4, 6, 8, 10), (j=1: → 1, 3, 5, 7, 9, 11):
+// the even rows, then the odd ones.
+TEST(HfWeights, PermutationOneHeadByHand) {
+  const std::vector<std::uint64_t> expected = {0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11};
+  for (std::uint64_t r = 0; r < 12; ++r) EXPECT_EQ(hf_permuted_row(r, 12, 1), expected[r]) << r;
+}
+
+// rows 4, n 2 (d 1): each head's two rows are (i=0, j=0), (i=0, j=1): the identity.
+TEST(HfWeights, PermutationHeadDimTwoIsIdentity) {
+  for (std::uint64_t r = 0; r < 4; ++r) EXPECT_EQ(hf_permuted_row(r, 4, 2), r);
+}
+
+TEST(HfWeights, TinyLlamaMaps) {
+  const HfWeightsResult r = hf_weight_map(tiny_llama());
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  const std::vector<HfWeight>& w = *r.weights;
+  ASSERT_EQ(w.size(), 6u);
+  EXPECT_EQ(w[0].hf_name, "model.embed_tokens.weight");
+  EXPECT_EQ(w[1].hf_name, "model.layers.0.self_attn.q_proj.weight");
+  // q is permuted with the attention heads, k with the kv heads (hostile files below).
+  EXPECT_EQ(w[1].transform, HfTransform::kReversePermute);
+  EXPECT_EQ(w[1].n_head, 4u);
+  EXPECT_EQ(w[2].hf_name, "model.layers.0.self_attn.k_proj.weight");
+  EXPECT_EQ(w[2].transform, HfTransform::kReversePermute);
+  EXPECT_EQ(w[2].n_head, 2u);
+  EXPECT_EQ(w[2].shape, (std::vector<std::uint64_t>{8, 16}));
+  EXPECT_EQ(w[3].transform, HfTransform::kNone);
+  EXPECT_EQ(w[5].hf_name, "model.norm.weight");
+}
+
+TEST(HfWeights, NoConfigGivesItsReason) {
+  GgufFile f = tiny_llama();
+  f.kv.erase(f.kv.begin());  // general.architecture
+  expect_refused(f, "general.architecture");
+}
+
+TEST(HfWeights, UnsupportedArchitectures) {
+  GgufFile f = tiny_llama();
+  *find(f, "general.name") = str("mistral");
+  expect_refused(f, "mistral");
+  f = tiny_llama();
+  *find(f, "general.architecture") = str("bert");
+  expect_refused(f, "bert");
+}
+
+TEST(HfWeights, RowsNotAMultipleOfTwiceTheHeads) {
+  GgufFile f = tiny_llama();
+  // 3 kv heads: k's 8 rows are not a multiple of 6 (transformers' reshape would fail).
+  *find(f, "llama.attention.head_count_kv") = u32(3);
+  expect_refused(f, "blk.0.attn_k.weight");
+  f = tiny_llama();
+  tensor(f, "blk.0.attn_q.weight")->ne = {16, 14, 1, 1};
+  expect_refused(f, "blk.0.attn_q.weight");
+}
+
+TEST(HfWeights, ShapeAgainstTheConfig) {
+  GgufFile f = tiny_llama();
+  tensor(f, "blk.0.attn_v.weight")->ne = {16, 16, 1, 1};  // 4 heads' worth, config says 2
+  expect_refused(f, "blk.0.attn_v.weight");
+  f = tiny_llama();
+  tensor(f, "token_embd.weight")->ne = {16, 11, 1, 1};  // vocab 10
+  expect_refused(f, "token_embd.weight");
+  f = tiny_llama();
+  tensor(f, "output_norm.weight")->n_dims = 0;
+  expect_refused(f, "output_norm.weight");
+}
+
+TEST(HfWeights, ZeroKvHeads) {
+  GgufFile f = tiny_llama();
+  *find(f, "llama.attention.head_count_kv") = u32(0);
+  expect_refused(f, "blk.0.attn_k.weight");
+}
+
+TEST(HfWeights, HugeCountsNeverThrowNorHang) {
+  GgufFile f = tiny_llama();
+  *find(f, "llama.block_count") = u64(UINT64_MAX);
+  *find(f, "llama.attention.head_count") = u64(UINT64_MAX / 2);
+  *find(f, "llama.attention.head_count_kv") = u64(UINT64_MAX / 2);
+  EXPECT_NO_THROW({
+    const HfWeightsResult r = hf_weight_map(f);
+    EXPECT_FALSE(r.weights.has_value());
+  });
+  // 2 × 2⁶³ heads wraps to 0 in 64 bits: no division by zero.
+  f = tiny_llama();
+  *find(f, "llama.attention.head_count") = u64(std::uint64_t{1} << 63);
+  *find(f, "llama.attention.head_count_kv") = u64(std::uint64_t{1} << 63);
+  EXPECT_NO_THROW(expect_refused(f, "blk.0.attn_q.weight"));
+}
+
+TEST(HfWeights, UnmappedTensorsAreSkipped) {
+  GgufFile f = tiny_llama();
+  add_tensor(f, "rope_freqs.weight", {2});         // no HF parameter
+  add_tensor(f, "blk.1.attn_q.weight", {16, 16});  // past block_count
+  add_tensor(f, "blk.00.attn_v.weight", {8, 16});  // not a name gguf-py writes
+  const HfWeightsResult r = hf_weight_map(f);
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  EXPECT_EQ(r.weights->size(), 6u);
+}
+
+// A one-layer qwen3moe with 4 experts of 768 (Qwen3MoeConfig's moe_intermediate_size).
+GgufFile tiny_qwen3moe() {
+  GgufFile f;
+  f.path = "moe.gguf";
+  f.version = 3;
+  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
+  add("general.architecture", str("qwen3moe"));
+  add("qwen3moe.block_count", u32(1));
+  add("qwen3moe.context_length", u32(128));
+  add("qwen3moe.embedding_length", u32(16));
+  add("qwen3moe.attention.head_count", u32(4));
+  add("qwen3moe.attention.head_count_kv", u32(2));
+  add("qwen3moe.attention.key_length", u32(8));
+  add("qwen3moe.expert_count", u32(4));
+  add("qwen3moe.vocab_size", u32(10));
+  f.kv_count = f.kv.size();
+  add_tensor(f, "blk.0.ffn_gate_inp.weight", {4, 16});
+  add_tensor(f, "blk.0.ffn_gate_exps.weight", {4, 768, 16});
+  add_tensor(f, "blk.0.ffn_down_exps.weight", {4, 16, 768});
+  return f;
+}
+
+TEST(HfWeights, ExpertsSplitExpertByExpert) {
+  const HfWeightsResult r = hf_weight_map(tiny_qwen3moe());
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  const std::vector<HfWeight>& w = *r.weights;
+  ASSERT_EQ(w.size(), 1u + 4 * 2);
+  EXPECT_EQ(w[0].hf_name, "model.layers.0.mlp.gate.weight");
+  EXPECT_EQ(w[3].hf_name, "model.layers.0.mlp.experts.1.gate_proj.weight");
+  EXPECT_EQ(w[3].transform, HfTransform::kSelect);
+  EXPECT_EQ(w[3].index, 1u);
+  EXPECT_EQ(w[3].shape, (std::vector<std::uint64_t>{768, 16}));
+  EXPECT_EQ(w[4].hf_name, "model.layers.0.mlp.experts.1.down_proj.weight");
+  EXPECT_EQ(w[4].shape, (std::vector<std::uint64_t>{16, 768}));
+}
+
+TEST(HfWeights, HostileExperts) {
+  GgufFile f = tiny_qwen3moe();
+  *find(f, "qwen3moe.expert_count") = u32(5);  // the stacks hold 4
+  expect_refused(f, "blk.0.ffn_gate_inp.weight");
+  f = tiny_qwen3moe();
+  tensor(f, "blk.0.ffn_gate_exps.weight")->ne = {16, 768, 3, 1};
+  expect_refused(f, "ffn_gate_exps");
+  f = tiny_qwen3moe();
+  add_tensor(f, "blk.0.ffn_odd_exps.weight", {4, 16});  // transformers' KeyError
+  expect_refused(f, "ffn_odd_exps");
+  f = tiny_qwen3moe();
+  *find(f, "qwen3moe.expert_count") = u64(UINT64_MAX);
+  EXPECT_NO_THROW(EXPECT_FALSE(hf_weight_map(f).weights.has_value()));
+}
+
+}  // namespace
+}  // namespace ggufs
