@@ -55,8 +55,15 @@ class ContentReader {
                                          std::uint64_t offset) const;
   // Bytes [begin, begin + size) of tensor `tensor`'s elements in form `data`, to `out`;
   // `request` is the size of the whole read (large ones stream their output past the caches).
+  // `add` is added to every float32 value before it is converted (Piece::add).
   void read_elements(std::size_t tensor, ViewData data, char* out, std::size_t size,
-                     std::uint64_t begin, std::size_t request) const;
+                     std::uint64_t begin, std::size_t request, float add = 0) const;
+  // Bytes [begin, begin + size) of kTensor piece `p`'s elements (its order, first element and
+  // addend), to `out`.
+  void read_piece_elements(const Piece& p, char* out, std::size_t size, std::uint64_t begin,
+                           std::size_t request) const;
+  void read_transposed(const Piece& p, char* out, std::size_t size, std::uint64_t begin,
+                       std::size_t request) const;
   IoError truncated(const TensorInfo& t, std::uint64_t end) const;
   const ByteSource& source(const TensorInfo& t) const { return *sources_.at(t.shard); }
   const std::string& shard_path(std::uint32_t shard) const {

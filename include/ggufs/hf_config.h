@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "ggufs/gguf.h"
 
@@ -59,6 +60,10 @@ struct HfConfigResult {
 /// Note: transformers 4.57.6 renames qwen2moe.* keys to qwen2_moe.*, which GGUF_CONFIG_MAPPING
 /// lacks; a qwen2moe config therefore has Qwen2MoeConfig's defaults for every dimension, as
 /// transformers' own import has.
-HfConfigResult render_hf_config(const GgufFile& file);
+///
+/// `dtype` (a torch dtype name, "bfloat16"), when not empty, is written as config.json's "dtype",
+/// as save_pretrained writes it for a model of that dtype (from_pretrained(..., dtype="auto")
+/// takes it).
+HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype = {});
 
 }  // namespace ggufs

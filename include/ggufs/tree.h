@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ggufs/gguf.h"
@@ -69,13 +70,23 @@ struct Piece {
     kTensor,  ///< the elements of tensor `tensor` in form `data`; kStored: the stored bytes of
               ///< a plain type, swapped to little-endian in a big-endian file
   };
+  /// kTensor: the order in which the tensor's elements are laid out (hf/ weights, hf_weights.h).
+  enum class Order : std::uint8_t {
+    kAsStored,     ///< GGUF order (ne[0] fastest)
+    kPermuteRows,  ///< row r (ne[0] elements) is GGUF row hf_permuted_row(r, rows, n_head)
+    kTransposed,   ///< a 2-D tensor's transpose: element (i, j) is GGUF element j·ne[0] + i
+  };
   Kind kind = Kind::kZeros;
   std::uint64_t at = 0;     ///< first byte of the piece in the file
   std::uint64_t size = 0;   ///< bytes
-  std::uint64_t from = 0;   ///< kText: offset in Node::text; kSource: byte offset in the shard
+  std::uint64_t from = 0;   ///< kText: offset in Node::text; kSource: byte offset in the shard;
+                            ///< kTensor: the element of the tensor the piece starts at
   std::uint32_t shard = 0;  ///< kSource: GgufFile::shards index (0 for a single file)
   std::size_t tensor = 0;   ///< kTensor: index into GgufFile::tensors
   ViewData data = ViewData::kStored;  ///< kTensor
+  Order order = Order::kAsStored;     ///< kTensor
+  std::uint64_t n_head = 0;           ///< kTensor, kPermuteRows: heads
+  float add = 0;  ///< kTensor of floats: added to each float32 value before it is converted
 };
 
 /// One file or directory.
@@ -89,7 +100,9 @@ struct Node {
   const TensorView* view = nullptr;  ///< kRaw, kDecoded: the view the file belongs to
   std::vector<Ino> children;         ///< kDirectory: entries in file order
   std::vector<Piece> pieces;         ///< kComposite: the file's bytes, in order
-  std::string what;                  ///< kComposite: what the file is (user.ggufs.view)
+  std::string what;  ///< kComposite, folder views' directories: what it is (user.ggufs.view)
+  /// Extended attributes set by the tree (the model root's, saying why a folder view is absent).
+  std::vector<std::pair<std::string, std::string>> xattrs;
 };
 
 /// Choices of the whole-model views, from mount options.
@@ -97,6 +110,11 @@ struct TreeOptions {
   /// -o safetensors_dtype: kStored keeps F32, F16, BF16 and F64 tensors as they are (quantized
   /// tensors become F32); kFloat32, kFloat16 or kBFloat16 makes every floating tensor that dtype.
   ViewData safetensors_dtype = ViewData::kStored;
+  /// -o hf_dtype: the dtype of hf/'s weights (kFloat32, kFloat16 or kBFloat16); float32 is the
+  /// dtype transformers' GGUF import gives (render_hf_config, HfConfig::torch_dtype).
+  ViewData hf_dtype = ViewData::kFloat32;
+  /// -o hf_max_shard_size: bytes per hf/ weight file; save_pretrained's default "5GB".
+  std::uint64_t hf_max_shard_size = 5'000'000'000;
 };
 
 /// Whether tensor `t` of `file` gets f32/ and npy/ files: its type has a decoder and, in a
@@ -106,7 +124,8 @@ bool decodes_to_f32(const GgufFile& file, const TensorInfo& t);
 
 /// The tree: /gguf.json, /tensors.tsv, /metadata/<key>, then a folder per row of kTensorViews
 /// (/raw/<tensor>, /f32/<tensor>, /npy/<tensor>.npy, /f16/<tensor>), then a file per row of
-/// kModelViews (/model.gguf, /model.safetensors) that can be laid out for this model. Tensors
+/// kModelViews (/model.gguf, /model.safetensors) that can be laid out for this model, then a
+/// folder per row of kFolderViews (/hf/) that can be (folder_views.h). Tensors
 /// whose type has no decoder get only raw/ files; tensors whose byte size cannot be computed get
 /// none.
 class Tree {

@@ -250,11 +250,13 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
 }
 
 // The extended attributes of a node: those of its tensor for the per-tensor views, what it is
-// for a whole-model view, none for directories and text files.
+// for a whole-model file or folder view, those the tree set (a model root's: why a folder view
+// is absent), none for other directories and text files.
 std::vector<XAttr> node_xattrs(const Library::Found& f) {
   const Node& n = *f.node;
-  if (n.kind == NodeKind::kComposite) return {{"user.ggufs.view", n.what}};
-  if (n.kind != NodeKind::kRaw && n.kind != NodeKind::kDecoded) return {};
+  std::vector<XAttr> out(n.xattrs.begin(), n.xattrs.end());
+  if (!n.what.empty()) out.emplace_back("user.ggufs.view", n.what);
+  if (n.kind != NodeKind::kRaw && n.kind != NodeKind::kDecoded) return out;
   const TensorInfo& t = f.model->model.file.tensors[n.tensor];
   return tensor_xattrs(t, f.model->file_paths.at(t.shard));
 }

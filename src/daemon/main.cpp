@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <charconv>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "background.h"
 #include "bdi.h"
@@ -266,8 +268,9 @@ void log_escaped(enum fuse_log_level level, const char* fmt, va_list ap) {
   }
 }
 
-// -o safetensors_dtype: `name` (nullptr: not given) into `out`; false after printing why not.
-bool safetensors_dtype(const char* name, ViewData& out) {
+// -o OPTION=f32|f16|bf16 (safetensors_dtype, hf_dtype): `name` (nullptr: not given) into `out`;
+// false after printing why not.
+bool float_dtype(std::string_view option, const char* name, ViewData& out) {
   if (!name) return true;
   const std::string_view n = name;
   if (n == "f32") {
@@ -277,9 +280,38 @@ bool safetensors_dtype(const char* name, ViewData& out) {
   } else if (n == "bf16") {
     out = ViewData::kBFloat16;
   } else {
-    fmt::print(stderr, "ggufs: -o safetensors_dtype={}: must be f32, f16 or bf16\n", n);
+    fmt::print(stderr, "ggufs: -o {}={}: must be f32, f16 or bf16\n", option, printable(n));
     return false;
   }
+  return true;
+}
+
+// -o hf_max_shard_size: bytes, or a count of KB, MB, GB or TB (powers of 1000, as save_pretrained's
+// max_shard_size="5GB"; huggingface_hub's parse_size_to_int), into `out`; false after printing
+// why not.
+bool shard_size(const char* text, std::uint64_t& out) {
+  if (!text) return true;
+  const std::string_view t = text;
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+  const std::string_view unit(end, t.data() + t.size());
+  std::uint64_t scale = 0;
+  for (const auto& [name, s] : {std::pair{"", 1ull},
+                                {"KB", 1'000ull},
+                                {"MB", 1'000'000ull},
+                                {"GB", 1'000'000'000ull},
+                                {"TB", 1'000'000'000'000ull}}) {
+    if (unit == name) scale = s;
+  }
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 50;
+  if (ec != std::errc() || end == t.data() || scale == 0 || n == 0 || n > kMax / scale) {
+    fmt::print(stderr,
+               "ggufs: -o hf_max_shard_size={}: must be a positive number of bytes, KB, MB, GB "
+               "or TB (as 5GB)\n",
+               printable(t));
+    return false;
+  }
+  out = n * scale;
   return true;
 }
 
@@ -357,7 +389,9 @@ int mount_file(fuse_args& args, const Config& conf) {
   const std::optional<RemoteOptions> remote = remote_options(conf);
   if (!remote) return kExitUsage;
   TreeOptions tree_options;
-  if (!safetensors_dtype(conf.safetensors_dtype, tree_options.safetensors_dtype)) {
+  if (!float_dtype("safetensors_dtype", conf.safetensors_dtype, tree_options.safetensors_dtype) ||
+      !float_dtype("hf_dtype", conf.hf_dtype, tree_options.hf_dtype) ||
+      !shard_size(conf.hf_max_shard_size, tree_options.hf_max_shard_size)) {
     return kExitUsage;
   }
   std::unique_ptr<Library> library;
@@ -405,6 +439,8 @@ int run(int argc, char** argv) {
   std::unique_ptr<char, void (*)(void*)> token_file_guard(conf.token_file, std::free);
   std::unique_ptr<char, void (*)(void*)> ca_file_guard(conf.ca_file, std::free);
   std::unique_ptr<char, void (*)(void*)> dtype_guard(conf.safetensors_dtype, std::free);
+  std::unique_ptr<char, void (*)(void*)> hf_dtype_guard(conf.hf_dtype, std::free);
+  std::unique_ptr<char, void (*)(void*)> shard_guard(conf.hf_max_shard_size, std::free);
   if (conf.read_timeout < 1 || conf.read_timeout > 60) {
     fmt::print(stderr, "ggufs: -o read_timeout={}: must be 1 to 60 seconds\n", conf.read_timeout);
     return kExitUsage;

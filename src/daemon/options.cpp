@@ -15,6 +15,8 @@ constexpr const char* kUsage =
     "at unmount):\n"
     "  gguf.json  tensors.tsv  metadata/<key>  raw/<tensor>  f32/<tensor>  npy/<tensor>.npy\n"
     "  f16/<tensor>  model.gguf (the whole model, split models merged)  model.safetensors\n"
+    "  hf/ (a Hugging Face model folder that transformers loads, for the architectures it\n"
+    "  imports from GGUF)\n"
     "A folder DIR mounts a library: a folder per model found in it and below (NAME.gguf, or\n"
     "one split model; the Hugging Face cache too), each parsed on first use; a model that\n"
     "cannot be read holds only an \"error\" file. ollama: mounts Ollama's store\n"
@@ -50,6 +52,10 @@ constexpr const char* kUsage =
     "     safetensors_dtype=f32|f16|bf16\n"
     "                      every floating tensor of model.safetensors in that dtype (default:\n"
     "                      F32, F16, BF16, F64 as stored, quantized types as F32)\n"
+    "     hf_dtype=f32|f16|bf16\n"
+    "                      dtype of hf/'s weights (default f32, as transformers' GGUF import)\n"
+    "     hf_max_shard_size=N[KB|MB|GB|TB]\n"
+    "                      bytes per hf/ weight file, as save_pretrained (default 5GB)\n"
     "  Remote models (FILE an http(s)://, s3://BUCKET/KEY or hf://OWNER/REPO[@REV]/PATH\n"
     "  name, read with range requests):\n"
     "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs);\n"
@@ -101,6 +107,8 @@ const fuse_opt kOptions[] = {
     {"s3_virtual_host", offsetof(Config, s3_virtual_host), 1},
     {"s3_anonymous", offsetof(Config, s3_anonymous), 1},
     {"safetensors_dtype=%s", offsetof(Config, safetensors_dtype), 0},
+    {"hf_dtype=%s", offsetof(Config, hf_dtype), 0},
+    {"hf_max_shard_size=%s", offsetof(Config, hf_max_shard_size), 0},
     FUSE_OPT_END,
 };
 

@@ -53,6 +53,8 @@ struct Config {
   int s3_anonymous = 0;            ///< -o s3_anonymous: unsigned requests (public buckets)
   char* notify_pipe = nullptr;     ///< -o notify_pipe=PATH: readiness written there (malloc)
   char* safetensors_dtype = nullptr;  ///< -o safetensors_dtype=f32|f16|bf16 (malloc)
+  char* hf_dtype = nullptr;           ///< -o hf_dtype=f32|f16|bf16 (malloc)
+  char* hf_max_shard_size = nullptr;  ///< -o hf_max_shard_size=N[KB|MB|GB|TB] (malloc)
 };
 
 /// Parses ggufs's own options out of `args` into `conf`, leaving the FUSE ones in `args`.

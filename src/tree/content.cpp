@@ -14,6 +14,7 @@
 #include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/half.h"
+#include "ggufs/hf_weights.h"
 #include "ggufs/names.h"
 
 namespace ggufs {
@@ -27,6 +28,12 @@ constexpr std::uint64_t kChunkOutputBytes = 256 * 1024;
 std::vector<Piece>::const_iterator piece_at(const Node& node, std::uint64_t offset) {
   return std::upper_bound(node.pieces.begin(), node.pieces.end(), offset,
                           [](std::uint64_t off, const Piece& p) { return off < p.at + p.size; });
+}
+
+// Adds `add` to each of `n` float32 values (hf/'s gemma norms: transformers' w - 1 in float32).
+void add_to(float* values, std::uint64_t n, float add) {
+  if (add == 0) return;
+  for (std::uint64_t i = 0; i < n; ++i) values[i] += add;
 }
 
 }  // namespace
@@ -114,7 +121,7 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
 }
 
 void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, std::size_t size,
-                                  std::uint64_t begin, std::size_t request) const {
+                                  std::uint64_t begin, std::size_t request, float add) const {
   const TensorInfo& t = file_.tensors[tensor];
   const TypeTraits& tr = *type_traits(t.type);
   if (data == ViewData::kStored) {  // a plain type's stored bytes, in little-endian order
@@ -165,14 +172,16 @@ void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, 
       // Whole chunk: no copy. A request this large (in-process; replies through the mount are
       // at most 1 MiB) is not read back from the caches soon: stream it past them.
       float* const floats = reinterpret_cast<float*>(target);
-      if (request >= kStreamingMinBytes) {
+      if (request >= kStreamingMinBytes && add == 0) {
         decode_streaming(tr, raw.data(), floats, n);
       } else {
         tr.to_float(raw.data(), floats, n);
+        add_to(floats, n * tr.block_size, add);
       }
     } else {
       scratch.resize(static_cast<std::size_t>(n * tr.block_size));
       tr.to_float(raw.data(), scratch.data(), n);
+      add_to(scratch.data(), scratch.size(), add);
       const char* from = reinterpret_cast<const char*>(scratch.data());
       if (!f32_out) {  // 16-bit elements: only those this range touches
         const std::size_t e0 = static_cast<std::size_t>((lo - chunk_begin) / es);
@@ -216,11 +225,78 @@ std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size
         break;
       }
       case Piece::Kind::kTensor:
-        read_elements(p.tensor, p.data, to, n, lo - p.at, size);
+        read_piece_elements(p, to, n, lo - p.at, size);
         break;
     }
   }
   return size;
+}
+
+void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t size,
+                                        std::uint64_t begin, std::size_t request) const {
+  const std::uint64_t es = p.data == ViewData::kStored
+                               ? type_traits(file_.tensors[p.tensor].type)->type_size
+                               : element_bytes(p.data);
+  const std::uint64_t first = p.from * es;  // byte of the tensor's elements the piece starts at
+  const TensorInfo& t = file_.tensors[p.tensor];
+  const std::uint64_t row_bytes = t.ne[0] * es;
+  switch (p.order) {
+    case Piece::Order::kAsStored:
+      return read_elements(p.tensor, p.data, out, size, first + begin, request, p.add);
+    case Piece::Order::kPermuteRows:
+      // Whole rows move: each run within one row is one contiguous read of its GGUF row.
+      for (std::uint64_t done = 0; done < size;) {
+        const std::uint64_t at = begin + done, row = at / row_bytes, within = at % row_bytes;
+        const std::uint64_t n = std::min<std::uint64_t>(size - done, row_bytes - within);
+        const std::uint64_t rows = p.size / row_bytes;
+        read_elements(p.tensor, p.data, out + done, static_cast<std::size_t>(n),
+                      first + hf_permuted_row(row, rows, p.n_head) * row_bytes + within, request,
+                      p.add);
+        done += n;
+      }
+      return;
+    case Piece::Order::kTransposed:
+      return read_transposed(p, out, size, begin, request);
+  }
+}
+
+void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,
+                                    std::uint64_t begin, std::size_t request) const {
+  // Output element (i, j), i < ne[0], j < ne[1], is GGUF element j·ne[0] + i: for each GGUF row
+  // j, the output rows i0..i1 that the range touches take one contiguous run of it, decoded to
+  // float32 once, then converted element by element.
+  const TensorInfo& t = file_.tensors[p.tensor];
+  const std::uint64_t cols = t.ne[1], es = element_bytes(p.data);
+  const std::uint64_t e0 = begin / es, e1 = (begin + size + es - 1) / es;  // output elements
+  const std::uint64_t i0 = e0 / cols, i1 = (e1 - 1) / cols;                // output rows
+  const std::uint64_t width = i1 - i0 + 1;
+  thread_local std::vector<float> run, gathered;
+  run.resize(static_cast<std::size_t>(width));
+  gathered.resize(static_cast<std::size_t>(e1 - e0));
+  // Within one output row, only the GGUF rows of its columns in the range.
+  const std::uint64_t j0 = i0 == i1 ? e0 % cols : 0, j1 = i0 == i1 ? (e1 - 1) % cols + 1 : cols;
+  for (std::uint64_t j = j0; j < j1; ++j) {
+    read_elements(p.tensor, ViewData::kFloat32, reinterpret_cast<char*>(run.data()),
+                  static_cast<std::size_t>(width * sizeof(float)),
+                  (p.from + j * t.ne[0] + i0) * sizeof(float), request, p.add);
+    for (std::uint64_t i = i0; i <= i1; ++i) {
+      const std::uint64_t e = i * cols + j;
+      if (e >= e0 && e < e1) gathered[static_cast<std::size_t>(e - e0)] = run[i - i0];
+    }
+  }
+  thread_local std::vector<std::uint8_t> bytes;
+  bytes.resize(static_cast<std::size_t>((e1 - e0) * es));
+  for (std::size_t k = 0; k < gathered.size(); ++k) {
+    const float v = gathered[k];
+    if (p.data == ViewData::kFloat32) {
+      std::memcpy(bytes.data() + k * 4, &v, 4);
+    } else {
+      const std::uint16_t h =
+          p.data == ViewData::kFloat16 ? float_to_half_as_numpy(v) : float_to_bf16_as_torch(v);
+      std::memcpy(bytes.data() + k * 2, &h, 2);
+    }
+  }
+  std::memcpy(out, bytes.data() + (begin - e0 * es), size);
 }
 
 IoError ContentReader::truncated(const TensorInfo& t, std::uint64_t end) const {

@@ -418,7 +418,7 @@ HfConfigResult no_config(std::string reason) { return {std::nullopt, std::move(r
 
 }  // namespace
 
-HfConfigResult render_hf_config(const GgufFile& file) {
+HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   // gguf-py's GGUFReader (READER_SUPPORTED_VERSIONS) reads versions 2 and 3 only.
   if (file.version < 2) {
     return no_config(
@@ -616,6 +616,7 @@ HfConfigResult render_hf_config(const GgufFile& file) {
   }
   generation["transformers_version"] = kTransformersVersion;
   config["transformers_version"] = kTransformersVersion;
+  if (!dtype.empty()) config["dtype"] = dtype;
 
   out.config_json = dump(config);
   out.generation_config_json = dump(generation);

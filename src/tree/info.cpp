@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "ggufs/folder_views.h"
 #include "ggufs/model_views.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"  // render_metadata_value, type_display_name
@@ -133,6 +134,15 @@ std::string render_info(const GgufFile& f) {
     line(layout ? fmt::format("  {:18} {:>14} bytes  {}", view.name, layout->size(), layout->what)
                 : fmt::format("  {:18} {}", view.name,
                               warnings.empty() ? "not offered" : warnings.back()));
+  }
+  line("\nfolder views (at the mount's root):");
+  for (const FolderView& view : kFolderViews) {
+    std::vector<std::string> warnings;
+    const FolderResult r = view.layout(f, {}, warnings);
+    const std::string name = fmt::format("{}/", view.name);
+    line(r.folder ? fmt::format("  {:18} {}", name, r.folder->what)
+                  : fmt::format("  {:18} not offered: {}", name, r.reason));
+    for (const std::string& w : warnings) line(fmt::format("  {:18} {}", "", w));
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include "ggufs/model_views.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"
+#include "safetensors_file.h"
 
 namespace ggufs {
 namespace {
@@ -44,10 +45,6 @@ std::string_view stored_dtype(std::uint32_t type) {
 bool is_integer(std::uint32_t type) {
   return type == GGML_TYPE_I8 || type == GGML_TYPE_I16 || type == GGML_TYPE_I32 ||
          type == GGML_TYPE_I64;
-}
-
-std::string_view dtype_name(ViewData d) {
-  return d == ViewData::kFloat16 ? "F16" : d == ViewData::kBFloat16 ? "BF16" : "F32";
 }
 
 // Appends `"key":value` to a JSON object being written, with a comma unless it is the first
@@ -89,6 +86,39 @@ std::vector<std::string> json_keys(const std::vector<std::string_view>& names,
 
 }  // namespace
 
+std::optional<ModelLayout> lay_out_safetensors(std::string metadata,
+                                               const std::vector<SafetensorsTensor>& tensors,
+                                               std::string_view file_name,
+                                               std::vector<std::string>& warnings) {
+  ModelLayout out;
+  std::string members;       // the members after "__metadata__", comma-separated
+  std::uint64_t offset = 0;  // in the byte buffer
+  for (const SafetensorsTensor& t : tensors) {
+    Piece p = t.piece;
+    p.at = offset;  // made absolute below, once the header's size is known
+    out.pieces.push_back(p);
+    append_member(
+        members, t.key,
+        {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + p.size}}});
+    offset += p.size;
+  }
+  std::string json = "{\"__metadata__\":" + metadata + (members.empty() ? "" : ",") + members + "}";
+  json.resize((json.size() + 7) / 8 * 8, ' ');
+  if (json.size() > kMaxHeaderBytes) {
+    warnings.push_back(fmt::format(
+        "{} is not offered: its header would be {} bytes, above the format's limit of {}",
+        file_name, json.size(), kMaxHeaderBytes));
+    return std::nullopt;
+  }
+  for (int b = 0; b < 8; ++b) out.text += static_cast<char>((json.size() >> (8 * b)) & 0xff);
+  out.text += json;
+  for (Piece& p : out.pieces) p.at += out.text.size();
+  out.pieces.insert(out.pieces.begin(),
+                    Piece{Piece::Kind::kText, 0, out.text.size(), 0, 0, 0, ViewData::kStored});
+  std::erase_if(out.pieces, [](const Piece& p) { return p.size == 0; });
+  return out;
+}
+
 std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOptions& options,
                                               std::vector<std::string>& warnings) {
   // Keys are unique in a parsed file; "format" is the format's own.
@@ -109,7 +139,6 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
     text.pop_back();  // every scalar's file ends in one newline
     append_member(meta, meta_keys[k], text);
   }
-  std::string tensors;  // the members after "__metadata__", comma-separated
 
   // Tensors by element size, largest first (GGUF order among equals), so that the buffer, which
   // begins 8-byte aligned, keeps every tensor aligned to its element size whatever odd-sized
@@ -138,7 +167,7 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
     std::string_view dtype;
     std::uint32_t bytes_each;
     const bool convert = options.safetensors_dtype != ViewData::kStored && !is_integer(t.type) &&
-                         kept != dtype_name(options.safetensors_dtype);
+                         kept != safetensors_dtype_name(options.safetensors_dtype);
     if (!kept.empty() && !convert) {
       dtype = kept;
       bytes_each = type_traits(t.type)->type_size;  // a kept dtype has one element per block
@@ -150,7 +179,7 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
       }
     } else {
       p.data = convert ? options.safetensors_dtype : ViewData::kFloat32;
-      dtype = dtype_name(p.data);
+      dtype = safetensors_dtype_name(p.data);
       bytes_each = element_bytes(p.data);
       p.size = t.n_elements * bytes_each;
     }
@@ -163,20 +192,12 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return planned[a].element_bytes > planned[b].element_bytes;
   });
-  ModelLayout out;
-  std::uint64_t offset = 0;  // in the byte buffer
+  std::vector<SafetensorsTensor> tensors;
   for (const std::size_t k : order) {
     const TensorInfo& t = file.tensors[planned[k].tensor];
-    Piece p = planned[k].piece;
-    p.at = offset;  // made absolute below, once the header's size is known
-    out.pieces.push_back(p);
     std::vector<std::uint64_t> shape(t.ne.begin(), t.ne.begin() + t.n_dims);
     std::reverse(shape.begin(), shape.end());
-    append_member(tensors, keys[k],
-                  {{"dtype", planned[k].dtype},
-                   {"shape", shape},
-                   {"data_offsets", {offset, offset + p.size}}});
-    offset += p.size;
+    tensors.push_back({keys[k], planned[k].dtype, std::move(shape), planned[k].piece});
   }
   if (!omitted.empty()) {
     std::string names;
@@ -192,27 +213,14 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
         nlohmann::json(omitted).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   meta += '}';
-  std::string json = "{\"__metadata__\":" + meta + (tensors.empty() ? "" : ",") + tensors + "}";
-  json.resize((json.size() + 7) / 8 * 8, ' ');
-  if (json.size() > kMaxHeaderBytes) {
-    warnings.push_back(fmt::format(
-        "model.safetensors is not offered: its header would be {} bytes, above the format's "
-        "limit of {}",
-        json.size(), kMaxHeaderBytes));
-    return std::nullopt;
-  }
-  for (int b = 0; b < 8; ++b) out.text += static_cast<char>((json.size() >> (8 * b)) & 0xff);
-  out.text += json;
-  const std::size_t n_tensors = out.pieces.size();
-  for (Piece& p : out.pieces) p.at += out.text.size();
-  out.pieces.insert(out.pieces.begin(),
-                    Piece{Piece::Kind::kText, 0, out.text.size(), 0, 0, 0, ViewData::kStored});
-  std::erase_if(out.pieces, [](const Piece& p) { return p.size == 0; });
-  out.what = fmt::format(
-      "safetensors: {} tensors{}", n_tensors,
-      options.safetensors_dtype == ViewData::kStored
-          ? ""
-          : fmt::format(", floating ones as {}", dtype_name(options.safetensors_dtype)));
+  std::optional<ModelLayout> out =
+      lay_out_safetensors(std::move(meta), tensors, "model.safetensors", warnings);
+  if (!out) return out;
+  out->what = fmt::format("safetensors: {} tensors{}", tensors.size(),
+                          options.safetensors_dtype == ViewData::kStored
+                              ? ""
+                              : fmt::format(", floating ones as {}",
+                                            safetensors_dtype_name(options.safetensors_dtype)));
   return out;
 }
 

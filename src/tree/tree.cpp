@@ -6,6 +6,7 @@
 #include <functional>
 #include <future>
 
+#include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/model_views.h"
 #include "ggufs/names.h"
@@ -39,6 +40,13 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   auto text = [&](Ino parent, std::string name, std::string content) {
     const std::uint64_t size = content.size();
     add(parent, make_node(std::move(name), parent, NodeKind::kText, size, 0, std::move(content)));
+  };
+  auto composite = [&](Ino parent, std::string name, ModelLayout layout) {
+    Node n = make_node(std::move(name), parent, NodeKind::kComposite, layout.size());
+    n.text = std::move(layout.text);
+    n.pieces = std::move(layout.pieces);
+    n.what = std::move(layout.what);
+    add(parent, std::move(n));
   };
   auto dir = [&](std::string name) {
     return add(kRootIno, make_node(std::move(name), kRootIno, NodeKind::kDirectory));
@@ -83,12 +91,26 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
 
   for (const ModelView& view : kModelViews) {
     std::optional<ModelLayout> layout = view.layout(file, options, warnings_);
-    if (!layout) continue;
-    Node n = make_node(std::string(view.name), kRootIno, NodeKind::kComposite, layout->size());
-    n.text = std::move(layout->text);
-    n.pieces = std::move(layout->pieces);
-    n.what = std::move(layout->what);
-    add(kRootIno, std::move(n));
+    if (layout) composite(kRootIno, std::string(view.name), std::move(*layout));
+  }
+
+  for (const FolderView& view : kFolderViews) {
+    FolderResult result = view.layout(file, options, warnings_);
+    if (!result.folder) {
+      warnings_.push_back(fmt::format("{}/ is not offered: {}", view.name, result.reason));
+      nodes_[kRootIno - 1].xattrs.emplace_back(view.absent_xattr,
+                                               fmt::format("not offered: {}", result.reason));
+      continue;
+    }
+    const Ino folder = dir(std::string(view.name));
+    nodes_[folder - 1].what = std::move(result.folder->what);
+    for (FolderFile& f : result.folder->files) {
+      if (f.layout) {
+        composite(folder, std::move(f.name), std::move(*f.layout));
+      } else {
+        text(folder, std::move(f.name), std::move(f.text));
+      }
+    }
   }
 
   Node& json_node = nodes_[json_ino - 1];

@@ -1,0 +1,79 @@
+// Folder views: folders at the mount's root that hold the whole model as another ecosystem's
+// folder of files (hf/: a Hugging Face model folder), laid out at mount time. Their text files are
+// rendered then; their weight files are whole-model layouts (model_views.h) read on demand. A new
+// folder view is one row of kFolderViews and one layout function.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ggufs/gguf.h"
+#include "ggufs/model_views.h"
+#include "ggufs/tree.h"
+
+namespace ggufs {
+
+/// One file of a folder view: rendered text, or a laid-out file read piece by piece.
+struct FolderFile {
+  std::string name;
+  std::string text;  ///< when `layout` is empty
+  std::optional<ModelLayout> layout;
+};
+
+/// A laid-out folder.
+struct FolderLayout {
+  std::vector<FolderFile> files;  ///< in directory order
+  std::string what;               ///< what the folder is, for user.ggufs.view
+};
+
+/// A folder view of a model, or why there is none.
+struct FolderResult {
+  std::optional<FolderLayout> folder;
+  /// One line naming the key or tensor at fault when `folder` is empty; empty otherwise.
+  std::string reason;
+};
+
+/// Lays out a folder view of `file`. Each thing the folder leaves out adds one line to
+/// `warnings`; the reason there is no folder is returned, not added. Never throws for any model.
+using FolderLayoutFn = FolderResult (*)(const GgufFile& file, const TreeOptions& options,
+                                        std::vector<std::string>& warnings);
+
+/// `hf/`: the model as a Hugging Face model folder that transformers 4.57.6 loads with
+/// from_pretrained, as its own GGUF import (from_pretrained(dir, gguf_file=…)) would build the
+/// model: config.json and generation_config.json (render_hf_config); tokenizer.json,
+/// tokenizer_config.json and special_tokens_map.json (render_hf_tokenizer; left out, with a
+/// warning, when it gives none); the weights (hf_weight_map) as save_pretrained writes them
+/// (transformers/modeling_utils.py, save_pretrained; huggingface_hub's
+/// split_state_dict_into_shards_factory): tensors taken in state_dict order into shards of at
+/// most options.hf_max_shard_size bytes (a larger tensor alone in a shard of its own, listed
+/// before the shard being filled), `model.safetensors` for one shard, else
+/// `model-0000i-of-0000N.safetensors` and `model.safetensors.index.json`
+/// ({"metadata": {"total_parameters", "total_size"}, "weight_map"}, sorted keys, indent 2); in
+/// each file the tensors sorted by name (safetensors' writer sorts by dtype, then name), with
+/// "__metadata__" {"format": "pt"}. Every tensor has dtype options.hf_dtype: its ggml-decoded
+/// float32 values (f32/), transformed as hf_weights.h says, rounded to the dtype; stored bytes of
+/// that dtype are spliced where no transform applies. config.json gets "dtype" when hf_dtype is
+/// not float32.
+///
+/// No folder when render_hf_config or hf_weight_map gives none (their reason), or a weight's GGUF
+/// tensor has no decoder, is big-endian and quantized, or does not hold the elements its shape
+/// needs.
+FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
+                              std::vector<std::string>& warnings);
+
+/// A folder at the mount's root.
+struct FolderView {
+  std::string_view name;  ///< the folder's name at the root
+  /// Extended attribute of the model's root that says why the folder is not offered.
+  std::string_view absent_xattr;
+  FolderLayoutFn layout;
+};
+
+/// Every folder view, in the order of their folders.
+inline constexpr FolderView kFolderViews[] = {
+    {"hf", "user.ggufs.hf", hf_folder_layout},
+};
+
+}  // namespace ggufs

@@ -1,0 +1,169 @@
+// hf/: the model as a Hugging Face model folder (folder_views.h). The files are those
+// save_pretrained writes for the model transformers' GGUF import builds; the rules for each
+// are in hf_config.h, hf_tokenizer.h and hf_weights.h, the sharding here.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "ggufs/folder_views.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/hf_config.h"
+#include "ggufs/hf_tokenizer.h"
+#include "ggufs/hf_weights.h"
+#include "ggufs/names.h"
+#include "safetensors_file.h"
+
+namespace ggufs {
+namespace {
+
+// torch's name of a dtype of hf/ (config.json's "dtype").
+std::string_view torch_name(ViewData d) {
+  return d == ViewData::kFloat16 ? "float16" : d == ViewData::kBFloat16 ? "bfloat16" : "float32";
+}
+
+// The ggml type whose stored elements are `d`'s, bit for bit (spliced when no transform applies).
+std::uint32_t stored_type_of(ViewData d) {
+  return d == ViewData::kFloat16    ? GGML_TYPE_F16
+         : d == ViewData::kBFloat16 ? GGML_TYPE_BF16
+                                    : GGML_TYPE_F32;
+}
+
+// The piece that gives weight `w` in dtype `d`, or a reason it cannot be served.
+std::variant<Piece, std::string> weight_piece(const GgufFile& file, const HfWeight& w, ViewData d) {
+  const TensorInfo& t = file.tensors[w.source];
+  std::uint64_t count = 1;
+  for (const std::uint64_t n : w.shape) count *= n;  // the config's dimensions: checked, small
+  const std::string name = printable(t.name);
+  if (!t.n_bytes || !decodes_to_f32(file, t)) {
+    return fmt::format("tensor '{}': type {} cannot be decoded here", name, t.type);
+  }
+  // The source elements the weight covers: all of them, or one expert's slice of the stack.
+  const bool select = w.transform == HfTransform::kSelect;
+  const std::uint64_t slice = select ? t.ne[0] * t.ne[1] : t.n_elements;
+  const std::uint64_t first = select ? w.index * slice : 0;
+  if (count != slice || first + slice > t.n_elements ||
+      (w.transform == HfTransform::kTranspose && t.n_dims != 2)) {
+    return fmt::format("tensor '{}' does not hold the {} elements of {}", name, count, w.hf_name);
+  }
+  Piece p;
+  p.size = count * element_bytes(d);
+  const bool as_stored = w.transform == HfTransform::kNone || w.transform == HfTransform::kSelect;
+  if (as_stored && t.type == stored_type_of(d) && !file.big_endian) {
+    p.kind = Piece::Kind::kSource;  // the stored bytes are the weight: spliced
+    p.from = t.file_offset + first * element_bytes(d);
+    p.shard = t.shard;
+    return p;
+  }
+  p.kind = Piece::Kind::kTensor;
+  p.tensor = w.source;
+  p.data = d;
+  p.from = first;
+  switch (w.transform) {
+    case HfTransform::kNone:
+    case HfTransform::kSelect:
+      break;
+    case HfTransform::kReversePermute:
+      p.order = Piece::Order::kPermuteRows;
+      p.n_head = w.n_head;
+      break;
+    case HfTransform::kAddConstant:
+      p.add = w.constant;
+      break;
+    case HfTransform::kTranspose:
+      p.order = Piece::Order::kTransposed;
+      break;
+  }
+  return p;
+}
+
+FolderFile text_file(std::string name, std::string text) {
+  return FolderFile{std::move(name), std::move(text), std::nullopt};
+}
+
+}  // namespace
+
+FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
+                              std::vector<std::string>& warnings) {
+  const ViewData dtype = options.hf_dtype;
+  HfConfigResult config =
+      render_hf_config(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
+  if (!config.config) return {std::nullopt, std::move(config.reason)};
+  HfWeightsResult weights = hf_weight_map(file);
+  if (!weights.weights) return {std::nullopt, std::move(weights.reason)};
+
+  // The pieces, in state_dict order; then split as split_state_dict_into_shards_factory splits.
+  std::vector<SafetensorsTensor> tensors;
+  std::uint64_t total_size = 0, total_parameters = 0;
+  for (const HfWeight& w : *weights.weights) {
+    std::variant<Piece, std::string> piece = weight_piece(file, w, dtype);
+    if (auto* reason = std::get_if<std::string>(&piece)) return {std::nullopt, std::move(*reason)};
+    const Piece& p = std::get<Piece>(piece);
+    total_size += p.size;
+    total_parameters += p.size / element_bytes(dtype);
+    tensors.push_back({w.hf_name, safetensors_dtype_name(dtype), w.shape, p});
+  }
+  std::vector<std::vector<SafetensorsTensor>> shards;
+  std::vector<SafetensorsTensor> current;
+  std::uint64_t current_size = 0;
+  for (SafetensorsTensor& t : tensors) {
+    const std::uint64_t size = t.piece.size;
+    if (size > options.hf_max_shard_size) {
+      shards.push_back({std::move(t)});
+      continue;
+    }
+    if (current_size + size > options.hf_max_shard_size) {
+      shards.push_back(std::move(current));
+      current.clear();
+      current_size = 0;
+    }
+    current.push_back(std::move(t));
+    current_size += size;
+  }
+  if (!current.empty() || shards.empty()) shards.push_back(std::move(current));
+
+  FolderLayout out;
+  out.files.push_back(text_file("config.json", std::move(config.config->config_json)));
+  out.files.push_back(
+      text_file("generation_config.json", std::move(config.config->generation_config_json)));
+  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
+  if (tokenizer.tokenizer) {
+    out.files.push_back(text_file("special_tokens_map.json",
+                                  std::move(tokenizer.tokenizer->special_tokens_map_json)));
+    out.files.push_back(
+        text_file("tokenizer.json", std::move(tokenizer.tokenizer->tokenizer_json)));
+    out.files.push_back(
+        text_file("tokenizer_config.json", std::move(tokenizer.tokenizer->tokenizer_config_json)));
+  } else {
+    warnings.push_back(fmt::format("hf/ has no tokenizer files: {}", tokenizer.reason));
+  }
+
+  nlohmann::json weight_map = nlohmann::json::object();
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    const std::string name = shards.size() == 1 ? std::string("model.safetensors")
+                                                : fmt::format("model-{:05d}-of-{:05d}.safetensors",
+                                                              s + 1, shards.size());
+    std::sort(shards[s].begin(), shards[s].end(),
+              [](const SafetensorsTensor& a, const SafetensorsTensor& b) { return a.key < b.key; });
+    for (const SafetensorsTensor& t : shards[s]) weight_map[t.key] = name;
+    std::optional<ModelLayout> layout =
+        lay_out_safetensors(R"({"format":"pt"})", shards[s], "hf/" + name, warnings);
+    if (!layout) return {std::nullopt, warnings.back()};
+    layout->what = fmt::format("safetensors: {} tensors of {}", shards[s].size(),
+                               safetensors_dtype_name(dtype));
+    out.files.push_back({name, {}, std::move(layout)});
+  }
+  if (shards.size() > 1) {
+    nlohmann::json index = {
+        {"metadata", {{"total_parameters", total_parameters}, {"total_size", total_size}}},
+        {"weight_map", std::move(weight_map)}};
+    out.files.push_back(text_file("model.safetensors.index.json", index.dump(2) + "\n"));
+  }
+  out.what =
+      fmt::format("Hugging Face model folder: {}, {} tensors of {} in {} file(s)",
+                  config.config->model_type, tensors.size(), torch_name(dtype), shards.size());
+  return {std::move(out), ""};
+}
+
+}  // namespace ggufs
