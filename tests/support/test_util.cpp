@@ -36,6 +36,18 @@ std::string read_text(const std::filesystem::path& p) {
   return {b.begin(), b.end()};
 }
 
+std::string without_warnings(const std::string& output) {
+  std::string out;
+  for (std::size_t at = 0; at < output.size();) {
+    std::size_t end = output.find('\n', at);
+    end = end == std::string::npos ? output.size() : end + 1;
+    const std::string_view line(output.data() + at, end - at);
+    if (!line.starts_with("ggufs: warning: ")) out += line;
+    at = end;
+  }
+  return out;
+}
+
 void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()),

@@ -25,6 +25,9 @@ std::optional<std::filesystem::path> testdata_dir();
 
 std::vector<std::uint8_t> read_file(const std::filesystem::path& p);
 std::string read_text(const std::filesystem::path& p);
+/// `output` without its "ggufs: warning: " lines (a model's warnings at mount, e.g. why it has
+/// no hf/), for tests of what else a command prints.
+std::string without_warnings(const std::string& output);
 void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes);
 nlohmann::json read_json(const std::filesystem::path& p);
 

@@ -1,0 +1,231 @@
+// Unit tests of the hf/ folder view (src/tree/hf_folder.cpp) in the tree, without a mount: which
+// files it holds, why it is absent, and its weights read through ContentReader (the q/k rows
+// checked against rows worked out by hand from transformers' reverse-permutation formula; partial
+// reads against whole ones). Its files are checked against transformers itself, on mounts, in
+// tests/python/test_hf_folder.py.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ggufs/byte_source.h"
+#include "ggufs/content.h"
+#include "ggufs/ggml_type.h"
+#include "ggufs/gguf.h"
+#include "ggufs/gguf_writer.h"
+#include "ggufs/half.h"
+#include "ggufs/tree.h"
+#include "test_util.h"
+
+namespace ggufs {
+namespace {
+
+constexpr std::uint64_t kHidden = 16, kHeads = 4, kKvHeads = 2, kVocab = 10, kFf = 64;
+
+// F32 data of `n` distinct values: element k is k + base.
+std::vector<std::uint8_t> distinct(std::uint64_t n, float base) {
+  std::vector<std::uint8_t> out(n * 4);
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const float v = static_cast<float>(k) + base;
+    std::memcpy(out.data() + k * 4, &v, 4);
+  }
+  return out;
+}
+
+// A one-layer llama as llama.cpp's converter writes it (hidden 16, 4 heads of 4, 2 kv heads),
+// every tensor F32, or ffn_down Q8_0 when `quantized` (blocks with scale 1/64).
+std::vector<std::uint8_t> tiny_llama(std::string_view arch = "llama", bool quantized = false) {
+  GgufWriter g;
+  g.add_string("general.architecture", std::string(arch));
+  g.add_string("general.name", "tiny");
+  const std::string a(arch);
+  g.add_u32(a + ".block_count", 1);
+  g.add_u32(a + ".context_length", 128);
+  g.add_u32(a + ".embedding_length", kHidden);
+  g.add_u32(a + ".feed_forward_length", kFf);
+  g.add_u32(a + ".attention.head_count", kHeads);
+  g.add_u32(a + ".attention.head_count_kv", kKvHeads);
+  g.add_f32(a + ".rope.freq_base", 10000.0f);
+  g.add_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  g.add_u32(a + ".vocab_size", kVocab);
+  float base = 0;
+  const auto f32 = [&](std::string name, std::vector<std::uint64_t> ne) {
+    std::uint64_t n = 1;
+    for (const std::uint64_t x : ne) n *= x;
+    g.add_tensor(std::move(name), GGML_TYPE_F32, ne, distinct(n, base));
+    base += 1000;
+  };
+  const auto q8_0 = [&](std::string name, std::vector<std::uint64_t> ne) {
+    const std::uint64_t blocks = ne[0] * ne[1] / 32;
+    std::vector<std::uint8_t> data(blocks * 34);
+    std::mt19937 rng(7);
+    for (std::uint64_t b = 0; b < blocks; ++b) {
+      const std::uint16_t d = float_to_half_as_numpy(1.0f / 64);
+      std::memcpy(data.data() + b * 34, &d, 2);
+      for (int i = 0; i < 32; ++i) data[b * 34 + 2 + i] = static_cast<std::uint8_t>(rng());
+    }
+    g.add_tensor(std::move(name), GGML_TYPE_Q8_0, ne, data);
+  };
+  f32("token_embd.weight", {kHidden, kVocab});
+  f32("blk.0.attn_norm.weight", {kHidden});
+  f32("blk.0.attn_q.weight", {kHidden, kHidden});
+  f32("blk.0.attn_k.weight", {kHidden, kHidden / kHeads * kKvHeads});
+  f32("blk.0.attn_v.weight", {kHidden, kHidden / kHeads * kKvHeads});
+  f32("blk.0.attn_output.weight", {kHidden, kHidden});
+  f32("blk.0.ffn_norm.weight", {kHidden});
+  f32("blk.0.ffn_gate.weight", {kHidden, kFf});
+  f32("blk.0.ffn_up.weight", {kHidden, kFf});
+  quantized ? q8_0("blk.0.ffn_down.weight", {kFf, kHidden})
+            : f32("blk.0.ffn_down.weight", {kFf, kHidden});
+  f32("output_norm.weight", {kHidden});
+  f32("output.weight", {kHidden, kVocab});
+  return g.finish();
+}
+
+std::vector<std::string> children(const Tree& tree, Ino dir) {
+  std::vector<std::string> out;
+  for (const Ino c : tree.node(dir)->children) out.push_back(tree.node(c)->name);
+  return out;
+}
+
+std::string read_all(const ContentReader& reader, const Node& n) {
+  std::string out(n.size, '\0');
+  EXPECT_EQ(reader.read(n, out.data(), out.size(), 0), n.size);
+  return out;
+}
+
+TEST(HfFolder, HoldsWhatSavePretrainedWrites) {
+  GGUFS_REQUIRE_TESTDATA(dir);
+  const FileSource src(dir / "real" / "llama-2-tiny-random.gguf");
+  const GgufFile f = parse_gguf(src, "tiny.gguf");
+  const Tree tree(f);
+  const Ino hf = tree.lookup(kRootIno, "hf");
+  ASSERT_NE(hf, 0u);
+  EXPECT_EQ(
+      children(tree, hf),
+      (std::vector<std::string>{"config.json", "generation_config.json", "special_tokens_map.json",
+                                "tokenizer.json", "tokenizer_config.json", "model.safetensors"}));
+  EXPECT_TRUE(tree.node(kRootIno)->xattrs.empty());
+  EXPECT_NE(tree.node(hf)->what.find("llama"), std::string::npos);
+}
+
+TEST(HfFolder, AbsentForOtherArchitecturesWithOneWarningAndAnAttribute) {
+  const MemorySource src(tiny_llama("bert"));
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  const Tree tree(f);
+  EXPECT_EQ(tree.lookup(kRootIno, "hf"), 0u);
+  std::size_t lines = 0;
+  for (const std::string& w : tree.warnings()) {
+    if (w.starts_with("hf/ is not offered: ")) {
+      ++lines;
+      EXPECT_NE(w.find("'bert'"), std::string::npos) << w;
+    }
+  }
+  EXPECT_EQ(lines, 1u);
+  const auto& attrs = tree.node(kRootIno)->xattrs;
+  ASSERT_EQ(attrs.size(), 1u);
+  EXPECT_EQ(attrs[0].first, "user.ggufs.hf");
+  EXPECT_TRUE(attrs[0].second.starts_with("not offered: ")) << attrs[0].second;
+  EXPECT_NE(attrs[0].second.find("'bert'"), std::string::npos) << attrs[0].second;
+  // The rest of the tree is served.
+  EXPECT_NE(tree.lookup(kRootIno, "model.safetensors"), 0u);
+}
+
+// The header of a safetensors file's bytes, and where its buffer begins.
+nlohmann::json header_of(const std::string& bytes, std::uint64_t& buffer) {
+  std::uint64_t n = 0;
+  for (int b = 0; b < 8; ++b) n |= std::uint64_t{static_cast<std::uint8_t>(bytes[b])} << (8 * b);
+  buffer = 8 + n;
+  return nlohmann::json::parse(bytes.substr(8, n));
+}
+
+TEST(HfFolder, QAndKRowsAreTheGgufRowsReversePermuted) {
+  const MemorySource src(tiny_llama());
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  const Tree tree(f);
+  const ContentReader reader(f, src);
+  const Node* st = tree.node(tree.lookup(tree.lookup(kRootIno, "hf"), "model.safetensors"));
+  ASSERT_NE(st, nullptr);
+  const std::string bytes = read_all(reader, *st);
+  std::uint64_t buffer = 0;
+  const nlohmann::json h = header_of(bytes, buffer);
+  // Worked out by hand from transformers' _reverse_permute_weights (reshape to
+  // (n, d, 2, cols), swap axes 1 and 2): with d = rows / n / 2, HF row h·2d + j·d + i holds GGUF
+  // row h·2d + 2i + j. q: n = 4, d = 2; k: n = 2 (the kv heads), 8 rows, d = 2.
+  const std::vector<std::uint64_t> q_rows = {0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15};
+  const std::vector<std::uint64_t> k_rows = {0, 2, 1, 3, 4, 6, 5, 7};
+  // The GGUF tensors' values: element k of the n-th F32 tensor written is k + 1000·n.
+  const struct {
+    const char* name;
+    float base;
+    const std::vector<std::uint64_t>& rows;
+  } cases[] = {{"model.layers.0.self_attn.q_proj.weight", 2000, q_rows},
+               {"model.layers.0.self_attn.k_proj.weight", 3000, k_rows}};
+  for (const auto& c : cases) {
+    ASSERT_TRUE(h.contains(c.name)) << h.dump();
+    const std::uint64_t at = buffer + h[c.name]["data_offsets"][0].get<std::uint64_t>();
+    for (std::uint64_t r = 0; r < c.rows.size(); ++r) {
+      for (std::uint64_t col = 0; col < kHidden; ++col) {
+        float v;
+        std::memcpy(&v, bytes.data() + at + (r * kHidden + col) * 4, 4);
+        EXPECT_EQ(v, c.base + static_cast<float>(c.rows[r] * kHidden + col)) << c.name << r;
+      }
+    }
+  }
+  // v is not permuted.
+  const std::uint64_t v_at =
+      buffer + h["model.layers.0.self_attn.v_proj.weight"]["data_offsets"][0].get<std::uint64_t>();
+  float v5;
+  std::memcpy(&v5, bytes.data() + v_at + 5 * kHidden * 4, 4);
+  EXPECT_EQ(v5, 4000.0f + 5 * kHidden);
+}
+
+TEST(HfFolder, PartialReadsEqualTheWholeFileInEveryDtype) {
+  const MemorySource src(tiny_llama("llama", /*quantized=*/true));
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  const ContentReader reader(f, src);
+  for (const ViewData d : {ViewData::kFloat32, ViewData::kFloat16, ViewData::kBFloat16}) {
+    TreeOptions o;
+    o.hf_dtype = d;
+    const Tree tree(f, o);
+    const Node* st = tree.node(tree.lookup(tree.lookup(kRootIno, "hf"), "model.safetensors"));
+    ASSERT_NE(st, nullptr);
+    const std::string whole = read_all(reader, *st);
+    std::mt19937_64 rng(1);
+    for (int k = 0; k < 300; ++k) {
+      const std::uint64_t at = rng() % st->size;
+      const std::size_t n = static_cast<std::size_t>(1 + rng() % (st->size - at));
+      std::string part(n, '\0');
+      ASSERT_EQ(reader.read(*st, part.data(), n, at), n);
+      ASSERT_EQ(part, whole.substr(at, n)) << "offset " << at << ", " << n << " bytes";
+    }
+  }
+}
+
+TEST(HfFolder, DtypeIsNamedInConfigAndHeader) {
+  const MemorySource src(tiny_llama());
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  TreeOptions o;
+  const Tree f32_tree(f, o);
+  o.hf_dtype = ViewData::kBFloat16;
+  const Tree bf16_tree(f, o);
+  const auto config = [](const Tree& t) {
+    return nlohmann::json::parse(t.node(t.lookup(t.lookup(kRootIno, "hf"), "config.json"))->text);
+  };
+  EXPECT_FALSE(config(f32_tree).contains("dtype"));  // as transformers' import: none given
+  EXPECT_EQ(config(bf16_tree)["dtype"], "bfloat16");
+  const ContentReader reader(f, src);
+  const Node* st =
+      bf16_tree.node(bf16_tree.lookup(bf16_tree.lookup(kRootIno, "hf"), "model.safetensors"));
+  std::uint64_t buffer = 0;
+  const nlohmann::json h = header_of(read_all(reader, *st), buffer);
+  EXPECT_EQ(h["model.norm.weight"]["dtype"], "BF16");
+  EXPECT_EQ(h["__metadata__"], (nlohmann::json{{"format", "pt"}}));
+}
+
+}  // namespace
+}  // namespace ggufs
