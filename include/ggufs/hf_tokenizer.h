@@ -48,19 +48,20 @@ inline constexpr std::size_t kMaxHfTokenizerVocab = std::size_t{1} << 21;
 /// chooses it, by the config's model_type (render_hf_config): llama → GGUFLlamaConverter
 /// (SentencePiece BPE with byte fallback for tokenizer.ggml.model "llama", or absent; the
 /// "llama-3" byte-level variant for any other model, e.g. "gpt2"); gpt2 and starcoder2 →
-/// GGUFGPTConverter; qwen2, qwen2_moe, qwen3, qwen3_moe → GGUFQwen2Converter.
+/// GGUFGPTConverter; qwen2, qwen2_moe, qwen3, qwen3_moe → GGUFQwen2Converter; phi3 →
+/// GGUFPhi3Converter; gemma2, gemma3_text → GGUFGemmaConverter (Unigram); stablelm →
+/// GGUFGPTConverter with GPTNeoXTokenizerFast.
 ///
 /// No tokenizer (with the reason) when: there is no config (render_hf_config's reason); the
-/// model_type has no GGUF converter in transformers (mistral) or is not rendered here yet (phi3,
-/// gemma2, gemma3, stablelm); tokenizer.ggml.tokens is missing, not an array of strings, of
-/// fewer than 2 elements (transformers unwraps a one-element array into its string), larger
-/// than kMaxHfTokenizerVocab, or repeats a token; tokenizer.ggml.scores or token_type is not an
-/// array of numbers (integers) of the tokens' length, or a score is not finite; merges are not
-/// an array of strings each "LEFT RIGHT" (one space) with LEFT, RIGHT and LEFT+RIGHT tokens
-/// (the `tokenizers` BPE builder refuses others); the llama converter has neither merges nor
-/// scores, or a token longer than 4096 bytes to build merges from; a bos/eos/unk/pad id is not
-/// an integer scalar below the token count; the llama converter has an eos id without a bos id
-/// (transformers' import indexes tokens[None]) or no eos id (its bos token is then None, which
+/// model_type has no GGUF converter in transformers (mistral); tokenizer.ggml.tokens is missing,
+/// not an array of strings, of fewer than 2 elements (transformers unwraps a one-element array into
+/// its string), larger than kMaxHfTokenizerVocab, or repeats a token; tokenizer.ggml.scores or
+/// token_type is not an array of numbers (integers) of the tokens' length, or a score is not
+/// finite; merges are not an array of strings each "LEFT RIGHT" (one space) with LEFT, RIGHT and
+/// LEFT+RIGHT tokens (the `tokenizers` BPE builder refuses others); the llama converter has neither
+/// merges nor scores, or a token longer than 4096 bytes to build merges from; a bos/eos/unk/pad id
+/// is not an integer scalar below the token count; the llama converter has an eos id without a bos
+/// id (transformers' import indexes tokens[None]) or no eos id (its bos token is then None, which
 /// LlamaTokenizerFast refuses); tokenizer.ggml.model, add_space_prefix or chat_template has the
 /// wrong type. Never throws for any metadata.
 HfTokenizerResult render_hf_tokenizer(const GgufFile& file);

@@ -2,13 +2,12 @@
 // No format logic lives here.
 #pragma once
 
-#define FUSE_USE_VERSION 314
-#include <fuse_lowlevel.h>
 #include <sys/types.h>
 
 #include <string>
 #include <vector>
 
+#include "fuse_version.h"
 #include "ggufs/library.h"
 #include "options.h"
 

@@ -2,10 +2,9 @@
 // mix ggufs's options with the FUSE and mount options it passes on), and the usage text.
 #pragma once
 
-#define FUSE_USE_VERSION 314
-#include <fuse_lowlevel.h>
-
 #include <cstdint>
+
+#include "fuse_version.h"
 
 namespace ggufs {
 

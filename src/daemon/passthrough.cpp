@@ -10,15 +10,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "fuse_version.h"
 #include "log.h"
-
-// FUSE passthrough came with libfuse 3.16 (fuse_passthrough_open, fuse_file_info::backing_id);
-// ggufs takes it from 3.17, whose fuse_conn_info it was written against.
-#if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 17)
-#define GGUFS_FUSE_PASSTHROUGH 1
-#else
-#define GGUFS_FUSE_PASSTHROUGH 0
-#endif
 
 namespace ggufs {
 namespace {
@@ -41,7 +34,7 @@ State& state() {
   return s;
 }
 
-#if GGUFS_FUSE_PASSTHROUGH
+#if GGUFS_LIBFUSE_3_17
 // Whether this process has CAP_SYS_ADMIN, which Linux requires to register a backing file
 // (fs/fuse/passthrough.c, fuse_backing_open). True when it cannot tell: the kernel then decides.
 bool has_cap_sys_admin() {
@@ -56,7 +49,7 @@ bool has_cap_sys_admin() {
 
 void passthrough_init([[maybe_unused]] fuse_conn_info* conn) {
   std::string why;
-#if GGUFS_FUSE_PASSTHROUGH
+#if GGUFS_LIBFUSE_3_17
   if (!(conn->capable & FUSE_CAP_PASSTHROUGH)) {
     why = "this kernel does not offer it (Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH)";
   } else if (!has_cap_sys_admin()) {
@@ -80,7 +73,7 @@ void passthrough_init([[maybe_unused]] fuse_conn_info* conn) {
 
 bool passthrough_open([[maybe_unused]] fuse_req_t req, fuse_ino_t ino, [[maybe_unused]] int fd,
                       [[maybe_unused]] fuse_file_info* fi) {
-#if GGUFS_FUSE_PASSTHROUGH
+#if GGUFS_LIBFUSE_3_17
   State& s = state();
   const std::lock_guard lock(s.mu);
   int id = 0;
@@ -121,7 +114,7 @@ void passthrough_release([[maybe_unused]] fuse_req_t req, fuse_ino_t ino,
   const std::lock_guard lock(s.mu);
   const auto it = s.ids.find(ino);
   if (it == s.ids.end() || --it->second.opens > 0) return;
-#if GGUFS_FUSE_PASSTHROUGH
+#if GGUFS_LIBFUSE_3_17
   if (req) fuse_passthrough_close(req, it->second.id);
 #endif
   s.ids.erase(it);

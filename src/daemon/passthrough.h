@@ -5,8 +5,7 @@
 // here leaves files to the daemon.
 #pragma once
 
-#define FUSE_USE_VERSION 314
-#include <fuse_lowlevel.h>
+#include "fuse_version.h"
 
 namespace ggufs {
 

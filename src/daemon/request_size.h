@@ -2,11 +2,10 @@
 // ggufs (fuse_adapter.cpp) and ggufs-ceiling, which must ask for the same.
 #pragma once
 
-#define FUSE_USE_VERSION 314
-#include <fuse_lowlevel.h>
-
 #include <algorithm>
 #include <fstream>
+
+#include "fuse_version.h"
 
 namespace ggufs {
 
@@ -19,7 +18,7 @@ namespace ggufs {
 /// max_write stays as it is: requests stay at most 1 MiB.
 inline void set_request_size(fuse_conn_info* conn, unsigned max_read) {
   conn->max_read = max_read;
-#if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 17)
+#if GGUFS_LIBFUSE_3_17
   conn->max_write = std::max(conn->max_write, max_read);
 #endif
 }
@@ -30,7 +29,7 @@ inline void set_request_size(fuse_conn_info* conn, unsigned max_read) {
 inline unsigned effective_max_read(unsigned max_read) {
   unsigned pages = 256;
   std::ifstream("/proc/sys/fs/fuse/max_pages_limit") >> pages;
-#if !(FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 17))
+#if !GGUFS_LIBFUSE_3_17
   pages = std::min(pages, 256u);
 #endif
   return std::min<unsigned long long>(max_read, pages * 4096ull);
