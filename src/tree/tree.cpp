@@ -56,6 +56,19 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   // this one renders the rest; its node is filled in at the end.
   std::future<std::string> json = std::async(std::launch::async, render_gguf_json, std::cref(file));
   const Ino json_ino = add(kRootIno, make_node("gguf.json", kRootIno, NodeKind::kText));
+  // The folder views (a tokenizer.json of a large vocabulary) too, each on its own thread.
+  struct Laid {
+    FolderResult result;
+    std::vector<std::string> warnings;
+  };
+  std::vector<std::future<Laid>> folders;
+  for (const FolderView& view : kFolderViews) {
+    folders.push_back(std::async(std::launch::async, [&file, &options, &view] {
+      Laid l;
+      l.result = view.layout(file, options, l.warnings);
+      return l;
+    }));
+  }
   text(kRootIno, "tensors.tsv", render_tensors_tsv(file));
   const Ino metadata = dir("metadata");
   std::vector<Ino> view_dirs;
@@ -94,8 +107,11 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
     if (layout) composite(kRootIno, std::string(view.name), std::move(*layout));
   }
 
-  for (const FolderView& view : kFolderViews) {
-    FolderResult result = view.layout(file, options, warnings_);
+  for (std::size_t v = 0; v < std::size(kFolderViews); ++v) {
+    const FolderView& view = kFolderViews[v];
+    Laid laid = folders[v].get();
+    warnings_.insert(warnings_.end(), laid.warnings.begin(), laid.warnings.end());
+    FolderResult& result = laid.result;
     if (!result.folder) {
       warnings_.push_back(fmt::format("{}/ is not offered: {}", view.name, result.reason));
       nodes_[kRootIno - 1].xattrs.emplace_back(view.absent_xattr,
