@@ -44,7 +44,8 @@ using FolderLayoutFn = FolderResult (*)(const GgufFile& file, const TreeOptions&
 /// from_pretrained, as its own GGUF import (from_pretrained(dir, gguf_file=…)) would build the
 /// model: config.json and generation_config.json (render_hf_config); tokenizer.json,
 /// tokenizer_config.json and special_tokens_map.json (render_hf_tokenizer; left out, with a
-/// warning, when it gives none); the weights (hf_weight_map) as save_pretrained writes them
+/// warning, for a model without tokenizer.ggml.tokens, on which AutoTokenizer fails as on the
+/// import); the weights (hf_weight_map) as save_pretrained writes them
 /// (transformers/modeling_utils.py, save_pretrained; huggingface_hub's
 /// split_state_dict_into_shards_factory): tensors taken in state_dict order into shards of at
 /// most options.hf_max_shard_size bytes (a larger tensor alone in a shard of its own, listed
@@ -57,7 +58,9 @@ using FolderLayoutFn = FolderResult (*)(const GgufFile& file, const TreeOptions&
 /// that dtype are spliced where no transform applies. config.json gets "dtype" when hf_dtype is
 /// not float32.
 ///
-/// No folder when render_hf_config or hf_weight_map gives none (their reason), or a weight's GGUF
+/// No folder when render_hf_config or hf_weight_map gives none, or render_hf_tokenizer gives none
+/// for a model with tokenizer.ggml.tokens (their reason: a model transformers would not load, or
+/// would load wrong), or a weight's GGUF
 /// tensor has no decoder, is big-endian and quantized, or does not hold the elements its shape
 /// needs.
 FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,

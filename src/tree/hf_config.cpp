@@ -590,6 +590,13 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
 
+  // GPT2Attention refuses a hidden size its heads do not divide (modeling_gpt2.py,
+  // GPT2Attention.__init__), though every weight shape would fit.
+  if (config["model_type"] == "gpt2" &&
+      config["n_embd"].get<std::uint64_t>() % config["n_head"].get<std::uint64_t>() != 0) {
+    return no_config(fmt::format("{} does not divide {}: transformers' GPT2Attention refuses it",
+                                 printable(source["n_head"]), printable(source["n_embd"])));
+  }
   // A hand-built GgufFile may repeat general.architecture: only a string names a class.
   if (!config["model_type"].is_string()) return no_config("general.architecture is not a string");
   HfConfig out;

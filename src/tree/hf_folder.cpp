@@ -92,6 +92,14 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
   if (!config.config) return {std::nullopt, std::move(config.reason)};
   HfWeightsResult weights = hf_weight_map(file);
   if (!weights.weights) return {std::nullopt, std::move(weights.reason)};
+  // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
+  // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
+  // that is wrong gets none at all.
+  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
+  const bool has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
+    return kv.key == "tokenizer.ggml.tokens";
+  });
+  if (!tokenizer.tokenizer && has_vocabulary) return {std::nullopt, std::move(tokenizer.reason)};
 
   // The pieces, in state_dict order; then split as split_state_dict_into_shards_factory splits.
   std::vector<SafetensorsTensor> tensors;
@@ -127,16 +135,13 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
   out.files.push_back(text_file("config.json", std::move(config.config->config_json)));
   out.files.push_back(
       text_file("generation_config.json", std::move(config.config->generation_config_json)));
-  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
   if (tokenizer.tokenizer) {
-    out.files.push_back(text_file("special_tokens_map.json",
-                                  std::move(tokenizer.tokenizer->special_tokens_map_json)));
-    out.files.push_back(
-        text_file("tokenizer.json", std::move(tokenizer.tokenizer->tokenizer_json)));
-    out.files.push_back(
-        text_file("tokenizer_config.json", std::move(tokenizer.tokenizer->tokenizer_config_json)));
+    HfTokenizer& t = *tokenizer.tokenizer;
+    out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
+    out.files.push_back(text_file("tokenizer.json", std::move(t.tokenizer_json)));
+    out.files.push_back(text_file("tokenizer_config.json", std::move(t.tokenizer_config_json)));
   } else {
-    warnings.push_back(fmt::format("hf/ has no tokenizer files: {}", tokenizer.reason));
+    warnings.push_back("hf/ has no tokenizer files: the model has no tokenizer.ggml.tokens");
   }
 
   nlohmann::json weight_map = nlohmann::json::object();

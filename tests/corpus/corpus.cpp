@@ -1,13 +1,16 @@
 #include "corpus.h"
 
+#include <algorithm>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string_view>
 
 #include "gguf_bytes.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
+#include "ggufs/half.h"
 
 namespace ggufs::corpus {
 namespace {
@@ -432,6 +435,259 @@ void data_cases(Builder& c) {
   c.accept("ok.empty_file_of_24_bytes", header(0, 0).data());
 }
 
+// --- hf/: models of the architectures hf/ serves, and variants it must refuse -------------------
+
+// A model's metadata and tensors, kept apart so that a hostile variant can edit them before the
+// file is written.
+struct ModelSpec {
+  struct Tensor {
+    std::string name;
+    std::vector<std::uint64_t> shape;  // numpy order: the outermost dimension first
+    std::uint32_t type;
+  };
+  std::vector<std::pair<std::string, Value>> kv;
+  std::vector<Tensor> tensors;
+
+  void add(std::string key, Value v) { kv.emplace_back(std::move(key), std::move(v)); }
+  // Tensors alternate F32 and F16 (hf/ splices the one and decodes the other) unless typed.
+  void tensor(std::string name, std::vector<std::uint64_t> shape, int type = -1) {
+    const auto t = type >= 0            ? static_cast<std::uint32_t>(type)
+                   : tensors.size() % 2 ? std::uint32_t{GGML_TYPE_F16}
+                                        : std::uint32_t{GGML_TYPE_F32};
+    tensors.push_back({std::move(name), std::move(shape), t});
+  }
+  Value& at(std::string_view key) {
+    for (auto& [k, v] : kv) {
+      if (k == key) return v;
+    }
+    throw std::logic_error("no key " + std::string(key));
+  }
+  void erase(std::string_view key) {
+    std::erase_if(kv, [&](const auto& e) { return e.first == key; });
+  }
+
+  Bytes write(std::uint32_t seed) const {
+    GgufWriter g;
+    for (const auto& [k, v] : kv) g.add(k, v);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (const Tensor& t : tensors) {
+      std::vector<std::uint64_t> ne(t.shape.rbegin(), t.shape.rend());
+      std::uint64_t dims[4] = {1, 1, 1, 1};
+      std::copy(ne.begin(), ne.end(), dims);
+      const std::uint64_t n = dims[0] * dims[1] * dims[2] * dims[3];
+      ByteWriter w;
+      if (t.type == GGML_TYPE_F32 || t.type == GGML_TYPE_F16) {
+        // Finite values, as a converter writes them.
+        for (std::uint64_t i = 0; i < n; ++i) {
+          const float x = value(rng);
+          t.type == GGML_TYPE_F32 ? w.f32(x) : w.u16(float_to_half(x));
+        }
+      } else {  // quantized: random blocks (their scales may be anything)
+        const std::uint64_t bytes = *tensor_bytes(*type_traits(t.type), dims);
+        for (std::uint64_t i = 0; i < bytes; ++i) w.u8(static_cast<std::uint8_t>(rng()));
+      }
+      g.add_tensor(t.name, t.type, std::move(ne), std::move(w.data()));
+    }
+    return g.finish();
+  }
+};
+
+Value u32_value(std::uint64_t v) { return u_value(ValueType::kUint32, v); }
+Value f32_value(float v) { return Value{ValueType::kFloat32, v}; }
+Value strings(std::vector<std::string> s) {
+  std::vector<Value> items;
+  for (std::string& x : s) items.push_back(str_value(std::move(x)));
+  return array_value(ValueType::kString, std::move(items));
+}
+
+constexpr std::uint64_t kVocab = 16, kHidden = 16, kFf = 40;
+
+// The hyperparameters convert_hf_to_gguf.py's TextModel.set_gguf_parameters writes, under
+// `arch`: one layer, hidden 16, 4 heads, 2 kv heads.
+ModelSpec hparams(const std::string& arch, std::uint64_t context = 128, std::uint64_t ff = kFf,
+                  bool kv_heads = true, bool rms = true) {
+  ModelSpec m;
+  m.add("general.architecture", str_value(arch));
+  m.add("general.name", str_value("tiny"));
+  m.add(arch + ".block_count", u32_value(1));
+  m.add(arch + ".context_length", u32_value(context));
+  m.add(arch + ".embedding_length", u32_value(kHidden));
+  m.add(arch + ".feed_forward_length", u32_value(ff));
+  m.add(arch + ".attention.head_count", u32_value(4));
+  if (kv_heads) m.add(arch + ".attention.head_count_kv", u32_value(2));
+  if (rms) {
+    m.add(arch + ".rope.freq_base", f32_value(10000.0f));
+    m.add(arch + ".attention.layer_norm_rms_epsilon", f32_value(1e-6f));
+  } else {
+    m.add(arch + ".attention.layer_norm_epsilon", f32_value(1e-5f));
+  }
+  return m;
+}
+
+// SentencePiece vocabulary (gguf-py's add_token_list, add_token_scores, add_token_types; types
+// 2 unknown, 3 control, 1 normal).
+void llama_tokenizer(ModelSpec& m, std::uint64_t bos = 1, std::uint64_t eos = 2,
+                     std::uint64_t n = kVocab) {
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+  std::vector<Value> scores, types = {i_value(ValueType::kInt32, 2), i_value(ValueType::kInt32, 3),
+                                      i_value(ValueType::kInt32, 3)};
+  for (std::uint64_t i = 3; i < n; ++i) {
+    tokens.push_back("\u2581t" + std::to_string(i - 3));
+    types.push_back(i_value(ValueType::kInt32, 1));
+  }
+  for (std::uint64_t i = 0; i < n; ++i) scores.push_back(f32_value(-static_cast<float>(i)));
+  m.add("tokenizer.ggml.model", str_value("llama"));
+  m.add("tokenizer.ggml.tokens", strings(std::move(tokens)));
+  m.add("tokenizer.ggml.scores", array_value(ValueType::kFloat32, std::move(scores)));
+  m.add("tokenizer.ggml.token_type", array_value(ValueType::kInt32, std::move(types)));
+  m.add("tokenizer.ggml.bos_token_id", u32_value(bos));
+  m.add("tokenizer.ggml.eos_token_id", u32_value(eos));
+  m.add("tokenizer.ggml.unknown_token_id", u32_value(0));
+}
+
+// Byte-level BPE vocabulary with two merges (gguf-py's add_token_merges; one merge alone would be
+// unwrapped into its string by transformers' reader).
+void gpt2_tokenizer(ModelSpec& m) {
+  std::vector<std::string> tokens = {"a", "b", "ab", "c", "abc"};
+  std::vector<Value> types(kVocab, i_value(ValueType::kInt32, 1));
+  for (std::uint64_t i = 5; i < kVocab; ++i) tokens.push_back("t" + std::to_string(i - 5));
+  m.add("tokenizer.ggml.model", str_value("gpt2"));
+  m.add("tokenizer.ggml.pre", str_value("default"));
+  m.add("tokenizer.ggml.tokens", strings(std::move(tokens)));
+  m.add("tokenizer.ggml.token_type", array_value(ValueType::kInt32, std::move(types)));
+  m.add("tokenizer.ggml.merges", strings({"a b", "ab c"}));
+  m.add("tokenizer.ggml.bos_token_id", u32_value(0));
+  m.add("tokenizer.ggml.eos_token_id", u32_value(1));
+}
+
+// q, k, v and o of 4 heads and 2 kv heads of `head_dim`.
+void attention(ModelSpec& m, std::uint64_t head_dim) {
+  m.tensor("blk.0.attn_q.weight", {4 * head_dim, kHidden});
+  m.tensor("blk.0.attn_k.weight", {2 * head_dim, kHidden});
+  m.tensor("blk.0.attn_v.weight", {2 * head_dim, kHidden});
+  m.tensor("blk.0.attn_output.weight", {kHidden, 4 * head_dim});
+}
+
+void gated_ffn(ModelSpec& m) {
+  m.tensor("blk.0.ffn_gate.weight", {kFf, kHidden});
+  m.tensor("blk.0.ffn_up.weight", {kFf, kHidden});
+  m.tensor("blk.0.ffn_down.weight", {kHidden, kFf});
+}
+
+// llama with head_dim 8 (rope.dimension_count; not hidden / heads = 4).
+ModelSpec hf_llama() {
+  ModelSpec m = hparams("llama");
+  m.add("llama.vocab_size", u32_value(kVocab));
+  m.add("llama.rope.dimension_count", u32_value(8));
+  llama_tokenizer(m);
+  m.tensor("token_embd.weight", {kVocab, kHidden});
+  attention(m, 8);
+  gated_ffn(m);
+  m.tensor("blk.0.attn_norm.weight", {kHidden});
+  m.tensor("blk.0.ffn_norm.weight", {kHidden});
+  m.tensor("output_norm.weight", {kHidden});
+  m.tensor("output.weight", {kVocab, kHidden});
+  return m;
+}
+
+// gpt2: GPT2TensorProcessor transposes attn_qkv, attn_output, ffn_up and ffn_down; GPT2Config's
+// n_positions (1024) is never mapped from the GGUF, so position_embd has 1024 rows.
+ModelSpec hf_gpt2() {
+  ModelSpec m = hparams("gpt2", 1024, 4 * kHidden, /*kv_heads=*/false, /*rms=*/false);
+  gpt2_tokenizer(m);
+  m.tensor("token_embd.weight", {kVocab, kHidden});
+  m.tensor("position_embd.weight", {1024, kHidden}, GGML_TYPE_F16);
+  m.tensor("blk.0.attn_qkv.weight", {3 * kHidden, kHidden});
+  m.tensor("blk.0.attn_qkv.bias", {3 * kHidden});
+  m.tensor("blk.0.attn_output.weight", {kHidden, kHidden});
+  m.tensor("blk.0.attn_output.bias", {kHidden});
+  m.tensor("blk.0.ffn_up.weight", {4 * kHidden, kHidden});
+  m.tensor("blk.0.ffn_up.bias", {4 * kHidden});
+  m.tensor("blk.0.ffn_down.weight", {kHidden, 4 * kHidden});
+  m.tensor("blk.0.ffn_down.bias", {kHidden});
+  for (const char* n : {"blk.0.attn_norm", "blk.0.ffn_norm", "output_norm"}) {
+    m.tensor(std::string(n) + ".weight", {kHidden});
+    m.tensor(std::string(n) + ".bias", {kHidden});
+  }
+  m.tensor("output.weight", {kVocab, kHidden});
+  return m;
+}
+
+// qwen3moe with 2 experts of 768 (Qwen3MoeConfig's moe_intermediate_size, which transformers
+// keeps): only the down stack, Q4_0, fits a fuzz input; expert 1 starts mid-tensor.
+ModelSpec hf_qwen3moe() {
+  ModelSpec m = hparams("qwen3moe");
+  m.add("qwen3moe.attention.key_length", u32_value(8));
+  m.add("qwen3moe.attention.value_length", u32_value(8));
+  m.add("qwen3moe.expert_count", u32_value(2));
+  m.add("qwen3moe.expert_used_count", u32_value(1));
+  m.add("qwen3moe.expert_feed_forward_length", u32_value(768));
+  gpt2_tokenizer(m);
+  m.tensor("token_embd.weight", {kVocab, kHidden});
+  attention(m, 8);
+  m.tensor("blk.0.attn_q_norm.weight", {8});
+  m.tensor("blk.0.attn_k_norm.weight", {8});
+  m.tensor("blk.0.ffn_gate_inp.weight", {2, kHidden});
+  m.tensor("blk.0.ffn_down_exps.weight", {2, kHidden, 768}, GGML_TYPE_Q4_0);
+  m.tensor("blk.0.attn_norm.weight", {kHidden});
+  m.tensor("blk.0.ffn_norm.weight", {kHidden});
+  m.tensor("output_norm.weight", {kHidden});
+  m.tensor("output.weight", {kVocab, kHidden});
+  return m;
+}
+
+// gemma2: Gemma2TensorProcessor subtracts 1 from every norm.
+ModelSpec hf_gemma2() {
+  ModelSpec m = hparams("gemma2", 128, kFf, true, true);
+  m.erase("gemma2.rope.freq_base");
+  m.add("gemma2.attention.key_length", u32_value(8));
+  m.add("gemma2.attention.value_length", u32_value(8));
+  m.add("gemma2.attention.sliding_window", u32_value(64));
+  llama_tokenizer(m, 2, 1);
+  m.add("tokenizer.ggml.padding_token_id", u32_value(0));
+  m.tensor("token_embd.weight", {kVocab, kHidden});
+  attention(m, 8);
+  gated_ffn(m);
+  for (const char* n : {"attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"}) {
+    m.tensor("blk.0." + std::string(n) + ".weight", {kHidden});
+  }
+  m.tensor("output_norm.weight", {kHidden});
+  return m;
+}
+
+// llama quantized to Q4_K (blocks of 256: hidden 256, 2 heads of 4, 1 kv head), with a byte-level
+// BPE vocabulary (the llama converter's "llama-3" variant); o and down stay F16.
+ModelSpec hf_llama_q4k() {
+  constexpr std::uint64_t h = 256, ff = 8;
+  ModelSpec m;
+  m.add("general.architecture", str_value("llama"));
+  m.add("general.name", str_value("tiny-q4k"));
+  m.add("llama.block_count", u32_value(1));
+  m.add("llama.context_length", u32_value(128));
+  m.add("llama.embedding_length", u32_value(h));
+  m.add("llama.feed_forward_length", u32_value(ff));
+  m.add("llama.attention.head_count", u32_value(2));
+  m.add("llama.attention.head_count_kv", u32_value(1));
+  m.add("llama.rope.dimension_count", u32_value(4));
+  m.add("llama.attention.layer_norm_rms_epsilon", f32_value(1e-5f));
+  m.add("general.file_type", u32_value(15));  // MOSTLY_Q4_K_M
+  gpt2_tokenizer(m);
+  m.tensor("token_embd.weight", {kVocab, h}, GGML_TYPE_Q4_K);
+  m.tensor("blk.0.attn_q.weight", {8, h}, GGML_TYPE_Q4_K);
+  m.tensor("blk.0.attn_k.weight", {4, h}, GGML_TYPE_Q4_K);
+  m.tensor("blk.0.attn_v.weight", {4, h}, GGML_TYPE_Q4_K);
+  m.tensor("blk.0.attn_output.weight", {h, 8}, GGML_TYPE_F16);
+  m.tensor("blk.0.ffn_gate.weight", {ff, h}, GGML_TYPE_Q4_K);
+  m.tensor("blk.0.ffn_up.weight", {ff, h}, GGML_TYPE_Q4_K);
+  m.tensor("blk.0.ffn_down.weight", {h, ff}, GGML_TYPE_F16);
+  m.tensor("blk.0.attn_norm.weight", {h}, GGML_TYPE_F32);
+  m.tensor("blk.0.ffn_norm.weight", {h}, GGML_TYPE_F32);
+  m.tensor("output_norm.weight", {h}, GGML_TYPE_F32);
+  m.tensor("output.weight", {kVocab, h}, GGML_TYPE_Q4_K);
+  return m;
+}
+
 }  // namespace
 
 std::vector<Hostile> hostile_files() {
@@ -522,6 +778,98 @@ std::vector<Fixture> valid_fixtures() {
     out.push_back({"valid.big_endian", g.finish()});
   }
   out.push_back({"valid.small", small_valid()});
+  return out;
+}
+
+std::vector<Fixture> hf_models() {
+  return {{"hf.llama", hf_llama().write(1)},
+          {"hf.gpt2", hf_gpt2().write(2)},
+          {"hf.qwen3moe", hf_qwen3moe().write(3)},
+          {"hf.gemma2", hf_gemma2().write(4)},
+          {"hf.llama_q4k", hf_llama_q4k().write(5)}};
+}
+
+std::vector<HfRefusal> hf_refusals() {
+  std::vector<HfRefusal> out;
+  auto refuse = [&out](std::string name, const ModelSpec& m, std::string names) {
+    out.push_back({"hf_refused." + std::move(name), m.write(7), std::move(names)});
+  };
+  // Strings that are not UTF-8: gguf-py's GGUFReader (transformers' reader) decodes every
+  // string as UTF-8 and raises.
+  {
+    ModelSpec m = hf_llama();
+    m.at("general.architecture") = str_value("llama\xff");
+    refuse("architecture_not_utf8", m, "general.architecture");
+  }
+  {
+    ModelSpec m = hf_llama();
+    m.at("general.name") = str_value("tiny\xc3(");
+    refuse("name_not_utf8", m, "general.name");
+  }
+  {
+    ModelSpec m = hf_llama();
+    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+    for (std::uint64_t i = 3; i < kVocab; ++i) tokens.push_back("\u2581t" + std::to_string(i - 3));
+    tokens[5] = "\xe2\x96";  // "▁" cut short
+    m.at("tokenizer.ggml.tokens") = strings(std::move(tokens));
+    refuse("token_not_utf8", m, "tokenizer.ggml.tokens");
+  }
+  // A vocabulary that does not match the embedding's rows: from_pretrained refuses the
+  // embedding's shape (modeling_utils.py, _load_state_dict_into_meta_model's size check).
+  {
+    ModelSpec m = hf_llama();
+    m.erase("llama.vocab_size");
+    std::erase_if(m.kv, [](const auto& e) { return e.first.starts_with("tokenizer."); });
+    llama_tokenizer(m, 1, 2, kVocab + 1);  // vocab_size is the tokens' count: 17, not 16
+    refuse("tokens_not_embedding_rows", m, "token_embd.weight");
+  }
+  {
+    ModelSpec m = hf_llama();
+    m.at("llama.vocab_size") = u32_value(kVocab - 1);
+    refuse("vocab_size_not_embedding_rows", m, "token_embd.weight");
+  }
+  {
+    ModelSpec m = hf_llama();
+    m.at("llama.vocab_size") = u_value(ValueType::kUint64, std::uint64_t{1} << 40);
+    refuse("vocab_size_huge", m, "token_embd.weight");
+  }
+  // Missing structural keys: LlamaConfig would take its defaults (32 layers, hidden 4096), a
+  // model unlike the file.
+  {
+    ModelSpec m = hf_llama();
+    m.erase("llama.block_count");
+    refuse("no_block_count", m, "llama.block_count");
+  }
+  {
+    ModelSpec m = hf_llama();
+    m.erase("llama.embedding_length");
+    refuse("no_embedding_length", m, "llama.embedding_length");
+  }
+  // Head counts that do not divide the q/k rows: the reverse permutation's reshape fails
+  // (LlamaTensorProcessor._reverse_permute_weights).
+  {
+    ModelSpec m = hf_llama();
+    m.at("llama.attention.head_count_kv") = u32_value(3);
+    refuse("kv_heads_not_dividing_rows", m, "blk.0.attn_k.weight");
+  }
+  {
+    ModelSpec m = hf_llama();
+    m.at("llama.attention.head_count") = u32_value(3);
+    refuse("heads_not_dividing_rows", m, "blk.0.attn_q.weight");
+  }
+  // More experts than the stacks hold: Qwen2MoeTensorProcessor's split raises.
+  {
+    ModelSpec m = hf_qwen3moe();
+    m.at("qwen3moe.expert_count") = u32_value(3);
+    refuse("experts_past_the_stack", m, "blk.0.ffn_gate_inp.weight");
+  }
+  // gpt2: a head count that does not divide the hidden size; GPT2Attention.__init__ raises
+  // (transformers/models/gpt2/modeling_gpt2.py), though every tensor has the config's shape.
+  {
+    ModelSpec m = hf_gpt2();
+    m.at("gpt2.attention.head_count") = u32_value(3);
+    refuse("gpt2_heads_not_dividing_hidden", m, "gpt2.attention.head_count");
+  }
   return out;
 }
 

@@ -36,6 +36,28 @@ std::vector<Fixture> valid_fixtures();
 /// section; a few are harmless and accepted.
 std::vector<Hostile> hostile_files();
 
+/// Valid models of architectures hf/ serves (folder_views.h), as llama.cpp's converter writes
+/// them, each small enough for a fuzz input (under 64 KiB): a llama with a SentencePiece
+/// tokenizer (tokenizer.ggml.model "llama", scores, token types), a gpt2 with merges whose 2-D
+/// weights are transposed, a qwen3moe with a stacked Q4_0 expert tensor, a gemma2 (norms offset
+/// by -1), and a Q4_K llama with a byte-level BPE tokenizer. Tensors alternate F32 and F16, so
+/// hf/ both splices and decodes.
+std::vector<Fixture> hf_models();
+
+/// A model hf/ must refuse (no hf/ folder, one warning), and the key or tensor the warning must
+/// name.
+struct HfRefusal {
+  std::string name;  ///< "hf_refused.<what is wrong>"
+  Bytes bytes;
+  std::string names;  ///< the key or tensor name at fault
+};
+
+/// Variants of hf_models() whose metadata would make transformers' GGUF import fail or build a
+/// model unlike the file: a string that is not UTF-8 (the architecture, a token), a vocabulary
+/// that does not match token_embd, a missing block count or embedding length, a huge vocabulary
+/// size, head counts that do not divide the q/k rows, more experts than the stacks hold.
+std::vector<HfRefusal> hf_refusals();
+
 /// Seeds of the Ollama manifest fuzz target: manifests as Ollama writes them, and manifests
 /// with a hostile digest, size or shape.
 std::vector<Fixture> manifest_seeds();

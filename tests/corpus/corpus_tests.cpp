@@ -1,7 +1,9 @@
 // The malformed-file corpus (corpus.h): every hostile file is refused with its own message
 // and offset, or served safely; no hostile file, and no sparse file claiming counts and lengths
 // near 2^64, makes the parser allocate more than a little memory; the fuzz harness passes on
-// every fixture and on every input that once crashed it (fuzz regressions).
+// every fixture and on every input that once crashed it (fuzz regressions); models of every
+// architecture hf/ serves get an hf/ folder, and hostile metadata gives none, with one warning
+// naming the key or tensor at fault (issue 26, item 6).
 //
 // This is its own executable because it replaces the global operator new to record the largest
 // single allocation while a parse runs (robust under ASan too, unlike an RLIMIT_AS limit).
@@ -14,6 +16,8 @@
 #include <limits>
 #include <map>
 #include <new>
+#include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -23,6 +27,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
+#include "ggufs/tree.h"
 #include "harness.h"
 
 namespace {
@@ -188,6 +193,132 @@ TEST(Corpus, ManifestAndNameSeedsPassTheHarness) {
   }
   for (const auto& f : corpus::library_name_seeds()) {
     EXPECT_EQ(fuzz::check_library_names(f.bytes), "") << f.name;
+  }
+}
+
+// --- hf/: models it serves, and metadata it must refuse (issue 26, item 6) -------------------
+
+// The lines of `warnings`, for failure messages.
+std::string lines(const std::vector<std::string>& warnings) {
+  std::string out;
+  for (const std::string& w : warnings) out += "\n  " + w;
+  return out;
+}
+
+// The hf/ weight pieces of `tree` whose tensor has ggml type `type` (any type when negative)
+// and that satisfy `pred`.
+template <typename P>
+std::size_t hf_pieces(const Tree& tree, const GgufFile& f, int type, P&& pred) {
+  const Ino hf = tree.lookup(kRootIno, "hf");
+  std::size_t n = 0;
+  for (Ino ino = 1; ino <= tree.count(); ++ino) {
+    const Node& node = *tree.node(ino);
+    if (ino == kRootIno || node.parent != hf || node.kind != NodeKind::kComposite) continue;
+    for (const Piece& p : node.pieces) {
+      if (p.kind == Piece::Kind::kTensor &&
+          (type < 0 || f.tensors[p.tensor].type == static_cast<std::uint32_t>(type)) && pred(p)) {
+        ++n;
+      }
+    }
+  }
+  return n;
+}
+
+TEST(HfCorpus, EachModelGetsAnHfFolderThatReachesItsTransform) {
+  const auto models = corpus::hf_models();
+  ASSERT_EQ(models.size(), 5u);
+  for (const auto& m : models) {
+    SCOPED_TRACE(m.name);
+    // A seed longer than scripts/fuzz's -max_len (65536) would be cut, and no longer parse.
+    EXPECT_LT(m.bytes.size(), 65536u);
+    const GgufFile f = parse_gguf(MemorySource(m.bytes), m.name);
+    const Tree tree(f);
+    const Ino hf = tree.lookup(kRootIno, "hf");
+    ASSERT_NE(hf, 0u) << lines(tree.warnings());
+    for (const char* name : {"config.json", "generation_config.json", "model.safetensors"}) {
+      EXPECT_NE(tree.lookup(hf, name), 0u) << name;
+    }
+    for (const char* name :
+         {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
+      EXPECT_NE(tree.lookup(hf, name), 0u) << name << lines(tree.warnings());
+    }
+    for (const std::string& w : tree.warnings()) EXPECT_FALSE(w.starts_with("hf/")) << w;
+    EXPECT_EQ(fuzz::check_tree(m.bytes), "");
+  }
+  // Each seed reaches the transform of its architecture (hf_weights.h), so that the fuzzer starts
+  // from inputs deep in hf/'s rendering and reading.
+  auto count = [&](const std::string& name, int type, auto pred) {
+    for (const auto& m : models) {
+      if (m.name != name) continue;
+      const GgufFile f = parse_gguf(MemorySource(m.bytes), m.name);
+      return hf_pieces(Tree(f), f, type, pred);
+    }
+    return std::size_t{0};
+  };
+  using Order = Piece::Order;
+  const auto permuted = [](const Piece& p) { return p.order == Order::kPermuteRows; };
+  EXPECT_EQ(count("hf.llama", -1, permuted), 2u);  // q and k; one F32, one F16
+  EXPECT_EQ(count("hf.llama_q4k", GGML_TYPE_Q4_K, permuted), 2u);
+  EXPECT_EQ(count("hf.gpt2", -1, [](const Piece& p) { return p.order == Order::kTransposed; }),
+            4u);  // attn_qkv, attn_output, ffn_up, ffn_down
+  EXPECT_EQ(count("hf.gemma2", -1, [](const Piece& p) { return p.add == -1.0f; }), 5u);
+  EXPECT_EQ(count("hf.qwen3moe", GGML_TYPE_Q4_0, [](const Piece& p) { return p.from > 0; }), 1u);
+}
+
+// Tree builds for the refused model `r`, without hf/, with exactly one warning about hf/: "hf/ is
+// not offered: …" on one line naming r.names; the rest of the mount is there.
+void expect_hf_refused(const corpus::HfRefusal& r) {
+  SCOPED_TRACE(r.name);
+  EXPECT_LT(r.bytes.size(), 65536u);
+  const GgufFile f = parse_gguf(MemorySource(r.bytes), r.name);
+  std::optional<Tree> built;
+  ASSERT_NO_THROW(built.emplace(f));
+  const Tree& tree = *built;
+  EXPECT_EQ(tree.lookup(kRootIno, "hf"), 0u) << "hf/ offered although " << r.names << " is wrong";
+  std::vector<std::string> refused;
+  for (const std::string& w : tree.warnings()) {
+    if (w.starts_with("hf/")) refused.push_back(w);
+  }
+  ASSERT_EQ(refused.size(), 1u) << lines(tree.warnings());
+  EXPECT_TRUE(refused[0].starts_with("hf/ is not offered: ")) << refused[0];
+  EXPECT_NE(refused[0].find(r.names), std::string::npos) << refused[0];
+  EXPECT_EQ(refused[0].find('\n'), std::string::npos) << refused[0];
+  // The rest of the mount is served.
+  for (const char* name : {"metadata", "raw", "model.gguf", "gguf.json"}) {
+    EXPECT_NE(tree.lookup(kRootIno, name), 0u) << name;
+  }
+  EXPECT_EQ(fuzz::check_tree(r.bytes), "");
+}
+
+TEST(HfCorpus, HostileMetadataGivesNoHfAndOneWarningNamingTheKey) {
+  const auto refusals = corpus::hf_refusals();
+  ASSERT_GE(refusals.size(), 10u);
+  for (const auto& r : refusals) {
+    expect_hf_refused(r);
+  }
+}
+
+TEST(HfCorpus, EveryMetadataByteOfTheHfModelsCorruptedIsHandled) {
+  // A deterministic slice of what the fuzzer does to hf/'s input: each byte before the tensor
+  // data (key/values and tensor infos) of the llama and the gpt2 set to 0xff (a string no longer
+  // UTF-8, a count or length huge) or, every other byte, 0x00 (a count or dimension zero).
+  for (const auto& m : corpus::hf_models()) {
+    if (m.name != "hf.llama" && m.name != "hf.gpt2") continue;
+    const std::uint64_t data_offset = parse_gguf(MemorySource(m.bytes), m.name).data_offset;
+    for (std::size_t i = 0; i < data_offset; ++i) {
+      Bytes b = m.bytes;
+      b[i] = i % 2 ? 0x00 : 0xff;
+      EXPECT_EQ(fuzz::check_tree(b), "") << m.name << ": byte " << i << " = " << int{b[i]};
+    }
+  }
+}
+
+TEST(HfCorpus, EveryTruncationOfEveryHfModelIsHandled) {
+  for (const auto& m : corpus::hf_models()) {
+    for (std::size_t len = 0; len < m.bytes.size(); len += 1 + len / 16) {
+      const Bytes cut(m.bytes.begin(), m.bytes.begin() + static_cast<std::ptrdiff_t>(len));
+      EXPECT_EQ(fuzz::check_tree(cut), "") << m.name << " cut to " << len;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include "ggufs/byte_source.h"
 #include "ggufs/content.h"
 #include "ggufs/error.h"
+#include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/library.h"
@@ -90,6 +92,54 @@ std::string check_range(const ContentReader& reader, const Node& n, const std::s
   return "";
 }
 
+// A safetensors file (model.safetensors, hf/'s weight files): an 8-byte header length, a JSON
+// header padded to a multiple of 8 (safetensors' writer), and tensors whose data_offsets tile
+// the data section exactly, each as long as its dtype and shape say (the format's rules, which
+// safetensors' loader checks). Returns "" or what broke.
+std::string check_safetensors(const std::vector<char>& whole) {
+  if (whole.size() < 8) return "shorter than its header length";
+  std::uint64_t len = 0;
+  for (int b = 7; b >= 0; --b) len = len << 8 | static_cast<std::uint8_t>(whole[b]);
+  if (len % 8 != 0 || len > whole.size() - 8) return "header length";
+  const auto header =
+      nlohmann::json::parse(whole.begin() + 8, whole.begin() + 8 + static_cast<std::ptrdiff_t>(len),
+                            nullptr, /*allow_exceptions=*/false);
+  if (!header.is_object()) return "header is not a JSON object";
+  static const std::map<std::string, std::uint64_t> kDtypeBytes = {
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2},
+      {"I64", 8}, {"I32", 4}, {"I16", 2}, {"I8", 1}};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
+  for (const auto& [key, t] : header.items()) {
+    if (key == "__metadata__") continue;
+    if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string() ||
+        !kDtypeBytes.contains(t["dtype"].get<std::string>()) || !t.contains("shape") ||
+        !t["shape"].is_array() || !t.contains("data_offsets") || !t["data_offsets"].is_array() ||
+        t["data_offsets"].size() != 2) {
+      return fmt::format("tensor '{}' is not described as the format says", key);
+    }
+    std::uint64_t bytes = kDtypeBytes.at(t["dtype"].get<std::string>());
+    for (const auto& d : t["shape"]) {
+      if (!d.is_number_unsigned()) return fmt::format("tensor '{}': shape", key);
+      bytes *= d.get<std::uint64_t>();
+    }
+    const auto& o = t["data_offsets"];
+    if (!o[0].is_number_unsigned() || !o[1].is_number_unsigned() ||
+        o[1].get<std::uint64_t>() < o[0].get<std::uint64_t>() ||
+        o[1].get<std::uint64_t>() - o[0].get<std::uint64_t>() != bytes) {
+      return fmt::format("tensor '{}': data_offsets do not hold its dtype and shape", key);
+    }
+    extents.emplace_back(o[0].get<std::uint64_t>(), o[1].get<std::uint64_t>());
+  }
+  std::sort(extents.begin(), extents.end());
+  std::uint64_t at = 0;
+  for (const auto& [begin, end] : extents) {
+    if (begin != at) return "tensor data leaves a gap or overlaps";
+    at = end;
+  }
+  if (8 + len + at != whole.size()) return "tensor data does not end at the end of the file";
+  return "";
+}
+
 std::string check_node(const ContentReader& reader, const GgufFile& f, const Node& n,
                        const std::string& path, std::span<const std::uint8_t> data, Rng& rng) {
   std::vector<char> whole;
@@ -153,13 +203,8 @@ std::string check_node(const ContentReader& reader, const GgufFile& f, const Nod
           (whole.size() != data.size() || std::memcmp(whole.data(), data.data(), data.size()))) {
         return path + ": differs from the file";
       }
-      if (n.name == "model.safetensors" && have_whole) {
-        std::uint64_t len = 0;
-        for (int b = 7; b >= 0; --b) len = len << 8 | static_cast<std::uint8_t>(whole[b]);
-        if (len % 8 != 0 || 8 + len > whole.size() ||
-            !nlohmann::json::accept(whole.begin() + 8, whole.begin() + 8 + len)) {
-          return path + ": header is not valid JSON";
-        }
+      if (n.name.ends_with(".safetensors") && have_whole) {
+        if (auto e = check_safetensors(whole); !e.empty()) return path + ": " + e;
       }
       break;
     }
@@ -190,11 +235,137 @@ bool usable_name(const std::string& s) {
          s.find('/') == std::string::npos && s.find('\0') == std::string::npos;
 }
 
+// The JSON header of safetensors file `n`, or a discarded value when it cannot be read.
+nlohmann::json safetensors_header(const ContentReader& reader, const Node& n) {
+  unsigned char head[8] = {};
+  if (n.size < 8 || reader.read(n, reinterpret_cast<char*>(head), 8, 0) != 8) return {};
+  std::uint64_t len = 0;
+  for (int b = 7; b >= 0; --b) len = len << 8 | head[b];
+  if (len > n.size - 8 || len > kWholeReadLimit) return {};
+  std::string text(static_cast<std::size_t>(len), '\0');
+  if (reader.read(n, text.data(), text.size(), 8) != text.size()) return {};
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// Each folder view (folder_views.h) is either at the root, with no warning that it is not
+// offered, or absent with exactly one such warning, one line, that the root's extended
+// attribute repeats (tree.cpp). hf/ when there: config.json and generation_config.json, the
+// three tokenizer files or none, every .json file valid JSON, the weights in model.safetensors
+// or in the files model.safetensors.index.json names, and an embedding of config.json's
+// vocab_size rows (item 6 of issue 26: nothing wrong is served). Returns "" or what broke.
+std::string check_folder_views(const Tree& tree, const ContentReader& reader) {
+  const Node& root = *tree.node(kRootIno);
+  for (const FolderView& view : kFolderViews) {
+    const std::string prefix = fmt::format("{}/ is not offered: ", view.name);
+    std::size_t refusals = 0;
+    std::string reason;
+    for (const std::string& w : tree.warnings()) {
+      if (w.starts_with(prefix)) {
+        ++refusals;
+        reason = w.substr(prefix.size());
+      }
+    }
+    const auto xattr = std::find_if(root.xattrs.begin(), root.xattrs.end(),
+                                    [&](const auto& x) { return x.first == view.absent_xattr; });
+    const Ino folder = tree.lookup(kRootIno, std::string(view.name));
+    if (folder == 0) {
+      if (refusals != 1) {
+        return fmt::format("{}/ is absent with {} warnings saying why", view.name, refusals);
+      }
+      if (reason.empty() || reason.find('\n') != std::string::npos) {
+        return fmt::format("{}/ is absent for a reason that is not one line", view.name);
+      }
+      if (xattr == root.xattrs.end() || xattr->second != "not offered: " + reason) {
+        return fmt::format("{}/ is absent and {} does not say why", view.name, view.absent_xattr);
+      }
+      continue;
+    }
+    if (refusals != 0 || xattr != root.xattrs.end()) {
+      return fmt::format("{}/ is there and said not to be offered", view.name);
+    }
+    if (tree.node(folder)->kind != NodeKind::kDirectory) {
+      return fmt::format("{}/ is not a folder", view.name);
+    }
+  }
+  const Ino hf = tree.lookup(kRootIno, "hf");
+  if (hf == 0) return "";
+  std::map<std::string, const Node*> files;
+  for (Ino ino = 1; ino <= tree.count(); ++ino) {
+    const Node& n = *tree.node(ino);
+    if (n.parent == hf && ino != kRootIno) files[n.name] = &n;
+  }
+  for (const char* name : {"config.json", "generation_config.json"}) {
+    if (!files.contains(name)) return fmt::format("hf/ has no {}", name);
+  }
+  const int tokenizer_files = files.contains("tokenizer.json") +
+                              files.contains("tokenizer_config.json") +
+                              files.contains("special_tokens_map.json");
+  if (tokenizer_files != 0 && tokenizer_files != 3) return "hf/ has some tokenizer files only";
+  std::set<std::string> weight_files;
+  for (const auto& [name, n] : files) {
+    if (name.ends_with(".json")) {
+      if (n->kind != NodeKind::kText || !nlohmann::json::accept(n->text)) {
+        return fmt::format("hf/{} is not JSON", name);
+      }
+    } else if (name.ends_with(".safetensors")) {
+      weight_files.insert(name);
+    } else {
+      return fmt::format("hf/{}: a file save_pretrained does not write", name);
+    }
+  }
+  if (weight_files.empty()) return "hf/ has no weights";
+  if (const auto index = files.find("model.safetensors.index.json"); index != files.end()) {
+    const auto index_json = nlohmann::json::parse(index->second->text);
+    if (!index_json.is_object() || !index_json.contains("weight_map") ||
+        !index_json["weight_map"].is_object()) {
+      return "hf/model.safetensors.index.json has no weight_map";
+    }
+    const auto& map = index_json["weight_map"];
+    std::set<std::string> named;
+    for (const auto& [key, file] : map.items()) {
+      if (!file.is_string() || !weight_files.contains(file.get<std::string>())) {
+        return fmt::format("the weight map sends '{}' to a file hf/ does not have", key);
+      }
+      named.insert(file.get<std::string>());
+    }
+    if (named != weight_files) return "a weight file is not in the weight map";
+  } else if (weight_files != std::set<std::string>{"model.safetensors"}) {
+    return "hf/ has several weight files and no index";
+  }
+  const auto config = nlohmann::json::parse(files["config.json"]->text);
+  if (!config.is_object() || !config.contains("model_type") || !config["model_type"].is_string()) {
+    return "hf/config.json has no model_type";
+  }
+  for (const std::string& name : weight_files) {
+    const nlohmann::json header = safetensors_header(reader, *files[name]);
+    if (!header.is_object()) return fmt::format("hf/{}: no header", name);
+    for (const auto& [key, t] : header.items()) {
+      const bool embedding = key.ends_with("embed_tokens.weight") || key.ends_with("wte.weight");
+      if (embedding && config.contains("vocab_size") &&
+          (!t.contains("shape") || !t["shape"].is_array() || t["shape"].empty() ||
+           t["shape"][0] != config["vocab_size"])) {
+        return fmt::format("hf/{}: '{}' has not vocab_size rows", name, key);
+      }
+    }
+  }
+  return "";
+}
+
+// hf/'s dtype and shard size drawn from the input, so that inputs reach every dtype and the
+// sharded layout (index file, several weight files) too.
+TreeOptions options_for(Rng& rng) {
+  TreeOptions o;
+  constexpr ViewData kDtypes[] = {ViewData::kFloat32, ViewData::kFloat16, ViewData::kBFloat16};
+  o.hf_dtype = kDtypes[rng.below(3)];
+  if (rng.below(2) == 0) o.hf_max_shard_size = 1 + rng.below(8192);
+  return o;
+}
+
 std::string check_tree_of(const GgufFile& f, std::span<const std::uint8_t> data) {
   const MemorySource backing(std::vector<std::uint8_t>(data.begin(), data.end()));
-  const Tree tree(f);
-  const ContentReader reader(f, backing);
   Rng rng(data);
+  const Tree tree(f, options_for(rng));
+  const ContentReader reader(f, backing);
   for (Ino ino = 1; ino <= tree.count(); ++ino) {
     const Node& n = *tree.node(ino);
     if (ino != kRootIno) {
@@ -206,6 +377,7 @@ std::string check_tree_of(const GgufFile& f, std::span<const std::uint8_t> data)
     if (auto e = check_node(reader, f, n, n.name, data, rng); !e.empty()) return e;
   }
   if (tree.node(0) || tree.node(tree.count() + 1)) return "node() beyond the tree";
+  if (auto e = check_folder_views(tree, reader); !e.empty()) return e;
   const Node& json = *tree.node(tree.lookup(kRootIno, "gguf.json"));
   if (!nlohmann::json::accept(json.text)) return "gguf.json is not valid JSON";
   const Node& tsv = *tree.node(tree.lookup(kRootIno, "tensors.tsv"));

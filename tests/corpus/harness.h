@@ -14,11 +14,14 @@ namespace ggufs::fuzz {
 /// included): the fuzz targets abort on it, the tests fail on it.
 std::string check_parse(std::span<const std::uint8_t> data);
 
-/// check_parse, then builds the Tree and a ContentReader over the same bytes and reads every
-/// node: whole, past its end, and at a few offsets and sizes derived from the input, comparing
-/// each partial read with the whole one (raw/ with the file bytes, text with the rendered text,
-/// npy/ with its header plus f32/). Also checks that every name is a usable file name that looks
-/// up to its own node and that gguf.json is valid JSON. Returns "" or what broke.
+/// check_parse, then builds the Tree (hf/'s dtype and shard size drawn from the input) and a
+/// ContentReader over the same bytes and reads every node, hf/ and its weight files included:
+/// whole, past its end, and at a few offsets and sizes derived from the input, comparing each
+/// partial read with the whole one (raw/ with the file bytes, text with the rendered text, npy/
+/// with its header plus f32/; every .safetensors file's header with its data section). Also
+/// checks that every name is a usable file name that looks up to its own node, that gguf.json is
+/// valid JSON, and that each folder view is either there (hf/: its files consistent) or absent
+/// with exactly one one-line warning "<name>/ is not offered: …". Returns "" or what broke.
 std::string check_tree(std::span<const std::uint8_t> data);
 
 /// Reads `data` as the text of an Ollama manifest (parse_ollama_manifest). A ParseError is a

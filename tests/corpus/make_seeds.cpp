@@ -1,6 +1,6 @@
 // ggufs-fuzz-seeds DIR: writes the seed corpus of each fuzz target into DIR/<target> (created if
-// needed), one file per seed: the valid fixtures and hostile files of corpus.h for the GGUF
-// targets, the manifests and name lists of corpus.h for the others.
+// needed), one file per seed: the valid fixtures, hostile files, hf/ models and hf/ refusals of
+// corpus.h for the GGUF targets, the manifests and name lists of corpus.h for the others.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   for (const char* target : {"parse", "tree"}) {
     for (const auto& f : ggufs::corpus::valid_fixtures()) write(target, f);
     for (const auto& h : ggufs::corpus::hostile_files()) write(target, {h.name, h.bytes});
+    for (const auto& f : ggufs::corpus::hf_models()) write(target, f);
+    for (const auto& r : ggufs::corpus::hf_refusals()) write(target, {r.name, r.bytes});
   }
   for (const auto& f : ggufs::corpus::manifest_seeds()) write("ollama_manifest", f);
   for (const auto& f : ggufs::corpus::library_name_seeds()) write("library_names", f);

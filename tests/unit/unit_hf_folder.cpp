@@ -5,6 +5,7 @@
 // tests/python/test_hf_folder.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "ggufs/gguf_writer.h"
 #include "ggufs/half.h"
 #include "ggufs/tree.h"
+#include "metadata_builder.h"
 #include "test_util.h"
 
 namespace ggufs {
@@ -52,6 +54,23 @@ std::vector<std::uint8_t> tiny_llama(std::string_view arch = "llama", bool quant
   g.add_f32(a + ".rope.freq_base", 10000.0f);
   g.add_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
   g.add_u32(a + ".vocab_size", kVocab);
+  // A SentencePiece vocabulary of kVocab tokens, as llama.cpp's converter writes one.
+  std::vector<Value> tokens, scores, types;
+  for (const char* t : {"<unk>", "<s>", "</s>", "\xe2\x96\x81", "a", "b",
+                        "\xe2\x96\x81"
+                        "a",
+                        "ab", "c", "d"}) {
+    tokens.push_back(test::str(t));
+    scores.push_back(test::f32(-static_cast<float>(scores.size())));
+    types.push_back(test::i32(scores.size() == 1 ? 2 : scores.size() <= 3 ? 3 : 1));
+  }
+  g.add_string("tokenizer.ggml.model", "llama");
+  g.add("tokenizer.ggml.tokens", test::arr(ValueType::kString, tokens));
+  g.add("tokenizer.ggml.scores", test::arr(ValueType::kFloat32, scores));
+  g.add("tokenizer.ggml.token_type", test::arr(ValueType::kInt32, types));
+  g.add_u32("tokenizer.ggml.bos_token_id", 1);
+  g.add_u32("tokenizer.ggml.eos_token_id", 2);
+  g.add_u32("tokenizer.ggml.unknown_token_id", 0);
   float base = 0;
   const auto f32 = [&](std::string name, std::vector<std::uint64_t> ne) {
     std::uint64_t n = 1;
@@ -133,6 +152,31 @@ TEST(HfFolder, AbsentForOtherArchitecturesWithOneWarningAndAnAttribute) {
   EXPECT_NE(attrs[0].second.find("'bert'"), std::string::npos) << attrs[0].second;
   // The rest of the tree is served.
   EXPECT_NE(tree.lookup(kRootIno, "model.safetensors"), 0u);
+}
+
+TEST(HfFolder, AbsentWithAVocabularyThatMakesNoTokenizer) {
+  const MemorySource src(tiny_llama());
+  GgufFile f = parse_gguf(src, "m.gguf");
+  ASSERT_NE(Tree(f).lookup(kRootIno, "hf"), 0u);
+  // A score array shorter than the tokens: transformers' converter would index past it.
+  *test::find(f, "tokenizer.ggml.scores") =
+      test::arr(ValueType::kFloat32, std::vector<Value>(kVocab - 1, test::f32(0)));
+  const Tree tree(f);
+  EXPECT_EQ(tree.lookup(kRootIno, "hf"), 0u);
+  ASSERT_EQ(tree.node(kRootIno)->xattrs.size(), 1u);
+  EXPECT_NE(tree.node(kRootIno)->xattrs[0].second.find("tokenizer.ggml.scores"), std::string::npos)
+      << tree.node(kRootIno)->xattrs[0].second;
+  // Without any vocabulary: the folder, without tokenizer files, and a warning.
+  test::erase(f, "tokenizer.ggml.tokens");
+  const Tree bare(f);
+  const Ino hf = bare.lookup(kRootIno, "hf");
+  ASSERT_NE(hf, 0u);
+  EXPECT_EQ(bare.lookup(hf, "tokenizer.json"), 0u);
+  EXPECT_NE(bare.lookup(hf, "config.json"), 0u);
+  EXPECT_EQ(
+      std::count_if(bare.warnings().begin(), bare.warnings().end(),
+                    [](const std::string& w) { return w.starts_with("hf/ has no tokenizer"); }),
+      1);
 }
 
 // The header of a safetensors file's bytes, and where its buffer begins.
