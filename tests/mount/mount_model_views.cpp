@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
 
 #include "http_server.h"
 #include "mount_util.h"
@@ -235,6 +236,41 @@ TEST(ModelSafetensors, BadDtypeOptionIsAUsageError) {
   EXPECT_EQ(m.exit_code(), 1);
   EXPECT_NE(m.output().find("safetensors_dtype=f8: must be f32, f16 or bf16"), std::string::npos)
       << m.output();
+}
+
+TEST(HfFolderOptions, BadValuesAreUsageErrors) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_TESTDATA(dir);
+  const std::pair<const char*, const char*> cases[] = {
+      {"hf_dtype=f8", "hf_dtype=f8: must be f32, f16 or bf16"},
+      {"hf_max_shard_size=0", "hf_max_shard_size=0: must be a positive number"},
+      {"hf_max_shard_size=5XB", "hf_max_shard_size=5XB: must be a positive number"},
+      {"hf_max_shard_size=GB", "hf_max_shard_size=GB: must be a positive number"},
+      {"hf_max_shard_size=2000000TB", "hf_max_shard_size=2000000TB: must be a positive number"},
+  };
+  for (const auto& [option, message] : cases) {
+    Mount m(dir / "real" / "llama-2-tiny-random.gguf", std::string("-o ") + option);
+    EXPECT_FALSE(m.mounted()) << option;
+    EXPECT_EQ(m.exit_code(), 1) << option;
+    EXPECT_NE(m.output().find(message), std::string::npos) << m.output();
+  }
+  // save_pretrained's own spelling is taken: the 2 MB tiny llama in shards of at most 1 MB, each
+  // named by the index (how save_pretrained splits is checked against it in
+  // tests/python/test_hf_folder.py).
+  Mount m(dir / "real" / "llama-2-tiny-random.gguf", "-o hf_max_shard_size=1MB");
+  ASSERT_TRUE(m.mounted()) << m.output();
+  EXPECT_FALSE(std::filesystem::exists(m / "hf/model.safetensors"));
+  const nlohmann::json index = read_json(m / "hf/model.safetensors.index.json");
+  std::map<std::string, int> tensors_in;  // shard file → tensors
+  for (const auto& [name, file] : index["weight_map"].items()) ++tensors_in[file];
+  EXPECT_GE(tensors_in.size(), 2u);
+  for (const auto& [file, n] : tensors_in) {
+    ASSERT_TRUE(std::filesystem::exists(m / "hf" / file)) << file;
+    // At most 1 MB of tensor data (a header of under 4 KiB), unless one larger tensor alone.
+    if (n > 1) {
+      EXPECT_LE(std::filesystem::file_size(m / "hf" / file), 1'004'096u) << file;
+    }
+  }
 }
 
 // llama.cpp (node-llama-cpp's prebuilt CPU build) loads model.gguf from the mount and computes
