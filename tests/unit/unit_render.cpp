@@ -642,7 +642,7 @@ TEST(Names, ValidUtf8ReplacesEachIllFormedByte) {
   const std::string r = "\xEF\xBF\xBD";
   EXPECT_EQ(valid_utf8("plain \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"),
             "plain \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
-  EXPECT_EQ(valid_utf8("a\xFF" "b"), "a" + r + "b");
+  EXPECT_EQ(valid_utf8(std::string("a\xFF") + "b"), "a" + r + "b");
   EXPECT_EQ(valid_utf8("\xC0\xAF"), r + r);                  // overlong '/'
   EXPECT_EQ(valid_utf8("\xED\xA0\x80"), r + r + r);          // a surrogate
   EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);  // above U+10FFFF
