@@ -36,6 +36,16 @@ void add_to(float* values, std::uint64_t n, float add) {
   for (std::uint64_t i = 0; i < n; ++i) values[i] += add;
 }
 
+// `n` float32 values as 16-bit elements of form `d` (kFloat16 or kBFloat16), rounded as the
+// views say (tree.h, ViewData).
+void to_halves(ViewData d, const float* in, std::size_t n, std::uint16_t* out) {
+  if (d == ViewData::kFloat16) {
+    for (std::size_t e = 0; e < n; ++e) out[e] = float_to_half_as_numpy(in[e]);
+  } else {
+    for (std::size_t e = 0; e < n; ++e) out[e] = float_to_bf16_as_torch(in[e]);
+  }
+}
+
 }  // namespace
 
 std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
@@ -187,11 +197,7 @@ void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, 
         const std::size_t e0 = static_cast<std::size_t>((lo - chunk_begin) / es);
         const std::size_t e1 = static_cast<std::size_t>((hi - chunk_begin + es - 1) / es);
         halves.resize(scratch.size());
-        if (data == ViewData::kFloat16) {
-          for (std::size_t e = e0; e < e1; ++e) halves[e] = float_to_half_as_numpy(scratch[e]);
-        } else {
-          for (std::size_t e = e0; e < e1; ++e) halves[e] = float_to_bf16_as_torch(scratch[e]);
-        }
+        to_halves(data, scratch.data() + e0, e1 - e0, halves.data() + e0);
         from = reinterpret_cast<const char*>(halves.data());
       }
       std::memcpy(target, from + (lo - chunk_begin), hi - lo);
@@ -245,10 +251,9 @@ void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t s
       return read_elements(p.tensor, p.data, out, size, first + begin, request, p.add);
     case Piece::Order::kPermuteRows:
       // Whole rows move: each run within one row is one contiguous read of its GGUF row.
-      for (std::uint64_t done = 0; done < size;) {
+      for (std::uint64_t done = 0, rows = p.size / row_bytes; done < size;) {
         const std::uint64_t at = begin + done, row = at / row_bytes, within = at % row_bytes;
         const std::uint64_t n = std::min<std::uint64_t>(size - done, row_bytes - within);
-        const std::uint64_t rows = p.size / row_bytes;
         read_elements(p.tensor, p.data, out + done, static_cast<std::size_t>(n),
                       first + hf_permuted_row(row, rows, p.n_head) * row_bytes + within, request,
                       p.add);
@@ -284,19 +289,14 @@ void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,
       if (e >= e0 && e < e1) gathered[static_cast<std::size_t>(e - e0)] = run[i - i0];
     }
   }
-  thread_local std::vector<std::uint8_t> bytes;
-  bytes.resize(static_cast<std::size_t>((e1 - e0) * es));
-  for (std::size_t k = 0; k < gathered.size(); ++k) {
-    const float v = gathered[k];
-    if (p.data == ViewData::kFloat32) {
-      std::memcpy(bytes.data() + k * 4, &v, 4);
-    } else {
-      const std::uint16_t h =
-          p.data == ViewData::kFloat16 ? float_to_half_as_numpy(v) : float_to_bf16_as_torch(v);
-      std::memcpy(bytes.data() + k * 2, &h, 2);
-    }
+  const char* from = reinterpret_cast<const char*>(gathered.data());
+  thread_local std::vector<std::uint16_t> halves;
+  if (p.data != ViewData::kFloat32) {
+    halves.resize(gathered.size());
+    to_halves(p.data, gathered.data(), gathered.size(), halves.data());
+    from = reinterpret_cast<const char*>(halves.data());
   }
-  std::memcpy(out, bytes.data() + (begin - e0 * es), size);
+  std::memcpy(out, from + (begin - e0 * es), size);
 }
 
 IoError ContentReader::truncated(const TensorInfo& t, std::uint64_t end) const {

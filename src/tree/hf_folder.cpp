@@ -154,7 +154,11 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
     for (const SafetensorsTensor& t : shards[s]) weight_map[t.key] = name;
     std::optional<ModelLayout> layout =
         lay_out_safetensors(R"({"format":"pt"})", shards[s], "hf/" + name, warnings);
-    if (!layout) return {std::nullopt, warnings.back()};
+    if (!layout) {  // its warning is the reason there is no folder
+      std::string reason = std::move(warnings.back());
+      warnings.pop_back();
+      return {std::nullopt, std::move(reason)};
+    }
     layout->what = fmt::format("safetensors: {} tensors of {}", shards[s].size(),
                                safetensors_dtype_name(dtype));
     out.files.push_back({name, {}, std::move(layout)});
