@@ -39,7 +39,7 @@ pytest.importorskip("accelerate", reason="transformers loads a GGUF model only w
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 from test_hf_config import VOCAB, add_llama_tokenizer  # noqa: E402
-from test_hf_tokenizer import PAIR, TEXT  # noqa: E402
+from test_hf_tokenizer import TEXT, assert_same_encoding  # noqa: E402
 from test_hf_weights import CASES, write_gguf  # noqa: E402
 
 # Config keys left out of the comparison: _name_or_path is the folder each was loaded from
@@ -277,15 +277,7 @@ def tiny_tokenizer():
 
 def assert_same_tokenizer(mine, ref):
     assert type(mine) is type(ref)
-    for special in (True, False):
-        ids = ref(TEXT, add_special_tokens=special)["input_ids"]
-        assert mine(TEXT, add_special_tokens=special)["input_ids"] == ids
-        pair = ref(TEXT, PAIR, add_special_tokens=special)["input_ids"]
-        assert mine(TEXT, PAIR, add_special_tokens=special)["input_ids"] == pair
-        for skip in (True, False):
-            assert mine.decode(ids, skip_special_tokens=skip) == ref.decode(
-                ids, skip_special_tokens=skip
-            )
+    assert_same_encoding(mine, ref)
     assert mine.all_special_tokens == ref.all_special_tokens
     assert mine.all_special_ids == ref.all_special_ids
 

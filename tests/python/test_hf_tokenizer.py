@@ -73,6 +73,20 @@ def added_state(tok):
     return {i: t.__getstate__() for i, t in tok.added_tokens_decoder.items()}
 
 
+def assert_same_encoding(mine, reference):
+    """The ids of TEXT, alone and paired with PAIR, with and without special tokens, and their
+    decoding with and without them, are equal."""
+    for special in (True, False):
+        ids = reference(TEXT, add_special_tokens=special)["input_ids"]
+        assert mine(TEXT, add_special_tokens=special)["input_ids"] == ids
+        pair = reference(TEXT, PAIR, add_special_tokens=special)["input_ids"]
+        assert mine(TEXT, PAIR, add_special_tokens=special)["input_ids"] == pair
+        for skip in (True, False):
+            assert mine.decode(ids, skip_special_tokens=skip) == reference.decode(
+                ids, skip_special_tokens=skip
+            )
+
+
 def assert_same_tokenizer(tool, path, tmp_path):
     reference = theirs(path)
     folder = our_folder(tool, path, tmp_path / "hf")
@@ -86,15 +100,7 @@ def assert_same_tokenizer(tool, path, tmp_path):
         reference.backend_tokenizer.to_str()
     )
 
-    for special in (True, False):
-        ids = reference(TEXT, add_special_tokens=special)["input_ids"]
-        assert mine(TEXT, add_special_tokens=special)["input_ids"] == ids
-        pair = reference(TEXT, PAIR, add_special_tokens=special)["input_ids"]
-        assert mine(TEXT, PAIR, add_special_tokens=special)["input_ids"] == pair
-        for skip in (True, False):
-            assert mine.decode(ids, skip_special_tokens=skip) == reference.decode(
-                ids, skip_special_tokens=skip
-            )
+    assert_same_encoding(mine, reference)
     for name in ("bos", "eos", "unk", "pad"):
         assert getattr(mine, f"{name}_token") == getattr(reference, f"{name}_token"), name
         assert getattr(mine, f"{name}_token_id") == getattr(reference, f"{name}_token_id"), name
