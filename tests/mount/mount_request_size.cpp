@@ -116,6 +116,11 @@ TEST(MountRequestSize, RequestsAboveOneMiBWhereLibfuseAndTheKernelAllow) {
   for (int i = 0; i < 500 && !is_mounted(mnt); ++i) ::usleep(10000);
   ASSERT_TRUE(is_mounted(mnt)) << read_text(log);
   for (int i = 0; i < 200 && !fs::exists(mnt / "raw"); ++i) ::usleep(10000);
+  // In the foreground the daemon raises the read-ahead (to four requests, 64 MiB) just after the
+  // mount answers; read before that, page-cache reads arrive as 128 KiB requests.
+  std::string ra;
+  for (int i = 0; i < 500 && (ra = read_ahead_kb(mnt)) != "65536"; ++i) ::usleep(10000);
+  ASSERT_EQ(ra, "65536") << "the daemon did not raise the mount's read-ahead";
 
   // Stored bytes (raw/, and f32/ of an F32 tensor), and decoded ones behind a header (npy/).
   EXPECT_EQ(sha256_of(mnt / "raw" / "t.weight"), expected);

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
@@ -242,18 +241,6 @@ TEST(MountLifecycle, ForegroundSigtermUnmountsCleanly) {
 
 namespace ggufs::test {
 namespace {
-
-// The FUSE bdi's read_ahead_kb of the mount at `mnt` ("" where it cannot be read).
-std::string read_ahead_kb(const std::filesystem::path& mnt) {
-  const RunResult dev = run("mountpoint -d " + quote(mnt));
-  if (dev.exit_code != 0) return "";
-  std::string d = dev.output;
-  while (!d.empty() && d.back() == '\n') d.pop_back();
-  std::ifstream in("/sys/class/bdi/" + d + "/read_ahead_kb");
-  std::string v;
-  in >> v;
-  return v;
-}
 
 // Without a raised read-ahead, page-cache reads reach the daemon as 128 KiB requests (see the
 // README's performance notes). The daemon raises it just after the mount answers, so poll.

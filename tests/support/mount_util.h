@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,18 @@ inline void write_arch_model(const std::filesystem::path& file, const std::strin
 /// True while a ggufs FUSE file system (live or stale) is mounted at `p` (/proc/mounts).
 inline bool is_mounted(const std::filesystem::path& p) {
   return read_text("/proc/mounts").find(" " + p.string() + " fuse.ggufs ") != std::string::npos;
+}
+
+/// The read_ahead_kb of the FUSE bdi of the mount at `p` ("" where it cannot be read).
+inline std::string read_ahead_kb(const std::filesystem::path& p) {
+  const RunResult dev = run("mountpoint -d " + quote(p));
+  if (dev.exit_code != 0) return "";
+  std::string d = dev.output;
+  while (!d.empty() && d.back() == '\n') d.pop_back();
+  std::ifstream in("/sys/class/bdi/" + d + "/read_ahead_kb");
+  std::string v;
+  in >> v;
+  return v;
 }
 
 /// Unmounts `p`, lazily (fusermount3 -uz) when a plain unmount fails, so that no test leaves a
