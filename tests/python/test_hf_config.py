@@ -99,22 +99,26 @@ def add_gpt2_tokenizer(w, bos=0, eos=1, pad=None):
         w.add_pad_token_id(pad)
 
 
-def add_base_hparams(w, eps_kind="rms", rope=True, kv=2):
-    # TextModel.set_gguf_parameters of convert_hf_to_gguf.py
-    w.add_block_count(2)
-    w.add_context_length(128)
+def add_base_hparams(
+    w, eps_kind="rms", rope=True, kv=2, layers=2, ctx=128, ff=40, rope_base=1000000.0, file_type=0
+):
+    """The hyperparameters TextModel.set_gguf_parameters of convert_hf_to_gguf.py writes, for a
+    tiny decoder of hidden size 16 and 4 heads (kv heads None: no key; file_type None: none)."""
+    w.add_block_count(layers)
+    w.add_context_length(ctx)
     w.add_embedding_length(16)
-    w.add_feed_forward_length(40)
+    w.add_feed_forward_length(ff)
     w.add_head_count(4)
     if kv is not None:
         w.add_head_count_kv(kv)
     if rope:
-        w.add_rope_freq_base(1000000.0)
+        w.add_rope_freq_base(rope_base)
     if eps_kind == "rms":
         w.add_layer_norm_rms_eps(1e-6)
     else:
         w.add_layer_norm_eps(1e-5)
-    w.add_file_type(0)
+    if file_type is not None:
+        w.add_file_type(file_type)
 
 
 def llama(w):

@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 from conftest import _testdata_dir
+from test_hf_config import add_base_hparams
 
 gguf = pytest.importorskip("gguf")
 transformers = pytest.importorskip("transformers")
@@ -215,24 +216,11 @@ def add_bpe(
     return tokens
 
 
-def hparams(w, eps="rms"):
-    w.add_block_count(2)
-    w.add_context_length(128)
-    w.add_embedding_length(16)
-    w.add_feed_forward_length(40)
-    w.add_head_count(4)
-    w.add_head_count_kv(2)
-    w.add_rope_freq_base(10000.0)
-    if eps == "rms":
-        w.add_layer_norm_rms_eps(1e-6)
-    else:
-        w.add_layer_norm_eps(1e-5)
-
-
 def write_gguf(path, arch, fill, name="tiny"):
     w = gguf.GGUFWriter(str(path), arch)
     w.add_name(name)
-    hparams(w, "norm" if arch in ("gpt2", "starcoder2", "stablelm") else "rms")
+    eps = "norm" if arch in ("gpt2", "starcoder2", "stablelm") else "rms"
+    add_base_hparams(w, eps, rope_base=10000.0, file_type=None)
     fill(w)
     w.add_tensor("token_embd.weight", np.zeros((4, 16), dtype=np.float32))
     w.write_header_to_file()

@@ -34,7 +34,12 @@ torch = pytest.importorskip("torch")
 from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
 from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint  # noqa: E402
 
-from test_hf_config import VOCAB, add_gpt2_tokenizer, add_llama_tokenizer  # noqa: E402
+from test_hf_config import (  # noqa: E402
+    VOCAB,
+    add_base_hparams,
+    add_gpt2_tokenizer,
+    add_llama_tokenizer,
+)
 
 
 def our_map(tool, path):
@@ -120,21 +125,8 @@ H, HEADS, KV, FF, LAYERS = 16, 4, 2, 40, 2
 
 
 def hparams(w, ctx=128, ff=FF, kv=KV, eps="rms", rope=True):
-    """TextModel.set_gguf_parameters of convert_hf_to_gguf.py."""
-    w.add_block_count(LAYERS)
-    w.add_context_length(ctx)
-    w.add_embedding_length(H)
-    w.add_feed_forward_length(ff)
-    w.add_head_count(HEADS)
-    if kv is not None:
-        w.add_head_count_kv(kv)
-    if rope:
-        w.add_rope_freq_base(10000.0)
-    if eps == "rms":
-        w.add_layer_norm_rms_eps(1e-6)
-    else:
-        w.add_layer_norm_eps(1e-5)
-    w.add_file_type(1)
+    """TextModel.set_gguf_parameters of convert_hf_to_gguf.py (hidden H, HEADS heads), F16."""
+    add_base_hparams(w, eps, rope, kv, LAYERS, ctx, ff, rope_base=10000.0, file_type=1)
 
 
 def attention(hd, kv=KV, bias=False, o_bias=False):

@@ -20,35 +20,16 @@ using namespace ggufs::test;  // metadata_builder.h
 
 // A small llama as llama.cpp's converter writes it: every key the config needs, a tokenizer.
 GgufFile tiny_llama() {
-  GgufFile f;
-  f.path = "tiny.gguf";
-  f.version = 3;
-  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
-  add("general.architecture", str("llama"));
-  add("general.name", str("tiny"));
-  add("llama.block_count", u32(2));
-  add("llama.context_length", u32(128));
-  add("llama.embedding_length", u32(16));
-  add("llama.feed_forward_length", u32(40));
-  add("llama.attention.head_count", u32(4));
-  add("llama.attention.head_count_kv", u32(2));
-  add("llama.rope.freq_base", f32(10000.0f));
-  add("llama.attention.layer_norm_rms_epsilon", f32(1e-5f));
-  add("llama.rope.dimension_count", u32(4));
-  add("tokenizer.ggml.model", str("llama"));
-  add("tokenizer.ggml.tokens", arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>")}));
-  add("tokenizer.ggml.scores", arr(ValueType::kFloat32, {f32(0), f32(0), f32(0)}));
-  add("tokenizer.ggml.token_type", arr(ValueType::kInt32, {i32(2), i32(3), i32(3)}));
-  add("tokenizer.ggml.bos_token_id", u32(1));
-  add("tokenizer.ggml.eos_token_id", u32(2));
-  TensorInfo t;
-  t.name = "token_embd.weight";
-  t.n_dims = 2;
-  t.ne = {16, 3, 1, 1};
-  t.type = 0;  // F32
-  f.tensors.push_back(t);
-  f.tensor_count = 1;
-  f.kv_count = f.kv.size();
+  GgufFile f = tiny_decoder("llama", 2);
+  add(f, "general.name", str("tiny"));
+  add(f, "llama.rope.dimension_count", u32(4));
+  add(f, "tokenizer.ggml.model", str("llama"));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>")}));
+  add(f, "tokenizer.ggml.scores", arr(ValueType::kFloat32, {f32(0), f32(0), f32(0)}));
+  add(f, "tokenizer.ggml.token_type", arr(ValueType::kInt32, {i32(2), i32(3), i32(3)}));
+  add(f, "tokenizer.ggml.bos_token_id", u32(1));
+  add(f, "tokenizer.ggml.eos_token_id", u32(2));
+  add_tensor(f, "token_embd.weight", {3, 16});
   return f;
 }
 
@@ -142,7 +123,7 @@ TEST(HfConfig, NoVocabulary) {
   *find(h, "tokenizer.ggml.tokens") = arr(ValueType::kString, {});
   expect_refused(h, "tokenizer.ggml.tokens");
   GgufFile k = tiny_llama();
-  k.kv.push_back({"llama.vocab_size", u32(0), 0});
+  add(k, "llama.vocab_size", u32(0));
   expect_refused(k, "llama.vocab_size");
 }
 
@@ -154,10 +135,10 @@ TEST(HfConfig, InvalidUtf8) {
     *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kString, {str("a"), str(bad), str("c")});
     expect_refused(f, "tokenizer.ggml.tokens");
     GgufFile g = tiny_llama();
-    g.kv.push_back({"general.description", str(bad), 0});
+    add(g, "general.description", str(bad));
     expect_refused(g, "general.description");
     GgufFile h = tiny_llama();
-    h.kv.push_back({"general.x" + bad, u32(1), 0});
+    add(h, "general.x" + bad, u32(1));
     expect_refused(h, "general.x");
     GgufFile k = tiny_llama();
     k.tensors[0].name = "token_embd" + bad;
@@ -169,7 +150,7 @@ TEST(HfConfig, ReaderFailures) {
   GgufFile f = tiny_llama();
   Array outer(ValueType::kArray);
   outer.push_array(Array(ValueType::kUint32, {u32(1)}));
-  f.kv.push_back({"general.nested", Value{ValueType::kArray, outer}, 0});
+  add(f, "general.nested", Value{ValueType::kArray, outer});
   expect_refused(f, "general.nested");
 
   GgufFile g = tiny_llama();

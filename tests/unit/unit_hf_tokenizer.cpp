@@ -20,50 +20,32 @@ using namespace ggufs::test;  // metadata_builder.h
 // A small model of `arch` with a SentencePiece vocabulary ("llama") or a byte-level one
 // ("gpt2", with merges).
 GgufFile tiny(const std::string& arch, bool byte_level) {
-  GgufFile f;
-  f.path = "tiny.gguf";
-  f.version = 3;
-  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
-  add("general.architecture", str(arch));
-  add(arch + ".block_count", u32(2));
-  add(arch + ".context_length", u32(128));
-  add(arch + ".embedding_length", u32(16));
-  add(arch + ".feed_forward_length", u32(40));
-  add(arch + ".attention.head_count", u32(4));
-  add(arch + ".attention.head_count_kv", u32(2));
-  add(arch + ".rope.freq_base", f32(10000.0f));
-  add(arch + ".attention.layer_norm_rms_epsilon", f32(1e-5f));
-  add(arch + ".attention.layer_norm_epsilon", f32(1e-5f));
+  GgufFile f = tiny_decoder(arch, 2);
+  add(f, arch + ".attention.layer_norm_epsilon", f32(1e-5f));
   if (byte_level) {
-    add("tokenizer.ggml.model", str("gpt2"));
-    add("tokenizer.ggml.tokens",
+    add(f, "tokenizer.ggml.model", str("gpt2"));
+    add(f, "tokenizer.ggml.tokens",
         arr(ValueType::kString, {str("a"), str("b"), str("ab"), str("\xC4\xA0"),
                                  str("\xC4\xA0"
                                      "a")}));
-    add("tokenizer.ggml.token_type",
+    add(f, "tokenizer.ggml.token_type",
         arr(ValueType::kInt32, {i32(1), i32(1), i32(1), i32(1), i32(1)}));
-    add("tokenizer.ggml.merges", arr(ValueType::kString, {str("a b"), str("\xC4\xA0 a")}));
+    add(f, "tokenizer.ggml.merges", arr(ValueType::kString, {str("a b"), str("\xC4\xA0 a")}));
   } else {
-    add("tokenizer.ggml.model", str("llama"));
-    add("tokenizer.ggml.tokens", arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>"),
-                                                          str("\xE2\x96\x81"), str("a")}));
-    add("tokenizer.ggml.scores",
+    add(f, "tokenizer.ggml.model", str("llama"));
+    add(f, "tokenizer.ggml.tokens",
+        arr(ValueType::kString,
+            {str("<unk>"), str("<s>"), str("</s>"), str("\xE2\x96\x81"), str("a")}));
+    add(f, "tokenizer.ggml.scores",
         arr(ValueType::kFloat32, {f32(0), f32(0), f32(0), f32(-1), f32(-2)}));
-    add("tokenizer.ggml.token_type",
+    add(f, "tokenizer.ggml.token_type",
         arr(ValueType::kInt32, {i32(2), i32(3), i32(3), i32(1), i32(1)}));
-    add("tokenizer.ggml.unknown_token_id", u32(0));
+    add(f, "tokenizer.ggml.unknown_token_id", u32(0));
   }
-  add("tokenizer.ggml.bos_token_id", u32(1));
-  add("tokenizer.ggml.eos_token_id", u32(2));
-  add("tokenizer.ggml.padding_token_id", u32(2));
-  TensorInfo t;
-  t.name = "token_embd.weight";
-  t.n_dims = 2;
-  t.ne = {16, 5, 1, 1};
-  t.type = 0;  // F32
-  f.tensors.push_back(t);
-  f.tensor_count = 1;
-  f.kv_count = f.kv.size();
+  add(f, "tokenizer.ggml.bos_token_id", u32(1));
+  add(f, "tokenizer.ggml.eos_token_id", u32(2));
+  add(f, "tokenizer.ggml.padding_token_id", u32(2));
+  add_tensor(f, "token_embd.weight", {5, 16});
   return f;
 }
 
@@ -120,7 +102,7 @@ TEST(HfTokenizer, TokensMissingOrWrongType) {
   erase(f, "tokenizer.ggml.eos_token_id");
   erase(f, "tokenizer.ggml.unknown_token_id");
   erase(f, "tokenizer.ggml.padding_token_id");
-  f.kv.push_back({"llama.vocab_size", u32(5), 0});
+  add(f, "llama.vocab_size", u32(5));
   expect_refused(f, "tokenizer.ggml.tokens");
   f = tiny("llama", false);
   *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kInt32, {i32(1), i32(2), i32(3)});
@@ -212,7 +194,7 @@ TEST(HfTokenizer, IdsOutOfRangeOrWrongType) {
   for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
                           "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id"}) {
     GgufFile f = tiny("llama", false);
-    if (!find(f, key)) f.kv.push_back({key, u32(0), 0});
+    if (!find(f, key)) add(f, key, u32(0));
     *find(f, key) = u32(5);
     expect_refused(f, key);
     *find(f, key) = u32(1ull << 40);
@@ -257,10 +239,10 @@ TEST(HfTokenizer, OtherKeysWrongType) {
   *find(f, "tokenizer.ggml.model") = u32(1);
   expect_refused(f, "tokenizer.ggml.model");
   f = tiny("llama", false);
-  f.kv.push_back({"tokenizer.ggml.add_space_prefix", u32(1), 0});
+  add(f, "tokenizer.ggml.add_space_prefix", u32(1));
   expect_refused(f, "tokenizer.ggml.add_space_prefix");
   f = tiny("llama", false);
-  f.kv.push_back({"tokenizer.chat_template", boolean(true), 0});
+  add(f, "tokenizer.chat_template", boolean(true));
   expect_refused(f, "tokenizer.chat_template");
 }
 

@@ -17,38 +17,11 @@ namespace {
 
 using namespace ggufs::test;  // metadata_builder.h
 
-void add_tensor(GgufFile& f, std::string name, std::vector<std::uint64_t> numpy_shape) {
-  TensorInfo t;
-  t.name = std::move(name);
-  t.n_dims = static_cast<std::uint32_t>(numpy_shape.size());
-  t.n_elements = 1;
-  for (std::size_t i = 0; i < numpy_shape.size(); ++i) {
-    t.ne[i] = numpy_shape[numpy_shape.size() - 1 - i];  // ne[0] is the innermost
-    t.n_elements *= t.ne[i];
-  }
-  t.type = 0;  // F32
-  f.tensors.push_back(t);
-  f.tensor_count = f.tensors.size();
-}
-
 // A one-layer llama as llama.cpp's converter writes it: hidden 16, 4 heads of 4, 2 kv heads.
 GgufFile tiny_llama() {
-  GgufFile f;
-  f.path = "tiny.gguf";
-  f.version = 3;
-  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
-  add("general.architecture", str("llama"));
-  add("general.name", str("tiny"));
-  add("llama.block_count", u32(1));
-  add("llama.context_length", u32(128));
-  add("llama.embedding_length", u32(16));
-  add("llama.feed_forward_length", u32(40));
-  add("llama.attention.head_count", u32(4));
-  add("llama.attention.head_count_kv", u32(2));
-  add("llama.rope.freq_base", f32(10000.0f));
-  add("llama.attention.layer_norm_rms_epsilon", f32(1e-5f));
-  add("llama.vocab_size", u32(10));
-  f.kv_count = f.kv.size();
+  GgufFile f = tiny_decoder("llama", 1);
+  add(f, "general.name", str("tiny"));
+  add(f, "llama.vocab_size", u32(10));
   add_tensor(f, "token_embd.weight", {10, 16});
   add_tensor(f, "blk.0.attn_q.weight", {16, 16});
   add_tensor(f, "blk.0.attn_k.weight", {8, 16});
@@ -186,17 +159,15 @@ GgufFile tiny_qwen3moe() {
   GgufFile f;
   f.path = "moe.gguf";
   f.version = 3;
-  auto add = [&f](std::string key, Value v) { f.kv.push_back({std::move(key), std::move(v), 0}); };
-  add("general.architecture", str("qwen3moe"));
-  add("qwen3moe.block_count", u32(1));
-  add("qwen3moe.context_length", u32(128));
-  add("qwen3moe.embedding_length", u32(16));
-  add("qwen3moe.attention.head_count", u32(4));
-  add("qwen3moe.attention.head_count_kv", u32(2));
-  add("qwen3moe.attention.key_length", u32(8));
-  add("qwen3moe.expert_count", u32(4));
-  add("qwen3moe.vocab_size", u32(10));
-  f.kv_count = f.kv.size();
+  add(f, "general.architecture", str("qwen3moe"));
+  add(f, "qwen3moe.block_count", u32(1));
+  add(f, "qwen3moe.context_length", u32(128));
+  add(f, "qwen3moe.embedding_length", u32(16));
+  add(f, "qwen3moe.attention.head_count", u32(4));
+  add(f, "qwen3moe.attention.head_count_kv", u32(2));
+  add(f, "qwen3moe.attention.key_length", u32(8));
+  add(f, "qwen3moe.expert_count", u32(4));
+  add(f, "qwen3moe.vocab_size", u32(10));
   add_tensor(f, "blk.0.ffn_gate_inp.weight", {4, 16});
   add_tensor(f, "blk.0.ffn_gate_exps.weight", {4, 768, 16});
   add_tensor(f, "blk.0.ffn_down_exps.weight", {4, 16, 768});
