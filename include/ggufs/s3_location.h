@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "ggufs/remote_location.h"
 
@@ -28,6 +29,10 @@ RemoteLocation resolve_s3(const std::string& name, const S3Settings& s, const En
 /// rules: 3 to 63 of a-z 0-9 . -, starting and ending with a letter or digit, no "..", not an
 /// IPv4 address).
 bool s3_dns_compatible(const std::string& bucket);
+
+/// Whether `key` has a segment (between slashes) that is "." or "..": a dot segment, which a URL
+/// path loses when normalized (RFC 3986 section 5.2.4), though S3 keeps it in the key.
+bool has_dot_segment(std::string_view key);
 
 /// `key` percent-encoded as S3 expects in a URL path (see resolve_s3).
 std::string s3_encode_key(const std::string& key);

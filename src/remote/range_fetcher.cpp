@@ -118,6 +118,7 @@ struct RangeFetcher::Answer {
   std::string refusal;              // start of a non-206 body (an S3 error document)
   bool refused_whole_file = false;  // a 200 to a range request: the transfer was cut short
   bool too_long = false;
+  char curl_error[CURL_ERROR_SIZE] = {};  // libcurl's own words (CURLOPT_ERRORBUFFER)
 
   static size_t on_header(char* data, size_t size, size_t n, void* user) {
     auto* a = static_cast<Answer*>(user);
@@ -202,6 +203,10 @@ std::string RangeFetcher::judge(const Answer& a, int curl_code, std::uint64_t fi
       fatal = false;
       return a.status ? fmt::format("HTTP status {}: no progress in time", a.status)
                       : "no answer in time";
+    case CURLE_BAD_FUNCTION_ARGUMENT:  // a request libcurl will not make: its words say which
+      return a.curl_error[0] ? fmt::format("{} ({})", curl_library().easy_strerror(code),
+                                           printable(a.curl_error))
+                             : curl_library().easy_strerror(code);
     default:
       fatal = !retryable(code);
       return curl_library().easy_strerror(code);
@@ -327,8 +332,9 @@ std::vector<RangeResult> RangeFetcher::fetch(
         curl.easy_setopt(e, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
         curl.easy_setopt(e, CURLOPT_XOAUTH2_BEARER, auth.bearer_token.c_str());
       }
+      curl.easy_setopt(e, CURLOPT_ERRORBUFFER, a.curl_error);
       // An S3 key is a name, not a path: "a/../b" is its own object.
-      if (where_.s3) curl.easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+      if (where_.path_as_is) curl.easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
       if (!auth.aws_region.empty()) {
         curl.easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4.c_str());
         curl.easy_setopt(e, CURLOPT_USERNAME, auth.aws_access_key_id.c_str());

@@ -1,6 +1,8 @@
 // s3:// names to URLs, after the AWS CLI's rules for addressing styles (see s3_location.h).
 #include "ggufs/s3_location.h"
 
+#include <algorithm>
+
 #include "ggufs/aws_config.h"
 #include "ggufs/error.h"
 
@@ -35,6 +37,16 @@ bool s3_dns_compatible(const std::string& bucket) {
     }
   }
   return !looks_like_ipv4(bucket);
+}
+
+bool has_dot_segment(std::string_view key) {
+  for (std::size_t start = 0; start <= key.size();) {
+    const std::size_t end = std::min(key.find('/', start), key.size());
+    const std::string_view segment = key.substr(start, end - start);
+    if (segment == "." || segment == "..") return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 std::string s3_encode_key(const std::string& key) {
@@ -83,6 +95,7 @@ RemoteLocation resolve_s3(const std::string& name, const S3Settings& s, const En
   RemoteLocation loc;
   loc.name = name;
   loc.s3 = true;
+  loc.path_as_is = has_dot_segment(key);
   if (aws.endpoint_url.empty()) {
     const std::string domain =
         aws.region.rfind("cn-", 0) == 0 ? "amazonaws.com.cn" : "amazonaws.com";

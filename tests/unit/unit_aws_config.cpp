@@ -367,6 +367,21 @@ TEST(S3Location, KeysArePercentEncodedPerSegment) {
   EXPECT_EQ(s3_encode_key("a//b/"), "a//b/");
 }
 
+// RFC 3986 section 5.2.4 removes "." and ".." segments from a URL path; S3 keeps them in the
+// key. Only those keys are sent unnormalized: libcurl 8 will not sign a path-as-is request.
+TEST(S3Location, OnlyKeysWithDotSegmentsAreSentAsTheyAre) {
+  AwsEnv env;
+  with_keys(env).set("AWS_ENDPOINT_URL", "http://h:1");
+  for (const char* key : {"a/../m.gguf", "./m.gguf", "a/./m.gguf", "a/..", "..", "a//./m"}) {
+    const RemoteLocation loc = resolve(env, std::string("s3://b/") + key);
+    EXPECT_TRUE(loc.path_as_is) << key;
+    EXPECT_EQ(loc.url, std::string("http://h:1/b/") + key);
+  }
+  for (const char* key : {"m.gguf", "a/m.gguf", "a..b/m.gguf", ".hidden/m", "a/.../m", "a//m"}) {
+    EXPECT_FALSE(resolve(env, std::string("s3://b/") + key).path_as_is) << key;
+  }
+}
+
 TEST(S3Location, Anonymous) {
   AwsEnv env;
   S3Settings anon;
