@@ -30,8 +30,9 @@ struct RemoteLocation {
   bool s3 = false;  ///< S3 answers: error bodies carry an S3 error code (<Code>NoSuchKey</Code>)
   /// Send the URL's path unnormalized (libcurl's CURLOPT_PATH_AS_IS): an S3 key with a "." or
   /// ".." segment ("a/../b") names its own object, which removing dot segments (RFC 3986
-  /// section 5.2.4) would change. Only then: libcurl 8 refuses SigV4 signing with it
-  /// (lib/http_aws_sigv4.c, "Cannot use sigv4 authentication with path-as-is flag").
+  /// section 5.2.4) would change. Only then: recent libcurl (8.14, Debian 13's) refuses SigV4
+  /// signing with it (lib/http_aws_sigv4.c: "Cannot use sigv4 authentication with path-as-is
+  /// flag"), where libcurl 7.88 (Debian 12's) signs it.
   bool path_as_is = false;
 };
 
