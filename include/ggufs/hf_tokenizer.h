@@ -8,6 +8,7 @@
 // import does. Pure: renders from the parsed model only.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,15 @@ struct HfTokenizerResult {
 /// refused as hostile (the largest real vocabularies have about 260 000 tokens).
 inline constexpr std::size_t kMaxHfTokenizerVocab = std::size_t{1} << 21;
 
+/// Bounds on the merges the llama converter builds from tokenizer.ggml.scores when the file has
+/// no tokenizer.ggml.merges (GGUFTokenizerSkeleton: every split of a token into two tokens):
+/// at most this many per token, and at most this many bytes of merged tokens (the length of
+/// each merge's token, summed) per byte of tokenizer.ggml.tokens as stored (8 + its length per
+/// token). LLaMA's 32 000-token SentencePiece vocabulary gives 1.9 merges per token and 0.9 bytes
+/// per byte; a vocabulary "a", "aa", … gives a number quadratic in its tokens.
+inline constexpr std::uint64_t kMaxBuiltMergesPerToken = 16;
+inline constexpr std::uint64_t kMaxBuiltMergeBytesPerVocabByte = 16;
+
 /// Renders the three tokenizer files of `file`. The converter is chosen, as transformers
 /// chooses it, by the config's model_type (render_hf_config): llama → GGUFLlamaConverter
 /// (SentencePiece BPE with byte fallback for tokenizer.ggml.model "llama", or absent; the
@@ -59,7 +69,8 @@ inline constexpr std::size_t kMaxHfTokenizerVocab = std::size_t{1} << 21;
 /// token_type is not an array of numbers (integers) of the tokens' length, or a score is not
 /// finite; merges are not an array of strings each "LEFT RIGHT" (one space) with LEFT, RIGHT and
 /// LEFT+RIGHT tokens (the `tokenizers` BPE builder refuses others); the llama converter has neither
-/// merges nor scores, or a token longer than 4096 bytes to build merges from; a bos/eos/unk/pad id
+/// merges nor scores, or merges built from scores would pass kMaxBuiltMergesPerToken or
+/// kMaxBuiltMergeBytesPerVocabByte; a bos/eos/unk/pad id
 /// is not an integer scalar below the token count; the llama converter has an eos id without a bos
 /// id (transformers' import indexes tokens[None]) or no eos id (its bos token is then None, which
 /// LlamaTokenizerFast refuses); tokenizer.ggml.model, add_space_prefix or chat_template has the

@@ -40,6 +40,9 @@ std::string printable(std::string_view s);
 /// U+10FFFF). ASCII bytes are not sequences here: 0 for them too.
 std::size_t utf8_sequence_length(std::string_view s);
 
+/// Whether all of `s` is well-formed UTF-8 (utf8_sequence_length's rules; ASCII included).
+bool is_utf8(std::string_view s);
+
 /// `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD, one
 /// replacement per byte (as gguf.json writes names). Formats whose names must be Unicode text
 /// (JSON keys) take this; two different names can then become the same text, hence

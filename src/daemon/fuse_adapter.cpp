@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ggufs/error.h"
@@ -127,13 +128,19 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const std::string path =
       log_enabled(LogLevel::kInfo) && n->kind != NodeKind::kText ? c.library.path_of(ino) : "";
   const bool passed = passthrough_open(req, ino, f.model ? f.model->whole_file_fd(*n) : -1, fi);
-  if (!path.empty()) {
-    // The path, not the name: raw/ and f32/ hold files of the same name, and so do the models
-    // of a library.
-    log_message(LogLevel::kInfo,
-                fmt::format("open {}{}", log_name(path), passed ? " (passthrough)" : ""));
+  try {
+    if (!path.empty()) {
+      // The path, not the name: raw/ and f32/ hold files of the same name, and so do the models
+      // of a library.
+      log_message(LogLevel::kInfo,
+                  fmt::format("open {}{}", log_name(path), passed ? " (passthrough)" : ""));
+    }
+  } catch (...) {
+    passthrough_release(req, ino, fi);  // answered EIO (Guard): the open gets no release
+    throw;
   }
-  // Unanswered (the opener was interrupted), the open gets no release.
+  // Unanswered (the opener was interrupted), the open gets no release either: its backing id is
+  // closed now, without the request, which libfuse freed.
   if (fuse_reply_open(req, fi) != 0) passthrough_release(nullptr, ino, fi);
 }
 
@@ -269,7 +276,11 @@ void reply_xattr_value(fuse_req_t req, const std::string& value, size_t size) {
 }
 
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  const Library::Found f = ctx(req).library.find(ino, /*open=*/false);
+  // Asked for by name, ggufs's own attributes of a library's model folder (why a folder view is
+  // absent) are the model's: the model is opened for them. Other names and listings do not open
+  // it, so that `ls -l` of a library stays cheap.
+  const bool ours = std::string_view(name).starts_with("user.ggufs.");
+  const Library::Found f = ctx(req).library.find(ino, /*open=*/ours);
   if (!f.node) return void(fuse_reply_err(req, ENOENT));
   for (const auto& [key, value] : node_xattrs(f)) {
     if (key == name) return reply_xattr_value(req, value, size);
@@ -316,11 +327,18 @@ struct Guard<Handler> {
       Handler(req, args...);
       return;
     } catch (const std::exception& e) {
-      log_message(LogLevel::kError, fmt::format("request failed: {} (EIO)", e.what()));
+      log_failure(e.what());
     } catch (...) {
-      log_message(LogLevel::kError, "request failed: an unknown exception (EIO)");
+      log_failure("an unknown exception");
     }
     fuse_reply_err(req, EIO);
+  }
+  // The log line may itself fail to allocate: the request is answered all the same.
+  static void log_failure(const char* what) noexcept {
+    try {
+      log_message(LogLevel::kError, fmt::format("request failed: {} (EIO)", what));
+    } catch (...) {
+    }
   }
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdarg>
 #include <cstddef>
@@ -39,6 +40,7 @@
 #include "log.h"
 #include "mount_point.h"
 #include "options.h"
+#include "passthrough.h"
 #include "progress.h"
 #include "readiness.h"
 #include "remote_reads.h"
@@ -178,6 +180,7 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, Mo
   fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops),
                                       const_cast<MountContext*>(&mctx));
   if (!se) return kExitMountFailed;  // libfuse printed why (e.g. an unknown -o option)
+  passthrough_session(se);
   int rc = kExitMountFailed;
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, opts.mountpoint) == 0) {
@@ -241,13 +244,20 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, Mo
     }
     fuse_remove_signal_handlers(se);
   }
+  passthrough_session(nullptr);
   fuse_session_destroy(se);
   return rc;
 }
 
 // libfuse's own messages (its -d request log, mount errors) go through printable() too, so no
-// text that reaches the terminal can carry control sequences.
+// text that reaches the terminal can carry control sequences. Keeps errno: libfuse logs an
+// error before it returns, and its caller reads errno then (fuse_passthrough_open, in
+// passthrough.cpp).
 void log_escaped(enum fuse_log_level level, const char* fmt, va_list ap) {
+  struct KeepErrno {
+    int value = errno;
+    ~KeepErrno() { errno = value; }
+  } keep_errno;
   va_list copy;
   va_copy(copy, ap);
   const int n = std::vsnprintf(nullptr, 0, fmt, copy);

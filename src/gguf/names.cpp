@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace ggufs {
@@ -95,6 +96,19 @@ std::size_t utf8_sequence_length(std::string_view s) {
   return n;
 }
 
+bool is_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+    } else if (const std::size_t n = utf8_sequence_length(s.substr(i)); n > 0) {
+      i += n;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string valid_utf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -115,12 +129,18 @@ std::string valid_utf8(std::string_view s) {
 std::vector<std::string> unique_names(std::vector<std::string> names) {
   const std::unordered_set<std::string> taken(names.begin(), names.end());
   std::unordered_set<std::string> used;
+  // The next suffix to try for each repeated name: the suffixes below it are taken or given out
+  // for good, so each candidate is tried once over the whole list (linear in the names' bytes,
+  // not quadratic in the repeats of one name).
+  std::unordered_map<std::string, std::uint64_t> next;
   for (std::string& name : names) {
     if (used.insert(name).second) continue;
-    for (unsigned n = 2;; ++n) {
+    std::uint64_t& n = next.try_emplace(name, 2).first->second;
+    for (;; ++n) {
       std::string candidate = fmt::format("{}~{}", name, n);
       if (!taken.count(candidate) && used.insert(candidate).second) {
         name = std::move(candidate);
+        ++n;
         break;
       }
     }

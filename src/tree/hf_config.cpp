@@ -289,19 +289,6 @@ std::string replace_all(std::string_view s, std::string_view old, std::string_vi
   return out;
 }
 
-bool is_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    if (static_cast<unsigned char>(s[i]) < 0x80) {
-      ++i;
-    } else if (const std::size_t n = utf8_sequence_length(s.substr(i)); n > 0) {
-      i += n;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
 // Python's len() of a str: code points (s is valid UTF-8).
 std::size_t code_points(std::string_view s) {
   std::size_t n = 0;
@@ -346,6 +333,10 @@ json scalar_json(const Value& v, std::string_view arch, std::string_view updated
 
 // A field's value as load_gguf_checkpoint holds it: a list of its parsed parts, unwrapped when
 // there is exactly one (so a one-element array is its element, string replacement included).
+// Longest array a config field takes (a value per layer; llama.cpp's largest models have a few
+// hundred layers).
+constexpr std::size_t kMaxConfigListElements = 65536;
+
 json field_json(const Value& v, std::string_view arch, std::string_view updated) {
   const auto* a = std::get_if<Array>(&v.data);
   if (!a) return scalar_json(v, arch, updated);
@@ -530,6 +521,13 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
     for (const MappingRow& row : kConfigMapping) {
       if (row.prefix == prefix && row.suffix == suffix) {
+        // A config field that is a list is one value per layer at most: a longer one is hostile,
+        // and held as json values it would cost 16 bytes and more per element.
+        const auto* list = std::get_if<Array>(&kv.value.data);
+        if (list && list->size() > kMaxConfigListElements) {
+          return no_config(fmt::format("{} has {} elements, more than the {} accepted",
+                                       printable(kv.key), list->size(), kMaxConfigListElements));
+        }
         config[std::string(row.config_key)] = field_json(kv.value, arch, updated);
         source[std::string(row.config_key)] = kv.key;
       }

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <variant>
 
 #include "ggufs/folder_views.h"
@@ -13,6 +12,7 @@
 #include "ggufs/hf_tokenizer.h"
 #include "ggufs/hf_weights.h"
 #include "ggufs/names.h"
+#include "ggufs/render.h"
 #include "safetensors_file.h"
 
 namespace ggufs {
@@ -144,14 +144,17 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
     warnings.push_back("hf/ has no tokenizer files: the model has no tokenizer.ggml.tokens");
   }
 
-  nlohmann::json weight_map = nlohmann::json::object();
+  // model.safetensors.index.json's weight_map: (key, file) of every tensor, written as text
+  // (json::dump's sorted keys); a json object of a weight per expert would cost far more.
+  std::vector<std::pair<std::string_view, std::size_t>> weight_map;
+  std::vector<std::string> shard_names;
   for (std::size_t s = 0; s < shards.size(); ++s) {
     const std::string name = shards.size() == 1 ? std::string("model.safetensors")
                                                 : fmt::format("model-{:05d}-of-{:05d}.safetensors",
                                                               s + 1, shards.size());
     std::sort(shards[s].begin(), shards[s].end(),
               [](const SafetensorsTensor& a, const SafetensorsTensor& b) { return a.key < b.key; });
-    for (const SafetensorsTensor& t : shards[s]) weight_map[t.key] = name;
+    shard_names.push_back(name);
     std::optional<ModelLayout> layout =
         lay_out_safetensors(R"({"format":"pt"})", shards[s], "hf/" + name, warnings);
     if (!layout) {  // its warning is the reason there is no folder
@@ -164,10 +167,21 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
     out.files.push_back({name, {}, std::move(layout)});
   }
   if (shards.size() > 1) {
-    nlohmann::json index = {
-        {"metadata", {{"total_parameters", total_parameters}, {"total_size", total_size}}},
-        {"weight_map", std::move(weight_map)}};
-    out.files.push_back(text_file("model.safetensors.index.json", index.dump(2) + "\n"));
+    for (std::size_t s = 0; s < shards.size(); ++s) {
+      for (const SafetensorsTensor& t : shards[s]) weight_map.emplace_back(t.key, s);
+    }
+    std::sort(weight_map.begin(), weight_map.end());
+    std::string index = fmt::format(
+        "{{\n  \"metadata\": {{\n    \"total_parameters\": {},\n    \"total_size\": {}\n  }},\n"
+        "  \"weight_map\": {{",
+        total_parameters, total_size);
+    for (std::size_t k = 0; k < weight_map.size(); ++k) {
+      index += k ? ",\n    \"" : "\n    \"";
+      append_json_escaped(index, valid_utf8(weight_map[k].first));
+      fmt::format_to(std::back_inserter(index), "\": \"{}\"", shard_names[weight_map[k].second]);
+    }
+    index += "\n  }\n}\n";
+    out.files.push_back(text_file("model.safetensors.index.json", std::move(index)));
   }
   out.what =
       fmt::format("Hugging Face model folder: {}, {} tensors of {} in {} file(s)",

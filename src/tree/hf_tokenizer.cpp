@@ -13,10 +13,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <string_view>
 #include <unordered_map>
 #include <variant>
@@ -24,15 +27,12 @@
 
 #include "ggufs/hf_config.h"
 #include "ggufs/names.h"
+#include "ggufs/render.h"
 
 namespace ggufs {
 namespace {
 
 using nlohmann::json;
-
-// Longest token the llama converter splits to build merges: GGUFTokenizerSkeleton tries every
-// split point of every token (quadratic in its length); real tokens are far shorter.
-constexpr std::size_t kMaxMergeTokenBytes = 4096;
 
 enum class Converter { kLlama, kPhi3, kGemma, kGpt2, kNeoX, kQwen2 };
 
@@ -49,14 +49,10 @@ struct Added {
   bool rstrip = false;
 };
 
-json added_json(const Added& a) {
-  return {{"id", a.id},         {"content", a.content}, {"single_word", false}, {"lstrip", false},
-          {"rstrip", a.rstrip}, {"normalized", false},  {"special", true}};
-}
-
 // The GGUF's tokenizer.ggml.* values, checked.
 struct Vocab {
   std::vector<std::string_view> tokens;
+  std::uint64_t bytes = 0;  // of tokenizer.ggml.tokens in the file: 8 (length) + each token's
   std::vector<std::string> rewritten;  // GGUFGemmaConverter.vocab's tokens, when rewritten
   std::unordered_map<std::string_view, std::size_t> ids;
   std::optional<std::vector<double>> scores;
@@ -120,6 +116,7 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
                          printable(valid_utf8(t)), i);
     }
     vocab.tokens.push_back(t);
+    vocab.bytes += 8 + t.size();
   }
 
   if (const Value* v = find(file, "tokenizer.ggml.scores")) {
@@ -222,32 +219,122 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
   return "";
 }
 
+// Hashes of the tokens for build_merges: a polynomial hash modulo the Mersenne prime 2^61 - 1
+// with a base drawn at random per rendering, so that no vocabulary can be built to make many
+// substrings collide (as strings of Thue-Morse shape do for any base modulo 2^64). A hash only
+// says where to look: every match is confirmed byte for byte.
+class TokenHashes {
+ public:
+  explicit TokenHashes(const std::vector<std::string_view>& tokens) : tokens_(tokens) {
+    std::uint64_t seed = 0x9E3779B97F4A7C15u;
+    try {
+      seed ^= std::random_device{}();
+    } catch (const std::exception&) {  // no entropy source: the clock still varies the base
+    }
+    seed ^= static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    base_ = 256 + std::mt19937_64(seed)() % (kP - 512);
+    index_.reserve(tokens.size());
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      std::uint64_t h = 0;
+      for (const char c : tokens[i]) h = step(h, c);
+      index_.emplace(h, i);
+    }
+  }
+
+  // prefix[k] = hash of t[0, k) for k in 0..t.size(); power[k] = base^k.
+  void prefixes(std::string_view t, std::vector<std::uint64_t>& prefix) {
+    prefix.resize(t.size() + 1);
+    prefix[0] = 0;
+    for (std::size_t k = 0; k < t.size(); ++k) prefix[k + 1] = step(prefix[k], t[k]);
+    while (power_.size() <= t.size())
+      power_.push_back(power_.empty() ? 1 : mul(power_.back(), base_));
+  }
+  // Hash of t[at, end) from t's prefix hashes.
+  std::uint64_t range(const std::vector<std::uint64_t>& prefix, std::size_t at,
+                      std::size_t end) const {
+    return sub(prefix[end], mul(prefix[at], power_[end - at]));
+  }
+  // Whether a token of `length` bytes has hash `h` (no bytes compared: cheap).
+  bool may_hold(std::uint64_t h, std::size_t length) const {
+    const auto [first, last] = index_.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+      if (tokens_[it->second].size() == length) return true;
+    }
+    return false;
+  }
+  // The id of token `s`, whose hash is `h`, confirmed byte for byte.
+  std::optional<std::size_t> find(std::uint64_t h, std::string_view s) const {
+    const auto [first, last] = index_.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+      if (tokens_[it->second] == s) return it->second;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::uint64_t kP = (std::uint64_t{1} << 61) - 1;
+  static std::uint64_t reduce(std::uint64_t x) {
+    x = (x & kP) + (x >> 61);
+    return x >= kP ? x - kP : x;
+  }
+  static std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+    const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+    return reduce((static_cast<std::uint64_t>(m) & kP) + static_cast<std::uint64_t>(m >> 61));
+  }
+  static std::uint64_t sub(std::uint64_t a, std::uint64_t b) { return a >= b ? a - b : a + kP - b; }
+  // Bytes count as 1..256, so that a leading NUL byte changes the hash.
+  std::uint64_t step(std::uint64_t h, char c) const {
+    return reduce(mul(h, base_) + static_cast<unsigned char>(c) + 1);
+  }
+
+  const std::vector<std::string_view>& tokens_;
+  std::uint64_t base_;
+  std::vector<std::uint64_t> power_;
+  std::unordered_multimap<std::uint64_t, std::size_t> index_;
+};
+
 // GGUFTokenizerSkeleton's merges for a vocabulary without them: for each token in order, every
 // split into two tokens, ordered by (score of left, score of right) descending; then all of them
 // by the token's score descending. Both sorts are Python's sorted(reverse=True): stable.
+//
+// Work and memory are linear in the vocabulary's bytes: each split point costs two hash look-ups
+// (TokenHashes), bytes are compared only for a split whose two halves both have a token's hash,
+// which is a merge; and past kMaxBuiltMergesPerToken merges per token or
+// kMaxBuiltMergeBytesPerVocabByte bytes of merges per byte of tokenizer.ggml.tokens (a vocabulary
+// such as "a", "aa", … would make a number of merges quadratic in its size, and their bytes
+// cubic) there are no merges, and the reason says so.
 std::string build_merges(Vocab& vocab) {
   const std::vector<double>& scores = *vocab.scores;
   struct Merge {
     std::size_t l, r;
     double score;
   };
+  const std::uint64_t max_merges = kMaxBuiltMergesPerToken * vocab.tokens.size();
+  const std::uint64_t max_bytes = kMaxBuiltMergeBytesPerVocabByte * vocab.bytes;
+  std::uint64_t merge_bytes = 0;
+  TokenHashes hashes(vocab.tokens);
+  std::vector<std::uint64_t> prefix;
   std::vector<Merge> all, local;
   for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
     const std::string_view t = vocab.tokens[i];
-    if (t.size() > kMaxMergeTokenBytes) {
-      return fmt::format(
-          "tokenizer.ggml.tokens element {} is longer than {} bytes (no merges to build from)", i,
-          kMaxMergeTokenBytes);
-    }
     local.clear();
+    hashes.prefixes(t, prefix);
     // Split points are between code points (Python slices a str); tokens are valid UTF-8.
     for (std::size_t at = 1; at < t.size(); ++at) {
       if ((static_cast<unsigned char>(t[at]) & 0xC0) == 0x80) continue;
-      const auto l = vocab.ids.find(t.substr(0, at));
-      if (l == vocab.ids.end()) continue;
-      const auto r = vocab.ids.find(t.substr(at));
-      if (r == vocab.ids.end()) continue;
-      local.push_back({l->second, r->second, scores[i]});
+      const std::uint64_t hl = prefix[at], hr = hashes.range(prefix, at, t.size());
+      if (!hashes.may_hold(hl, at) || !hashes.may_hold(hr, t.size() - at)) continue;
+      const auto l = hashes.find(hl, t.substr(0, at));
+      const auto r = l ? hashes.find(hr, t.substr(at)) : std::nullopt;
+      if (!r) continue;
+      merge_bytes += t.size();
+      if (all.size() + local.size() >= max_merges || merge_bytes > max_bytes) {
+        return fmt::format(
+            "tokenizer.ggml.scores without tokenizer.ggml.merges: the merges built from {} "
+            "tokens would pass {} per token or {} bytes per byte of tokenizer.ggml.tokens",
+            vocab.tokens.size(), kMaxBuiltMergesPerToken, kMaxBuiltMergeBytesPerVocabByte);
+      }
+      local.push_back({*l, *r, scores[i]});
     }
     std::stable_sort(local.begin(), local.end(), [&](const Merge& a, const Merge& b) {
       if (scores[a.l] != scores[b.l]) return scores[a.l] > scores[b.l];
@@ -268,29 +355,72 @@ std::string build_merges(Vocab& vocab) {
 // (BPE's defaults), GPT2Converter's and Qwen2Converter's ("" prefix and suffix).
 enum BpeStyle { kSpmBpe, kPlainBpe, kByteLevelBpe };
 
+// The vocabulary, merges and added tokens are written as text straight into the file, never held
+// as nlohmann-json values: a value of many elements costs several times its text, and destroying
+// one allocates (json's destroy() moves the children to a heap stack), which, while an
+// allocation failure unwinds, would end the process.
+
+// `s` as a JSON string; bytes that are not UTF-8 become U+FFFD, as json's dump(replace) does.
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  if (is_utf8(s)) {
+    append_json_escaped(out, s);
+  } else {
+    append_json_escaped(out, valid_utf8(s));
+  }
+  out += '"';
+}
+
+// `object` (a non-empty JSON object as json::dump writes it, compact or indented by 2) with
+// members appended, each a key of ours (nothing to escape) and its value's JSON text.
+std::string with_members(
+    std::string object,
+    std::initializer_list<std::pair<std::string_view, std::string_view>> members) {
+  const bool indented = object.ends_with("\n}");
+  object.resize(object.size() - (indented ? 2 : 1));
+  for (const auto& [key, text] : members) {
+    object.append(indented ? ",\n  \"" : ",\"").append(key).append(indented ? "\": " : "\":");
+    object.append(text);
+  }
+  object.append(indented ? "\n}" : "}");
+  return object;
+}
+
+// Between the elements of a long array or object: one a line.
+constexpr std::string_view kNext = ",\n    ";
+
 // The BPE model of tokenizer.json (tokenizers' models/bpe serialization).
-json bpe_json(const Vocab& vocab, const std::optional<std::string>& unk_token, BpeStyle style) {
+std::string bpe_json(const Vocab& vocab, const std::optional<std::string>& unk_token,
+                     BpeStyle style) {
   const bool spm = style == kSpmBpe;
   const json affix = style == kByteLevelBpe ? json("") : json(nullptr);
-  json vocab_json = json::object();
+  const json model = {{"type", "BPE"},
+                      {"dropout", nullptr},
+                      {"unk_token", unk_token ? json(*unk_token) : json(nullptr)},
+                      {"continuing_subword_prefix", affix},
+                      {"end_of_word_suffix", affix},
+                      {"fuse_unk", spm},
+                      {"byte_fallback", spm},
+                      {"ignore_merges", false}};
+  std::string vocab_text = "{\n    ", merges_text = "[\n    ";
   for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
-    vocab_json[std::string(vocab.tokens[i])] = i;
+    if (i) vocab_text += kNext;
+    append_json_string(vocab_text, vocab.tokens[i]);
+    fmt::format_to(std::back_inserter(vocab_text), ": {}", i);
   }
-  json merges = json::array();
-  for (const auto& [l, r] : *vocab.merges) {
-    merges.push_back(json::array({std::string(vocab.tokens[l]), std::string(vocab.tokens[r])}));
+  vocab_text += "\n  }";
+  for (std::size_t k = 0; k < vocab.merges->size(); ++k) {
+    const auto [l, r] = (*vocab.merges)[k];
+    if (k) merges_text += kNext;
+    merges_text += '[';
+    append_json_string(merges_text, vocab.tokens[l]);
+    merges_text += ", ";
+    append_json_string(merges_text, vocab.tokens[r]);
+    merges_text += ']';
   }
-  json model = {{"type", "BPE"},
-                {"dropout", nullptr},
-                {"unk_token", unk_token ? json(*unk_token) : json(nullptr)},
-                {"continuing_subword_prefix", affix},
-                {"end_of_word_suffix", affix},
-                {"fuse_unk", spm},
-                {"byte_fallback", spm},
-                {"ignore_merges", false}};
-  model["vocab"] = std::move(vocab_json);
-  model["merges"] = std::move(merges);
-  return model;
+  merges_text += "\n  ]";
+  return with_members(model.dump(2, ' ', false, json::error_handler_t::replace),
+                      {{"vocab", vocab_text}, {"merges", merges_text}});
 }
 
 json byte_level(bool add_prefix_space, bool trim_offsets) {
@@ -305,28 +435,27 @@ json replace(std::string_view pattern, std::string_view content) {
 }
 
 // The added tokens: `tokenizers` gives a token in the vocabulary its id there, and a new one
-// the next id past the vocabulary and the added tokens before it (AddedVocabulary).
+// the next id past the vocabulary and the added tokens before it (AddedVocabulary). Indexed by
+// content: a vocabulary may mark every token special (token_type 3).
 class AddedTokens {
  public:
   explicit AddedTokens(const Vocab& vocab) : vocab_(vocab), next_(vocab.tokens.size()) {}
   void add(std::string_view content, bool rstrip = false) {
-    for (const Added& a : list_) {
-      if (a.content == content) return;
-    }
+    if (index_.contains(content)) return;
     const auto it = vocab_.ids.find(content);
     list_.push_back({it != vocab_.ids.end() ? it->second : next_++, std::string(content), rstrip});
+    // Keyed by the list's own copy: std::deque never moves its elements.
+    index_.emplace(list_.back().content, list_.back().id);
   }
   std::optional<std::size_t> id(std::string_view content) const {
-    for (const Added& a : list_) {
-      if (a.content == content) return a.id;
-    }
+    if (const auto it = index_.find(content); it != index_.end()) return it->second;
     const auto it = vocab_.ids.find(content);
     if (it != vocab_.ids.end()) return it->second;
     return std::nullopt;
   }
   // Sorted by id, as tokenizers writes them and as added_tokens_decoder lists them.
   std::vector<Added> sorted() const {
-    std::vector<Added> out = list_;
+    std::vector<Added> out(list_.begin(), list_.end());
     std::stable_sort(out.begin(), out.end(),
                      [](const Added& a, const Added& b) { return a.id < b.id; });
     return out;
@@ -335,7 +464,8 @@ class AddedTokens {
  private:
   const Vocab& vocab_;
   std::size_t next_;
-  std::vector<Added> list_;
+  std::deque<Added> list_;
+  std::unordered_map<std::string_view, std::size_t> index_;
 };
 
 // The special tokens of the fast tokenizer (None is nullopt).
@@ -447,8 +577,9 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
 
   AddedTokens added(vocab);
   Specials specials;
-  json tok = json::object();
-  json config_json = json::object();
+  json tok = json::object();  // all but "model" and "added_tokens"
+  std::string model_text;
+  json config_json = json::object();  // all but "added_tokens_decoder"
   bool clean_up = false;
 
   // LlamaTokenizerFast and GemmaTokenizerFast (update_post_processor): add_bos_token True,
@@ -539,8 +670,8 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
     }
 
     // LlamaConverter's BPE (unk, fuse_unk, byte_fallback); GGUFPhi3Converter's plain BPE.
-    tok["model"] = converter == Converter::kLlama ? bpe_json(vocab, specials.unk, kSpmBpe)
-                                                  : bpe_json(vocab, std::nullopt, kPlainBpe);
+    model_text = converter == Converter::kLlama ? bpe_json(vocab, specials.unk, kSpmBpe)
+                                                : bpe_json(vocab, std::nullopt, kPlainBpe);
     if (converter == Converter::kPhi3) {
       tok["normalizer"] = nullptr;
       tok["pre_tokenizer"] = nullptr;
@@ -603,14 +734,20 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
     for (const auto* t : {&specials.bos, &specials.eos, &specials.unk, &specials.pad}) {
       added.add(**t);
     }
-    json pieces = json::array();
+    std::string pieces = "[\n    ";
     for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
-      pieces.push_back(json::array({std::string(vocab.tokens[i]), (*vocab.scores)[i]}));
+      if (i) pieces += kNext;
+      pieces += '[';
+      append_json_string(pieces, vocab.tokens[i]);
+      pieces += ", ";
+      pieces += json((*vocab.scores)[i]).dump();  // json's shortest round-trip form
+      pieces += ']';
     }
-    tok["model"] = {{"type", "Unigram"},
-                    {"unk_id", vocab.unk ? json(*vocab.unk) : json(nullptr)},
-                    {"vocab", std::move(pieces)},
-                    {"byte_fallback", true}};
+    pieces += "\n  ]";
+    const json model = {{"type", "Unigram"},
+                        {"unk_id", vocab.unk ? json(*vocab.unk) : json(nullptr)},
+                        {"byte_fallback", true}};
+    model_text = with_members(model.dump(2), {{"vocab", pieces}});
     tok["normalizer"] = replace(" ", "\u2581");
     tok["pre_tokenizer"] = {{"type", "Split"},
                             {"pattern", {{"String", " "}}},
@@ -625,7 +762,7 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
     config_json["add_eos_token"] = false;
   } else {
     if (!vocab.merges) return no_tokenizer("no tokenizer.ggml.merges");
-    tok["model"] = bpe_json(vocab, std::nullopt, kByteLevelBpe);
+    model_text = bpe_json(vocab, std::nullopt, kByteLevelBpe);
     tok["decoder"] = byte_level(true, true);
     tok["post_processor"] = byte_level(true, false);
     if (converter == Converter::kGpt2 || converter == Converter::kNeoX) {
@@ -678,15 +815,29 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   tok["version"] = "1.0";
   tok["truncation"] = nullptr;
   tok["padding"] = nullptr;
-  json added_list = json::array();
-  json decoder = json::object();
+  // The added tokens in id order: tokenizer.json's list, and tokenizer_config.json's
+  // added_tokens_decoder (save_pretrained writes it sorted by id).
+  std::string added_list = "[\n    ", decoder = "{\n    ";
+  bool first = true;
   for (const Added& a : added.sorted()) {
-    added_list.push_back(added_json(a));
-    decoder[std::to_string(a.id)] = {{"content", a.content}, {"lstrip", false},
-                                     {"normalized", false},  {"rstrip", a.rstrip},
-                                     {"single_word", false}, {"special", true}};
+    const char* rstrip = a.rstrip ? "true" : "false";
+    if (!first) added_list += kNext, decoder += kNext;
+    first = false;
+    fmt::format_to(std::back_inserter(added_list), R"({{"id": {}, "content": )", a.id);
+    append_json_string(added_list, a.content);
+    fmt::format_to(std::back_inserter(added_list),
+                   R"(, "single_word": false, "lstrip": false, "rstrip": {}, )"
+                   R"("normalized": false, "special": true}})",
+                   rstrip);
+    fmt::format_to(std::back_inserter(decoder), R"("{}": {{"content": )", a.id);
+    append_json_string(decoder, a.content);
+    fmt::format_to(std::back_inserter(decoder),
+                   R"(, "lstrip": false, "normalized": false, "rstrip": {}, )"
+                   R"("single_word": false, "special": true}})",
+                   rstrip);
   }
-  tok["added_tokens"] = std::move(added_list);
+  added_list += "\n  ]";
+  decoder += "\n  }";
 
   // tokenizer_config.json (save_pretrained): init kwargs, the special tokens that are set, the
   // *_token_id keys the GGUF gave (GGUF_TOKENIZER_MAPPING["tokenizer_config"]) rewritten as the
@@ -723,7 +874,6 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
                {"single_word", false}};
     }
   }
-  config_json["added_tokens_decoder"] = std::move(decoder);
   config_json["clean_up_tokenization_spaces"] = clean_up;
   config_json["extra_special_tokens"] = json::object();
   if (vocab.model) config_json["model_type"] = renamed(*vocab.model);
@@ -731,8 +881,13 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   config_json["tokenizer_class"] = tokenizer_class;
 
   HfTokenizer out;
-  out.tokenizer_json = dump(tok);
-  out.tokenizer_config_json = dump(config_json);
+  out.tokenizer_json = with_members(tok.dump(2, ' ', false, json::error_handler_t::replace),
+                                    {{"added_tokens", added_list}, {"model", model_text}}) +
+                       "\n";
+  out.tokenizer_config_json =
+      with_members(config_json.dump(2, ' ', false, json::error_handler_t::replace),
+                   {{"added_tokens_decoder", decoder}}) +
+      "\n";
   out.special_tokens_map_json = dump(map);
   out.tokenizer_class = tokenizer_class + "Fast";
   return {std::move(out), ""};

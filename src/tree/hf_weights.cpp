@@ -528,17 +528,28 @@ HfWeightsResult build(const GgufFile& file) {
         continue;
       }
       // A run of expert entries: expert by expert, each expert's parameters in entry order.
+      // Only the stacks this layer holds, each checked to hold the experts before any is
+      // emitted: the loop then runs at most once per stacked expert, whatever expert_count says.
       std::size_t end = i;
-      while (end < arch->layer.size() && arch->layer[end].expert) ++end;
-      if (split_experts > kMaxWeights)
+      std::vector<std::pair<const Entry*, std::size_t>> stacks;
+      for (; end < arch->layer.size() && arch->layer[end].expert; ++end) {
+        const auto it = tensors.find(arch->layer[end].gguf);
+        if (it == tensors.end()) continue;
+        const TensorInfo& t = file.tensors[it->second];
+        // numpy_shape's first dimension: the stack's.
+        if (t.n_dims == 0 || t.ne[std::min<std::uint32_t>(t.n_dims, 4) - 1] < split_experts) {
+          return refuse(fmt::format("tensor '{}': fewer than the {} experts transformers splits",
+                                    printable(t.name), split_experts));
+        }
+        stacks.emplace_back(&arch->layer[end], it->second);
+      }
+      if (!stacks.empty() && split_experts > kMaxWeights) {
         return refuse(fmt::format("more than {} tensors", kMaxWeights));
-      for (std::uint64_t x = 0; x < split_experts; ++x) {
-        for (std::size_t j = i; j < end; ++j) {
-          const Entry& e = arch->layer[j];
-          const auto it = tensors.find(e.gguf);
-          if (it == tensors.end()) continue;
-          const std::string hf = prefix + fmt::format(fmt::runtime(e.hf), x);
-          if (std::string why = add(hf, e, it->second, x); !why.empty()) return refuse(why);
+      }
+      for (std::uint64_t x = 0; !stacks.empty() && x < split_experts; ++x) {
+        for (const auto& [e, source] : stacks) {
+          const std::string hf = prefix + fmt::format(fmt::runtime(e->hf), x);
+          if (std::string why = add(hf, *e, source, x); !why.empty()) return refuse(why);
         }
       }
       i = end;

@@ -208,9 +208,16 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
         "model.safetensors leaves out {} tensor(s) that cannot be decoded (or are named "
         "__metadata__): {}{}; listed in its __metadata__ under {}",
         omitted.size(), names, omitted.size() > 3 ? ", ..." : "", kOmittedKey));
-    append_member(
-        meta, kOmittedKey,
-        nlohmann::json(omitted).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    // Written as text: a json array of every name would cost far more, and allocate again when
+    // destroyed.
+    std::string list = "[";
+    for (std::size_t i = 0; i < omitted.size(); ++i) {
+      list += i ? ",\"" : "\"";
+      append_json_escaped(list, valid_utf8(omitted[i]));
+      list += '"';
+    }
+    list += ']';
+    append_member(meta, kOmittedKey, list);
   }
   meta += '}';
   std::optional<ModelLayout> out =

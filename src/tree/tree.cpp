@@ -65,7 +65,14 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   for (const FolderView& view : kFolderViews) {
     folders.push_back(std::async(std::launch::async, [&file, &options, &view] {
       Laid l;
-      l.result = view.layout(file, options, l.warnings);
+      try {
+        l.result = view.layout(file, options, l.warnings);
+      } catch (const std::exception& e) {
+        // Memory ran out (or a limit of the process was hit) while laying it out: the model is
+        // served without this folder, its warning saying why.
+        l = Laid{};
+        l.result.reason = fmt::format("laying it out failed: {}", e.what());
+      }
       return l;
     }));
   }

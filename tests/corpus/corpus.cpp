@@ -1,6 +1,7 @@
 #include "corpus.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -873,6 +874,116 @@ std::vector<HfRefusal> hf_refusals() {
   return out;
 }
 
+namespace {
+
+// hf_llama() with the SentencePiece vocabulary `tokens` (ids 0, 1, 2: unk, bos, eos; score
+// -id; types `types`) instead of llama_tokenizer's, and the embedding and output rows, F16, as
+// many as the tokens: the vocabulary hf/ needs, so only the tokenizer is stressed.
+ModelSpec llama_with_vocab(std::vector<std::string> tokens, std::vector<std::int64_t> types) {
+  const std::uint64_t n = tokens.size();
+  ModelSpec m = hf_llama();
+  m.at("llama.vocab_size") = u32_value(n);
+  std::erase_if(m.kv, [](const auto& e) { return e.first.starts_with("tokenizer."); });
+  std::vector<Value> scores, type_values;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    scores.push_back(f32_value(-static_cast<float>(i)));
+    type_values.push_back(i_value(ValueType::kInt32, types[i]));
+  }
+  m.add("tokenizer.ggml.model", str_value("llama"));
+  m.add("tokenizer.ggml.tokens", strings(std::move(tokens)));
+  m.add("tokenizer.ggml.scores", array_value(ValueType::kFloat32, std::move(scores)));
+  m.add("tokenizer.ggml.token_type", array_value(ValueType::kInt32, std::move(type_values)));
+  m.add("tokenizer.ggml.bos_token_id", u32_value(1));
+  m.add("tokenizer.ggml.eos_token_id", u32_value(2));
+  m.add("tokenizer.ggml.unknown_token_id", u32_value(0));
+  for (ModelSpec::Tensor& t : m.tensors) {
+    if (t.name == "token_embd.weight" || t.name == "output.weight") {
+      t.shape = {n, kHidden};
+      t.type = GGML_TYPE_F16;  // the fewest bytes per row of the float types hf/ splices
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+std::vector<Fixture> cost_shapes(std::size_t scale) {
+  if (scale == 0) throw std::invalid_argument("cost_shapes: scale must be at least 1");
+  std::vector<Fixture> out;
+  const std::vector<std::string> specials = {"<unk>", "<s>", "</s>"};
+  const std::vector<std::int64_t> special_types = {2, 3, 3};
+  {
+    // Every token a control token (type 3): each becomes an added token.
+    std::vector<std::string> tokens = specials;
+    for (std::size_t i = tokens.size(); i < 500 * scale; ++i) {
+      tokens.push_back("<ctl" + std::to_string(i) + ">");
+    }
+    std::vector<std::int64_t> types(tokens.size(), 3);
+    out.push_back({"cost.added_tokens", llama_with_vocab(std::move(tokens), types).write(11)});
+  }
+  {
+    // One run "a" … "a"^k: its bytes grow as k², the merges built from it (every split of every
+    // token, each as long as the token) as k³. k ∝ √scale keeps the bytes about linear in scale
+    // and the old cost superlinear (scale^1.5), which runs of a fixed k would not show.
+    const auto k =
+        static_cast<std::size_t>(std::lround(96 * std::sqrt(static_cast<double>(scale))));
+    std::vector<std::string> tokens = specials;
+    std::vector<std::int64_t> types = special_types;
+    for (std::size_t len = 1; len <= k; ++len) {
+      tokens.emplace_back(len, 'a');
+      types.push_back(1);
+    }
+    out.push_back({"cost.merges", llama_with_vocab(std::move(tokens), types).write(12)});
+  }
+  {
+    // qwen3moe.expert_count 10 000 000 and 4·scale layers that hold no expert stack, only a norm
+    // (F16: one 32-byte aligned block each): the expert loop must not run for them.
+    ModelSpec m = hparams("qwen3moe");
+    m.at("qwen3moe.block_count") = u32_value(4 * scale);
+    m.add("qwen3moe.attention.key_length", u32_value(8));
+    m.add("qwen3moe.attention.value_length", u32_value(8));
+    m.add("qwen3moe.expert_count", u32_value(10'000'000));
+    m.add("qwen3moe.expert_used_count", u32_value(1));
+    m.add("qwen3moe.expert_feed_forward_length", u32_value(768));
+    gpt2_tokenizer(m);
+    m.tensor("token_embd.weight", {kVocab, kHidden});
+    for (std::size_t i = 0; i < 4 * scale; ++i) {
+      m.tensor("blk." + std::to_string(i) + ".attn_norm.weight", {kHidden}, GGML_TYPE_F16);
+    }
+    m.tensor("output_norm.weight", {kHidden});
+    m.tensor("output.weight", {kVocab, kHidden});
+    out.push_back({"cost.experts", m.write(13)});
+  }
+  {
+    // hf_llama() and 500·scale one-element tensors named by continuation bytes (0x80..0xBF, 3 of
+    // them; more past 64³ tensors): distinct names that all become the same U+FFFD text in
+    // model.safetensors' keys, each needing its own "~N".
+    ModelSpec m = hf_llama();
+    for (std::size_t i = 0; i < 500 * scale; ++i) {
+      std::string name;
+      for (std::size_t v = i; name.size() < 3 || v > 0; v /= 64) {
+        name += static_cast<char>(0x80 + v % 64);
+      }
+      m.tensor(std::move(name), {1}, GGML_TYPE_F32);
+    }
+    out.push_back({"cost.names", m.write(14)});
+  }
+  {
+    // 8·scale tokens of 4096 bytes, with scores and no merges: building the merges looks up
+    // every split point of each, a prefix as long as the token at worst.
+    std::vector<std::string> tokens = specials;
+    std::vector<std::int64_t> types = special_types;
+    for (std::size_t i = 0; i < 8 * scale; ++i) {
+      std::string t = std::to_string(i) + "-";
+      t.resize(4096, 'a');
+      tokens.push_back(std::move(t));
+      types.push_back(1);
+    }
+    out.push_back({"cost.long_tokens", llama_with_vocab(std::move(tokens), types).write(15)});
+  }
+  return out;
+}
+
 std::vector<Fixture> manifest_seeds() {
   const std::string hex(64, 'a');
   // An OCI image manifest as Ollama writes it (server/manifest.go): config, then layers.
@@ -945,6 +1056,45 @@ std::vector<Fixture> library_name_seeds() {
                                        "\n" + std::string(300, 'm') + "\n" +
                                        std::string(100, '\x01')));
   return out;
+}
+
+Bytes pair_vocabulary_llama(std::size_t chars) {
+  GgufWriter g;
+  g.add_string("general.architecture", "llama");
+  for (const auto& [key, v] : {std::pair{"llama.block_count", 1u},
+                               {"llama.context_length", 128u},
+                               {"llama.embedding_length", 16u},
+                               {"llama.feed_forward_length", 40u},
+                               {"llama.attention.head_count", 4u},
+                               {"llama.attention.head_count_kv", 2u}}) {
+    g.add_u32(key, v);
+  }
+  g.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  g.add_string("tokenizer.ggml.model", "llama");
+  std::vector<Value> tokens, scores, types;
+  auto add_token = [&](std::string t) {
+    scores.push_back({ValueType::kFloat32, -static_cast<float>(tokens.size())});
+    types.push_back({ValueType::kInt32, std::int64_t{tokens.size() < 3 ? 3 : 1}});
+    tokens.push_back({ValueType::kString, std::move(t)});
+  };
+  for (const char* t : {"<unk>", "<s>", "</s>"}) add_token(t);
+  std::vector<std::string> one;
+  for (char32_t c = 0x100; c < 0x100 + chars; ++c) {  // two-byte UTF-8 from U+0100
+    one.push_back({static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))});
+  }
+  for (const std::string& c : one) add_token(c);
+  for (const std::string& a : one) {
+    for (const std::string& b : one) add_token(a + b);
+  }
+  g.add("tokenizer.ggml.tokens", {ValueType::kArray, Array{ValueType::kString, std::move(tokens)}});
+  g.add("tokenizer.ggml.scores",
+        {ValueType::kArray, Array{ValueType::kFloat32, std::move(scores)}});
+  g.add("tokenizer.ggml.token_type",
+        {ValueType::kArray, Array{ValueType::kInt32, std::move(types)}});
+  g.add_u32("tokenizer.ggml.bos_token_id", 1);
+  g.add_u32("tokenizer.ggml.eos_token_id", 2);
+  g.add_u32("tokenizer.ggml.unknown_token_id", 0);
+  return g.finish();
 }
 
 }  // namespace ggufs::corpus

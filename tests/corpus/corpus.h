@@ -3,6 +3,7 @@
 // The corpus tests check each hostile file's outcome; the fuzz seed generator writes them all.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,6 +58,31 @@ struct HfRefusal {
 /// that does not match token_embd, a missing block count or embedding length, a huge vocabulary
 /// size, head counts that do not divide the q/k rows, more experts than the stacks hold.
 std::vector<HfRefusal> hf_refusals();
+
+/// Valid models whose hf/ folder or tensor names once cost far more time or memory than their
+/// size (issue #31), each growing linearly with `scale` (at least 1; under 64 KiB at 1, as fuzz
+/// seeds; up to a few MB at 160, scripts/bench's): a view laid out must cost a bounded multiple
+/// of the file's size at every scale.
+///  - "cost.added_tokens": a llama whose 500·scale tokens all have token_type 3 (control), each
+///    an added token of tokenizer.json (once quadratic in their count);
+///  - "cost.merges": a llama with scores and no merges whose tokens are "a", "aa", … up to
+///    96·√scale "a"s, so that its bytes (quadratic in the longest token) stay about linear in
+///    scale, while the merges built from every split of every token grow as its cube;
+///  - "cost.experts": a qwen3moe of qwen3moe.expert_count 10 000 000 and 4·scale layers, each
+///    holding one norm and no expert stack (once 10 000 000 steps per layer);
+///  - "cost.names": a llama with 500·scale more one-element tensors whose distinct names are
+///    three bytes of invalid UTF-8 (0x80..0xBF; four past 64³ tensors), all one U+FFFD text in
+///    model.safetensors' keys (once quadratic in their count);
+///  - "cost.long_tokens": a llama with 8·scale tokens of 4096 bytes, scores and no merges (each
+///    split point of each token looked up).
+/// Each vocabulary matches its embedding's rows, so hf/ gets as far as the part stressed.
+std::vector<Fixture> cost_shapes(std::size_t scale);
+
+/// A llama of no tensors whose vocabulary is `chars` two-byte characters (from U+0100) and all
+/// their chars² pairs, with scores and no merges: a merge to build per pair, and texts that grow
+/// with chars² (200: 40 000 merges, a tokenizer.json and a gguf.json above 1 MiB each; 1 000:
+/// a 20 MB file whose views take hundreds of MB). For tests of running out of memory.
+Bytes pair_vocabulary_llama(std::size_t chars);
 
 /// Seeds of the Ollama manifest fuzz target: manifests as Ollama writes them, and manifests
 /// with a hostile digest, size or shape.

@@ -7,6 +7,7 @@
 //
 // This is its own executable because it replaces the global operator new to record the largest
 // single allocation while a parse runs (robust under ASan too, unlike an RLIMIT_AS limit).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
+#include "ggufs/names.h"
 #include "ggufs/tree.h"
 #include "harness.h"
 
@@ -34,12 +36,30 @@ namespace {
 
 std::atomic<bool> g_counting{false};
 std::atomic<std::size_t> g_largest{0};
+std::atomic<std::size_t> g_allocations{0}, g_large_allocations{0};
+// A failing allocator (every thread): the allocation of at least kLarge bytes numbered g_fail_at
+// (counted from 1 while g_counting) fails once; every allocation of at least g_fail_from bytes
+// fails, as under an address-space limit (RLIMIT_AS) where the large blocks no longer fit.
+// Smaller blocks never fail: nlohmann-json 3.11's destructor allocates (json.hpp,
+// json_value::destroy: a std::vector stack of the value's children), so a failure there ends
+// any program that uses it. The values ggufs still builds with it hold a few members each, so
+// their destructors ask for far less than kLarge; everything of a size that grows with the file
+// is written as text.
+constexpr std::size_t kLarge = 4096;
+std::atomic<std::size_t> g_fail_at{0};
+std::atomic<std::size_t> g_fail_from{SIZE_MAX};
 
 void* counted_alloc(std::size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) {
     std::size_t prev = g_largest.load(std::memory_order_relaxed);
     while (n > prev && !g_largest.compare_exchange_weak(prev, n)) {
     }
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (n >= kLarge && g_large_allocations.fetch_add(1, std::memory_order_relaxed) + 1 ==
+                           g_fail_at.load(std::memory_order_relaxed)) {
+      throw std::bad_alloc();
+    }
+    if (n >= g_fail_from.load(std::memory_order_relaxed)) throw std::bad_alloc();
   }
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
@@ -78,6 +98,8 @@ constexpr std::size_t kAllocationBound = 1 << 20;
 template <typename F>
 std::size_t largest_allocation(F&& f) {
   g_largest = 0;
+  g_allocations = 0;
+  g_large_allocations = 0;
   g_counting = true;
   try {
     f();
@@ -434,6 +456,118 @@ TEST(SparseFiles, LargestTensorThatFitsIsServed) {
   ASSERT_EQ(f.tensors.size(), 1u);
   EXPECT_EQ(f.tensors[0].n_bytes, 1ull << 41);
   EXPECT_EQ(f.tensors[0].n_elements, 1ull << 40);
+}
+
+// --- cost: what a view takes grows linearly with the file (issue 31) --------------------------
+
+// Allocations made while `f` runs (every thread).
+template <typename F>
+std::size_t allocations(F&& f) {
+  largest_allocation(std::forward<F>(f));
+  return g_allocations;
+}
+
+// 20 000 tensor names that all become the same text (three bytes that are not UTF-8 each give
+// U+FFFD): the k-th repeat once tried the suffixes ~2 … ~k in turn, formatting each (200 million
+// strings; 12 s to mount). Now each suffix is tried once: a few allocations a name.
+TEST(Cost, UniqueNamesTriesEachSuffixOnce) {
+  constexpr std::size_t kNames = 20000;
+  const std::string base = "model.layers.0.self_attn.q_proj.weight";  // past short-string size
+  std::vector<std::string> names(kNames, base), out;
+  const std::size_t made = allocations([&] { out = unique_names(names); });
+  EXPECT_LT(made, 16 * kNames);
+  ASSERT_EQ(out.size(), kNames);
+  EXPECT_EQ(out[0], base);
+  for (std::size_t k = 1; k < kNames; k += 997)
+    EXPECT_EQ(out[k], base + "~" + std::to_string(k + 1));
+  EXPECT_EQ(std::set<std::string>(out.begin(), out.end()).size(), kNames);
+}
+
+// The cost corpus at two sizes, scale 1 and 4: each file passes the fuzz harness, whose bound
+// on what a tree holds (harness.h, kRenderedBytesPerFileByte) is the README's; the merges shape
+// is refused past the merges' bound with one warning naming tokenizer.ggml.scores.
+TEST(Cost, ShapesStayUnderTheBoundAtTwoSizes) {
+  for (const std::size_t scale : {1, 4}) {
+    for (const auto& c : corpus::cost_shapes(scale)) {
+      SCOPED_TRACE(fmt::format("{} at scale {}", c.name, scale));
+      EXPECT_EQ(fuzz::check_tree(c.bytes), "");
+      if (c.name != "cost.merges") continue;
+      const Tree tree(parse_gguf(MemorySource(c.bytes), c.name));
+      EXPECT_EQ(tree.lookup(kRootIno, "hf"), 0u);
+      EXPECT_EQ(std::count_if(tree.warnings().begin(), tree.warnings().end(),
+                              [](const std::string& w) {
+                                return w.starts_with("hf/ is not offered: tokenizer.ggml.scores");
+                              }),
+                1)
+          << lines(tree.warnings());
+    }
+  }
+}
+
+// What became of a Tree built while allocations fail: "" when it was built and its hf/ is there
+// or absent with a warning ending in the failure, or it threw std::bad_alloc; else what broke.
+std::string tree_under_failures(const GgufFile& f) {
+  std::optional<Tree> tree;
+  g_counting = true;
+  try {
+    tree.emplace(f);
+  } catch (const std::bad_alloc&) {
+  }
+  g_counting = false;
+  g_fail_at = 0;
+  g_fail_from = SIZE_MAX;
+  if (!tree) return "";
+  if (tree->lookup(kRootIno, "hf")) return "";
+  for (const std::string& w : tree->warnings()) {
+    if (w.starts_with("hf/ is not offered: ") && w.ends_with("std::bad_alloc")) return "";
+  }
+  return "built without hf/ and without its warning:" + lines(tree->warnings());
+}
+
+// Memory that runs out while a model's views are laid out (every block of 1 MiB or more fails,
+// as under an address-space limit) is an error of that model, never the end of the process:
+// the vocabulary, merges and added tokens are written as text, not held as nlohmann-json values
+// (whose destructor allocates, in a noexcept context while a bad_alloc unwinds: std::terminate).
+TEST(NeverAbort, LargeAllocationsFailingWhileLayingOut) {
+  const Bytes model = corpus::pair_vocabulary_llama(200);
+  const GgufFile f = parse_gguf(MemorySource(model), "pairs.gguf");
+  {
+    const Tree whole(f);  // with memory to spare: hf/ and its merges are there
+    ASSERT_NE(whole.lookup(kRootIno, "hf"), 0u) << lines(whole.warnings());
+  }
+  for (const std::size_t from :
+       {std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{4} << 20}) {
+    g_allocations = 0;
+    g_large_allocations = 0;
+    g_fail_from = from;
+    EXPECT_EQ(tree_under_failures(f), "") << "blocks of " << from << " bytes failing";
+  }
+}
+
+// Any single allocation of kLarge bytes or more failing, anywhere in laying out a model that has
+// hf/ (every hf/ model of the corpus, and the pair vocabulary), gives a model without that view
+// or an exception the caller turns into an error folder: nothing allocates in a noexcept
+// destructor or lets an exception out of a thread.
+TEST(NeverAbort, EachLargeAllocationOfALayoutFailingOnce) {
+  auto models = corpus::hf_models();
+  models.push_back({"pairs", corpus::pair_vocabulary_llama(200)});
+  for (const auto& m : models) {
+    SCOPED_TRACE(m.name);
+    const GgufFile f = parse_gguf(MemorySource(m.bytes), m.name);
+    largest_allocation([&] { Tree t(f); });
+    const std::size_t total = g_large_allocations;
+    ASSERT_GT(total, 0u);
+    for (std::size_t k = 1; k <= total; ++k) {
+      g_allocations = 0;
+      g_large_allocations = 0;
+      g_fail_at = k;
+      const std::string broke = tree_under_failures(f);
+      if (!broke.empty()) {
+        ADD_FAILURE() << "allocation " << k << " of " << total << " failing: " << broke;
+        break;
+      }
+    }
+  }
 }
 
 // --- regressions: inputs that once failed a check of the fuzz harness ------------------------

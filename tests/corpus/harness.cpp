@@ -361,6 +361,25 @@ TreeOptions options_for(Rng& rng) {
   return o;
 }
 
+// What a tree holds in memory, against the README's bound (kRenderedBytesPerFileByte): the
+// rendered texts, the whole-model headers, the nodes and pieces. A layout that grows faster than
+// its file (merges built from "a", "aa", …; a weight per expert of an expert_count the stacks do
+// not hold) is a finding, found here without any clock.
+std::string check_cost(const Tree& tree, std::size_t file_bytes) {
+  std::uint64_t held = 0;
+  for (Ino ino = 1; ino <= tree.count(); ++ino) {
+    const Node& n = *tree.node(ino);
+    held += sizeof(Node) + n.name.size() + n.text.size() + n.what.size() +
+            n.pieces.size() * sizeof(Piece) + n.children.size() * sizeof(Ino);
+  }
+  const std::uint64_t bound = kRenderedBytesPerFileByte * file_bytes + kRenderedBytesConstant;
+  if (held > bound) {
+    return fmt::format("the tree holds {} bytes for a file of {}: more than the bound {}", held,
+                       file_bytes, bound);
+  }
+  return "";
+}
+
 std::string check_tree_of(const GgufFile& f, std::span<const std::uint8_t> data) {
   const MemorySource backing(std::vector<std::uint8_t>(data.begin(), data.end()));
   Rng rng(data);
@@ -377,6 +396,7 @@ std::string check_tree_of(const GgufFile& f, std::span<const std::uint8_t> data)
     if (auto e = check_node(reader, f, n, n.name, data, rng); !e.empty()) return e;
   }
   if (tree.node(0) || tree.node(tree.count() + 1)) return "node() beyond the tree";
+  if (auto e = check_cost(tree, data.size()); !e.empty()) return e;
   if (auto e = check_folder_views(tree, reader); !e.empty()) return e;
   const Node& json = *tree.node(tree.lookup(kRootIno, "gguf.json"));
   if (!nlohmann::json::accept(json.text)) return "gguf.json is not valid JSON";

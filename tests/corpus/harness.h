@@ -42,6 +42,12 @@ std::string check_library_names(std::span<const std::uint8_t> data);
 /// message and at most 64 bytes of the manifest, escaped (up to 4 bytes each).
 inline constexpr std::size_t kMaxMessageBytes = 600;
 
+/// The bound check_tree holds every tree to: the bytes a Tree holds (texts, headers, nodes,
+/// pieces) at most kRenderedBytesPerFileByte per byte of the file plus kRenderedBytesConstant,
+/// the bound the README states ("What ggufs validates").
+inline constexpr std::uint64_t kRenderedBytesPerFileByte = 512;
+inline constexpr std::uint64_t kRenderedBytesConstant = 1 << 20;
+
 /// Most lines check_library_names reads (inputs stay fast).
 inline constexpr std::size_t kMaxNames = 256;
 

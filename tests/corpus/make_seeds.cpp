@@ -1,29 +1,60 @@
 // ggufs-fuzz-seeds DIR: writes the seed corpus of each fuzz target into DIR/<target> (created if
-// needed), one file per seed: the valid fixtures, hostile files, hf/ models and hf/ refusals of
-// corpus.h for the GGUF targets, the manifests and name lists of corpus.h for the others.
+// needed), one file per seed: the valid fixtures, hostile files, hf/ models, hf/ refusals and
+// cost shapes (at scale 1) of corpus.h for the GGUF targets, the manifests and name lists of
+// corpus.h for the others.
+// ggufs-fuzz-seeds --cost SCALE DIR: writes corpus.h's cost shapes at SCALE into DIR as
+// NAME.gguf (scripts/bench's cost table).
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "corpus.h"
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: ggufs-fuzz-seeds DIR\n");
-    return 1;
+namespace {
+
+void write_file(const std::filesystem::path& path, const ggufs::corpus::Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) {
+    std::fprintf(stderr, "ggufs-fuzz-seeds: cannot write %s\n", path.c_str());
+    std::exit(2);
   }
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: ggufs-fuzz-seeds DIR\n       ggufs-fuzz-seeds --cost SCALE DIR\n");
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--cost") {
+    const std::string text = argv[2];
+    char* end = nullptr;
+    const unsigned long long scale = std::strtoull(text.c_str(), &end, 10);
+    // Scale 10 000 makes files of hundreds of MB: past it, a typo rather than a bench.
+    if (text.empty() || text[0] < '1' || text[0] > '9' || *end != '\0' || scale > 10'000) {
+      std::fprintf(stderr, "ggufs-fuzz-seeds: --cost: SCALE must be from 1 to 10000\n");
+      return 1;
+    }
+    const std::filesystem::path dir = argv[3];
+    std::filesystem::create_directories(dir);
+    for (const auto& f : ggufs::corpus::cost_shapes(scale))
+      write_file(dir / (f.name + ".gguf"), f.bytes);
+    return 0;
+  }
+  // A lone "--cost" (or any option) is a mistyped command, not a folder to fill.
+  if (argc != 2 || argv[1][0] == '-') return usage();
   const std::filesystem::path dir = argv[1];
   int n = 0;
   auto write = [&](const char* target, const ggufs::corpus::Fixture& f) {
     const std::filesystem::path to = dir / target;
     std::filesystem::create_directories(to);
-    std::ofstream out(to / f.name, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(f.bytes.data()),
-              static_cast<std::streamsize>(f.bytes.size()));
-    if (!out) {
-      std::fprintf(stderr, "ggufs-fuzz-seeds: cannot write %s\n", (to / f.name).c_str());
-      std::exit(2);
-    }
+    write_file(to / f.name, f.bytes);
     ++n;
   };
   for (const char* target : {"parse", "tree"}) {
@@ -31,6 +62,7 @@ int main(int argc, char** argv) {
     for (const auto& h : ggufs::corpus::hostile_files()) write(target, {h.name, h.bytes});
     for (const auto& f : ggufs::corpus::hf_models()) write(target, f);
     for (const auto& r : ggufs::corpus::hf_refusals()) write(target, {r.name, r.bytes});
+    for (const auto& f : ggufs::corpus::cost_shapes(1)) write(target, f);
   }
   for (const auto& f : ggufs::corpus::manifest_seeds()) write("ollama_manifest", f);
   for (const auto& f : ggufs::corpus::library_name_seeds()) write("library_names", f);

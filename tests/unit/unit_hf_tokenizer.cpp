@@ -2,6 +2,7 @@
 // tokenizer metadata: no tokenizer, and a one-line reason naming the key at fault; never an
 // exception. The files it renders are checked against transformers itself in
 // tests/python/test_hf_tokenizer.py.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -182,12 +183,88 @@ TEST(HfTokenizer, LlamaNeedsMergesOrScores) {
   expect_refused(f, "tokenizer.ggml.scores");
 }
 
-TEST(HfTokenizer, LongTokenForMerges) {
+// The merges of a tokenizer.json built from scores, as (left, right) token pairs.
+std::vector<std::pair<std::string, std::string>> built_merges(const GgufFile& f) {
+  const HfTokenizerResult r = render_hf_tokenizer(f);
+  if (!r.tokenizer) {
+    ADD_FAILURE() << r.reason;
+    return {};
+  }
+  const auto j = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& m : j["model"]["merges"]) out.emplace_back(m[0], m[1]);
+  return out;
+}
+
+// Tokens of any length get their merges (GGUFTokenizerSkeleton splits every token): no length
+// limit, since finding a token's splits costs time linear in its length.
+TEST(HfTokenizer, LongTokensGetTheirMerges) {
   GgufFile f = tiny("llama", false);
+  const std::string half(40000, 'x');
   *find(f, "tokenizer.ggml.tokens") =
-      arr(ValueType::kString,
-          {str("<unk>"), str("<s>"), str("</s>"), str(std::string(5000, 'x')), str("a")});
-  expect_refused(f, "tokenizer.ggml.tokens element 3");
+      arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>"), str(half + half), str(half)});
+  const auto merges = built_merges(f);
+  ASSERT_EQ(merges.size(), 1u);
+  EXPECT_EQ(merges[0].first, half);
+  EXPECT_EQ(merges[0].second, half);
+}
+
+// A vocabulary "a", "aa", … up to k "a"s with scores has k(k-1)/2 splits into two tokens: merges
+// quadratic in the tokens, bytes cubic. Refused past kMaxBuiltMergesPerToken per token.
+TEST(HfTokenizer, MergesBuiltFromScoresAreBounded) {
+  GgufFile f = tiny("llama", false);
+  std::vector<Value> tokens = {str("<unk>"), str("<s>"), str("</s>")}, scores, types;
+  for (std::size_t k = 1; k <= 200; ++k) tokens.push_back(str(std::string(k, 'a')));
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    scores.push_back(f32(-static_cast<float>(i)));
+    types.push_back(i32(i < 3 ? 3 : 1));
+  }
+  *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kString, tokens);
+  *find(f, "tokenizer.ggml.scores") = arr(ValueType::kFloat32, scores);
+  *find(f, "tokenizer.ggml.token_type") = arr(ValueType::kInt32, types);
+  expect_refused(f, "tokenizer.ggml.scores without tokenizer.ggml.merges");
+  // Up to 20 "a"s: 190 merges of 23 tokens, under 16 per token: built, in the skeleton's order
+  // (by the merged token's score, then the left token's): the last is "a"*20's split with the
+  // lowest-scored left token.
+  tokens.resize(23);
+  scores.resize(23);
+  types.resize(23);
+  *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kString, tokens);
+  *find(f, "tokenizer.ggml.scores") = arr(ValueType::kFloat32, scores);
+  *find(f, "tokenizer.ggml.token_type") = arr(ValueType::kInt32, types);
+  const auto merges = built_merges(f);
+  ASSERT_EQ(merges.size(), 190u);
+  EXPECT_EQ(merges.front(), (std::pair<std::string, std::string>("a", "a")));
+  EXPECT_EQ(merges.back(), (std::pair<std::string, std::string>(std::string(19, 'a'), "a")));
+}
+
+// Every token special (token_type 3): each is an added token with its own id, found through an
+// index (a search of the list for each token was quadratic: 25 s for 160 000 tokens).
+TEST(HfTokenizer, EveryTokenSpecial) {
+  GgufFile f = tiny("llama", false);
+  constexpr std::size_t kTokens = 400000;
+  std::vector<Value> tokens = {str("<unk>"), str("<s>"), str("</s>")}, scores, types;
+  for (std::size_t i = tokens.size(); i < kTokens; ++i)
+    tokens.push_back(str(fmt::format("<t{}>", i)));
+  for (std::size_t i = 0; i < kTokens; ++i) {
+    scores.push_back(f32(0));
+    types.push_back(i32(3));
+  }
+  *find(f, "tokenizer.ggml.tokens") = arr(ValueType::kString, tokens);
+  *find(f, "tokenizer.ggml.scores") = arr(ValueType::kFloat32, scores);
+  *find(f, "tokenizer.ggml.token_type") = arr(ValueType::kInt32, types);
+  const HfTokenizerResult r = render_hf_tokenizer(f);
+  ASSERT_TRUE(r.tokenizer) << r.reason;
+  const auto j = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+  const auto& added = j["added_tokens"];
+  ASSERT_EQ(added.size(), kTokens);
+  for (std::size_t i = 0; i < kTokens; i += 9973) {
+    EXPECT_EQ(added[i]["id"], i);
+    EXPECT_EQ(added[i]["content"], std::get<std::string>(tokens[i].data));
+  }
+  const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
+  EXPECT_EQ(config["added_tokens_decoder"].size(), kTokens);
+  EXPECT_EQ(config["added_tokens_decoder"]["123456"]["content"], "<t123456>");
 }
 
 TEST(HfTokenizer, IdsOutOfRangeOrWrongType) {

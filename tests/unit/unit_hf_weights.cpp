@@ -2,6 +2,7 @@
 // written out by hand from transformers' formula, and hostile shapes, heads and counts (no map,
 // a one-line reason; never an exception). Names, shapes and values are checked against
 // transformers itself in tests/python/test_hf_weights.py.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -201,6 +202,27 @@ TEST(HfWeights, HostileExperts) {
   f = tiny_qwen3moe();
   *find(f, "qwen3moe.expert_count") = u64(UINT64_MAX);
   EXPECT_NO_THROW(EXPECT_FALSE(hf_weight_map(f).weights.has_value()));
+}
+
+// expert_count is only a number: the expert loop runs where a layer holds a stack, each stack
+// checked to hold that many experts first. Here 4 096 layers hold a norm each and no stack,
+// with expert_count 10 000 000: looping the experts of every layer anyway took 0.17 s a layer
+// (11 s for 64 layers).
+TEST(HfWeights, ExpertCountLoopsOnlyWhereALayerHasStacks) {
+  GgufFile f = tiny_qwen3moe();
+  constexpr std::uint32_t kLayers = 4096;
+  *find(f, "qwen3moe.block_count") = u32(kLayers);
+  *find(f, "qwen3moe.expert_count") = u32(10'000'000);
+  f.tensors.clear();
+  for (std::uint32_t n = 0; n < kLayers; ++n)
+    add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+  const HfWeightsResult r = hf_weight_map(f);
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  ASSERT_EQ(r.weights->size(), kLayers);
+  EXPECT_EQ(r.weights->back().hf_name, "model.layers.4095.input_layernorm.weight");
+  // A stack of 4 experts under that expert_count: refused before any expert is emitted.
+  add_tensor(f, "blk.7.ffn_gate_exps.weight", {4, 768, 16});
+  expect_refused(f, "tensor 'blk.7.ffn_gate_exps.weight': fewer than the 10000000 experts");
 }
 
 }  // namespace

@@ -1,0 +1,82 @@
+// Memory that runs out while a library's model is laid out, on a real mount: the daemon runs
+// under an address-space limit (prlimit --as, RLIMIT_AS) that a model of a million-token
+// vocabulary does not fit in. That model loses a view, or becomes an error folder; the daemon
+// stays up and the model beside it is served (issue 31: listing such a model once ended the
+// daemon, as nlohmann-json's destructor allocated while a std::bad_alloc unwound).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/statfs.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "corpus.h"
+#include "mount_util.h"
+
+namespace ggufs::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// VmPeak of process `pid` in bytes (/proc/PID/status), 0 if unknown.
+std::uint64_t vm_peak(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("VmPeak:")) return std::stoull(line.substr(7)) * 1024;
+  }
+  return 0;
+}
+
+TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
+  GGUFS_REQUIRE_FUSE();
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves terabytes of address space for its shadow: no RLIMIT_AS fits";
+#endif
+  if (run("command -v prlimit").exit_code != 0) GTEST_SKIP() << "prlimit is missing (util-linux)";
+  TempDir tmp;
+  const fs::path lib = tmp.path() / "lib";
+  fs::create_directories(lib);
+  write_arch_model(lib / "good.gguf", "llama");
+  // The daemon's own address space, serving the good model: threads' stacks, malloc's arenas.
+  std::uint64_t peak = 0;
+  {
+    const Mount m(lib);
+    ASSERT_TRUE(m.mounted()) << m.output();
+    ASSERT_EQ(read_text(m / "good/metadata/general.architecture"), "llama\n");
+    const std::vector<int> pids = pids_with(m.path().string());
+    ASSERT_EQ(pids.size(), 1u);
+    peak = vm_peak(pids[0]);
+  }
+  ASSERT_GT(peak, 0u);
+  write_file(lib / "pairs.gguf", corpus::pair_vocabulary_llama(1000));
+  // Room for the parsed model (some 40 MB) but not for its views; then for all but hf/.
+  for (const std::uint64_t room : {96ull << 20, 384ull << 20}) {
+    SCOPED_TRACE(fmt::format("limit: {} MiB above the daemon's peak", room >> 20));
+    const Mount m(lib, "", fmt::format("prlimit --as={}", peak + room));
+    ASSERT_TRUE(m.mounted()) << m.output();
+    // Opening the large model: what fits is served, the rest is an error folder or a view less.
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(m / "pairs", ec)) {
+      names.push_back(e.path().filename().string());
+    }
+    EXPECT_FALSE(ec) << ec.message();
+    if (names == std::vector<std::string>{"error"}) {
+      EXPECT_EQ(read_text(m / "pairs/error"),
+                "not enough memory to lay out this model (std::bad_alloc)\n");
+    } else {
+      // Laid out without the folder that did not fit: the extended attribute says why.
+      EXPECT_NE(std::find(names.begin(), names.end(), "gguf.json"), names.end());
+      EXPECT_FALSE(fs::exists(m / "pairs/hf/tokenizer.json")) << "everything fit";
+      const RunResult why = run("getfattr --only-values -n user.ggufs.hf " + quote(m / "pairs"));
+      EXPECT_EQ(why.output, "not offered: laying it out failed: std::bad_alloc");
+    }
+    // The daemon is up, and the model beside is served.
+    struct statfs sfs {};
+    EXPECT_EQ(::statfs(m.path().c_str(), &sfs), 0) << "the daemon died";
+    EXPECT_EQ(read_text(m / "good/metadata/general.architecture"), "llama\n");
+  }
+}
+
+}  // namespace
+}  // namespace ggufs::test
