@@ -535,8 +535,7 @@ TEST(NeverAbort, LargeAllocationsFailingWhileLayingOut) {
     const Tree whole(f);  // with memory to spare: hf/ and its merges are there
     ASSERT_NE(whole.lookup(kRootIno, "hf"), 0u) << lines(whole.warnings());
   }
-  for (const std::size_t from :
-       {std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{4} << 20}) {
+  for (std::size_t from = std::size_t{64} << 10; from <= std::size_t{16} << 20; from *= 2) {
     g_allocations = 0;
     g_large_allocations = 0;
     g_fail_from = from;

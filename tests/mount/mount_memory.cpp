@@ -49,8 +49,11 @@ TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
   }
   ASSERT_GT(peak, 0u);
   write_file(lib / "pairs.gguf", corpus::pair_vocabulary_llama(1000));
-  // Room for the parsed model (some 40 MB) but not for its views; then for all but hf/.
-  for (const std::uint64_t room : {96ull << 20, 384ull << 20}) {
+  // Room for the parsed model (some 40 MB) but not for its views, then for more of them: what
+  // fits where depends on the C library's arenas and the threads' stacks, so each limit may end
+  // in any of the three outcomes, but the tightest cannot hold every view.
+  int short_of_memory = 0;
+  for (const std::uint64_t room : {64ull << 20, 128ull << 20, 384ull << 20}) {
     SCOPED_TRACE(fmt::format("limit: {} MiB above the daemon's peak", room >> 20));
     const Mount m(lib, "", fmt::format("prlimit --as={}", peak + room));
     ASSERT_TRUE(m.mounted()) << m.output();
@@ -62,20 +65,24 @@ TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
     }
     EXPECT_FALSE(ec) << ec.message();
     if (names == std::vector<std::string>{"error"}) {
+      ++short_of_memory;
       EXPECT_EQ(read_text(m / "pairs/error"),
                 "not enough memory to lay out this model (std::bad_alloc)\n");
-    } else {
+    } else if (!fs::exists(m / "pairs/hf")) {
       // Laid out without the folder that did not fit: the extended attribute says why.
+      ++short_of_memory;
       EXPECT_NE(std::find(names.begin(), names.end(), "gguf.json"), names.end());
-      EXPECT_FALSE(fs::exists(m / "pairs/hf/tokenizer.json")) << "everything fit";
       const RunResult why = run("getfattr --only-values -n user.ggufs.hf " + quote(m / "pairs"));
       EXPECT_EQ(why.output, "not offered: laying it out failed: std::bad_alloc");
+    } else {
+      EXPECT_TRUE(fs::exists(m / "pairs/hf/tokenizer.json"));
     }
     // The daemon is up, and the model beside is served.
     struct statfs sfs {};
     EXPECT_EQ(::statfs(m.path().c_str(), &sfs), 0) << "the daemon died";
     EXPECT_EQ(read_text(m / "good/metadata/general.architecture"), "llama\n");
   }
+  EXPECT_GT(short_of_memory, 0) << "every view fit under every limit: the test tests nothing";
 }
 
 }  // namespace
