@@ -1,12 +1,13 @@
-// Lookup tables of the i-quants and FP4 types (src/ggml/README.md §8–§11), transcribed from the
-// shared table files named above each one (docs/tables/*.txt: ggml's values in ggml's order). Their
-// sha256 (values packed little-endian at their element width) is checked by the unit tests
-// against docs/tables/README.md.
+// Lookup tables of the i-quants and FP4 types (src/ggml/README.md §8–§11), as ggml defines them
+// in ggml/src/ggml-common.h (GGML_TABLE_BEGIN … GGML_TABLE_END; ggml commit d99724f2), each
+// under its ggml name, its values in ggml's order. The unit tests (tests/unit/unit_kernels.cpp)
+// check the sha256 of each table's values, packed little-endian at their element width, against
+// the same hash of ggml's own values.
 #include "ggufs/ggml_tables.h"
 
 namespace ggufs::tables {
 
-// Source: shared docs/tables/ksigns_iq2xs.txt
+// Source: ggml/src/ggml-common.h, ksigns_iq2xs
 const std::array<std::uint8_t, 128> kSignsIq2xs = {
     0x00, 0x81, 0x82, 0x03, 0x84, 0x05, 0x06, 0x87, 0x88, 0x09, 0x0a, 0x8b, 0x0c, 0x8d, 0x8e, 0x0f,
     0x90, 0x11, 0x12, 0x93, 0x14, 0x95, 0x96, 0x17, 0x18, 0x99, 0x9a, 0x1b, 0x9c, 0x1d, 0x1e, 0x9f,
@@ -18,17 +19,17 @@ const std::array<std::uint8_t, 128> kSignsIq2xs = {
     0xf0, 0x71, 0x72, 0xf3, 0x74, 0xf5, 0xf6, 0x77, 0x78, 0xf9, 0xfa, 0x7b, 0xfc, 0x7d, 0x7e, 0xff,
 };
 
-// Source: shared docs/tables/kvalues_iq4nl.txt
+// Source: ggml/src/ggml-common.h, kvalues_iq4nl
 const std::array<std::int8_t, 16> kValuesIq4nl = {
     -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
 };
 
-// Source: shared docs/tables/kvalues_fp4.txt
+// Source: ggml/src/ggml-common.h, kvalues_mxfp4
 const std::array<std::int8_t, 16> kValuesFp4 = {
     0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
 };
 
-// Source: shared docs/tables/iq2xxs_grid.txt
+// Source: ggml/src/ggml-common.h, iq2xxs_grid
 const std::array<std::uint64_t, 256> kIq2xxsGrid = {
     0x0808080808080808ull, 0x080808080808082bull, 0x0808080808081919ull, 0x0808080808082b08ull,
     0x0808080808082b2bull, 0x0808080808190819ull, 0x0808080808191908ull, 0x08080808082b0808ull,
@@ -96,7 +97,7 @@ const std::array<std::uint64_t, 256> kIq2xxsGrid = {
     0x2b2b082b08080808ull, 0x2b2b190808192b08ull, 0x2b2b2b0819190808ull, 0x2b2b2b1908081908ull,
 };
 
-// Source: shared docs/tables/iq2xs_grid.txt
+// Source: ggml/src/ggml-common.h, iq2xs_grid
 const std::array<std::uint64_t, 512> kIq2xsGrid = {
     0x0808080808080808ull, 0x080808080808082bull, 0x0808080808081919ull, 0x0808080808082b08ull,
     0x0808080808082b2bull, 0x0808080808190819ull, 0x0808080808191908ull, 0x080808080819192bull,
@@ -228,7 +229,7 @@ const std::array<std::uint64_t, 512> kIq2xsGrid = {
     0x2b2b2b2b082b2b08ull, 0x2b2b2b2b082b2b2bull, 0x2b2b2b2b2b190819ull, 0x2b2b2b2b2b2b2b2bull,
 };
 
-// Source: shared docs/tables/iq2s_grid.txt
+// Source: ggml/src/ggml-common.h, iq2s_grid
 const std::array<std::uint64_t, 1024> kIq2sGrid = {
     0x0808080808080808ull, 0x080808080808082bull, 0x0808080808081919ull, 0x0808080808082b08ull,
     0x0808080808082b2bull, 0x0808080808190819ull, 0x0808080808191908ull, 0x080808080819192bull,
@@ -488,7 +489,7 @@ const std::array<std::uint64_t, 1024> kIq2sGrid = {
     0x2b2b2b2b082b082bull, 0x2b2b2b2b082b2b08ull, 0x2b2b2b2b2b082b08ull, 0x2b2b2b2b2b2b2b2bull,
 };
 
-// Source: shared docs/tables/iq3xxs_grid.txt
+// Source: ggml/src/ggml-common.h, iq3xxs_grid
 const std::array<std::uint32_t, 256> kIq3xxsGrid = {
     0x04040404u, 0x04040414u, 0x04040424u, 0x04040c0cu, 0x04040c1cu, 0x04040c3eu, 0x04041404u,
     0x04041414u, 0x04041c0cu, 0x04042414u, 0x04043e1cu, 0x04043e2cu, 0x040c040cu, 0x040c041cu,
@@ -529,7 +530,7 @@ const std::array<std::uint32_t, 256> kIq3xxsGrid = {
     0x3e2c0404u, 0x3e2c0414u, 0x3e2c1424u, 0x3e341c04u,
 };
 
-// Source: shared docs/tables/iq3s_grid.txt
+// Source: ggml/src/ggml-common.h, iq3s_grid
 const std::array<std::uint32_t, 512> kIq3sGrid = {
     0x01010101u, 0x01010103u, 0x01010105u, 0x0101010bu, 0x0101010fu, 0x01010301u, 0x01010303u,
     0x01010305u, 0x01010309u, 0x0101030du, 0x01010501u, 0x01010503u, 0x0101050bu, 0x01010707u,
@@ -607,7 +608,7 @@ const std::array<std::uint32_t, 512> kIq3sGrid = {
     0x0f0f0101u,
 };
 
-// Source: shared docs/tables/iq1s_grid.txt
+// Source: ggml/src/ggml-common.h, iq1s_grid
 const std::array<std::uint64_t, 2048> kIq1sGrid = {
     0xffffffffffffffffull, 0xffffffffffffff01ull, 0xffffffffffff0000ull, 0xffffffffffff01ffull,
     0xffffffffffff0101ull, 0xffffffffff00ff00ull, 0xffffffffff000000ull, 0xffffffffff01ffffull,

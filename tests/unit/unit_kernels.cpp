@@ -1,6 +1,6 @@
 // The ggml type table, the half conversions and the block decoders. Expected values come from
-// the shared conformance data (made by ggml), the tables of src/ggml/README.md and the hashes in
-// docs/tables/README.md, never from the code under test.
+// the conformance test data (made by ggml), the tables of src/ggml/README.md and the hashes of
+// ggml's own lookup tables, never from the code under test.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -334,8 +334,9 @@ TEST(TypeTable, TensorBytesOverflow) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The embedded lookup tables, against the sha256 of "the values packed little-endian at their
-// element width" listed in the shared docs/tables/README.md.
+// The embedded lookup tables, against the sha256 of ggml's own values of each table
+// (ggml/src/ggml-common.h at ggml commit d99724f2, printed by a program compiled with it),
+// packed little-endian at their element width.
 
 template <typename T, std::size_t N>
 std::string packed_sha256(const std::array<T, N>& table) {
@@ -350,7 +351,7 @@ std::string packed_sha256(const std::array<T, N>& table) {
 }
 
 TEST(KernelTables, MatchTheSharedTableFiles) {
-  // Hashes from docs/tables/README.md, last column.
+  // Hashes of ggml's values (the test data's table list, last column).
   EXPECT_EQ(packed_sha256(tables::kSignsIq2xs),
             "a76742a603f8beca5212ecce0f1f02f11a4887fd2f7c8b15aca0ea3eb3380c31");
   EXPECT_EQ(packed_sha256(tables::kIq2xxsGrid),
