@@ -280,9 +280,11 @@ std::string render_metadata_value(const Value& v) {
 std::string render_gguf_json(const GgufFile& f) {
   std::string out;
   // The text is about the size of the header plus indentation: twice the header is usually
-  // enough to write it without copying it as it grows (memory is only touched as written).
-  out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(2 * f.data_offset, 1u << 30)) +
-              4096);
+  // enough to write it without copying it as it grows. The header is what the file holds before
+  // its data section: a huge general.alignment puts data_offset far past a small file's end,
+  // and a reservation of that size, though untouched, is address space (RLIMIT_AS) all the same.
+  const std::uint64_t header = std::min(f.data_offset, f.file_size);
+  out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(2 * header, 1u << 30)) + 4096);
   JsonOut j(out);
   j.begin_object();
   j.key("header");
