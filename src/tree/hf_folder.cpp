@@ -176,9 +176,9 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
         "  \"weight_map\": {{",
         total_parameters, total_size);
     for (std::size_t k = 0; k < weight_map.size(); ++k) {
-      index += k ? ",\n    \"" : "\n    \"";
-      append_json_escaped(index, valid_utf8(weight_map[k].first));
-      fmt::format_to(std::back_inserter(index), "\": \"{}\"", shard_names[weight_map[k].second]);
+      index += k ? ",\n    " : "\n    ";
+      append_json_string(index, weight_map[k].first);
+      fmt::format_to(std::back_inserter(index), ": \"{}\"", shard_names[weight_map[k].second]);
     }
     index += "\n  }\n}\n";
     out.files.push_back(text_file("model.safetensors.index.json", std::move(index)));

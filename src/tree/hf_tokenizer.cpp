@@ -360,17 +360,6 @@ enum BpeStyle { kSpmBpe, kPlainBpe, kByteLevelBpe };
 // one allocates (json's destroy() moves the children to a heap stack), which, while an
 // allocation failure unwinds, would end the process.
 
-// `s` as a JSON string; bytes that are not UTF-8 become U+FFFD, as json's dump(replace) does.
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  if (is_utf8(s)) {
-    append_json_escaped(out, s);
-  } else {
-    append_json_escaped(out, valid_utf8(s));
-  }
-  out += '"';
-}
-
 // `object` (a non-empty JSON object as json::dump writes it, compact or indented by 2) with
 // members appended, each a key of ours (nothing to escape) and its value's JSON text.
 std::string with_members(

@@ -174,32 +174,7 @@ class JsonOut {
     out_ += '\n';
     out_.append(2 * depth, ' ');
   }
-  // A JSON string: escaped as append_json_escaped does, and every byte sequence that is not
-  // well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF) replaced
-  // by U+FFFD, byte by byte, so the document is valid UTF-8 (RFC 8259 §8.1) for any input.
-  void quoted(std::string_view s) {
-    out_ += '"';
-    std::size_t i = 0;
-    while (i < s.size()) {
-      const auto c = static_cast<unsigned char>(s[i]);
-      if (c < 0x80) {
-        std::size_t j = i;
-        while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80) ++j;
-        append_json_escaped(out_, s.substr(i, j - i));
-        i = j;
-        continue;
-      }
-      const std::size_t n = utf8_sequence_length(s.substr(i));
-      if (n == 0) {
-        out_ += "\xEF\xBF\xBD";
-        ++i;
-      } else {
-        out_.append(s.substr(i, n));
-        i += n;
-      }
-    }
-    out_ += '"';
-  }
+  void quoted(std::string_view s) { append_json_string(out_, s); }
   std::string& out_;
   std::vector<std::size_t> counts_;  // members or elements written so far, per open container
   bool after_key_ = false;
@@ -424,6 +399,30 @@ std::string npy_header(std::span<const std::uint64_t> shape, std::string_view de
 std::string type_display_name(std::uint32_t id) {
   if (const TypeTraits* t = type_traits(id)) return std::string(t->name);
   return fmt::format("type_{}", id);
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      std::size_t j = i;
+      while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80) ++j;
+      append_json_escaped(out, s.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    const std::size_t n = utf8_sequence_length(s.substr(i));
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  out += '"';
 }
 
 void append_json_escaped(std::string& out, std::string_view s) {

@@ -212,9 +212,8 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
     // destroyed.
     std::string list = "[";
     for (std::size_t i = 0; i < omitted.size(); ++i) {
-      list += i ? ",\"" : "\"";
-      append_json_escaped(list, valid_utf8(omitted[i]));
-      list += '"';
+      if (i) list += ',';
+      append_json_string(list, omitted[i]);
     }
     list += ']';
     append_member(meta, kOmittedKey, list);
