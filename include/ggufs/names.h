@@ -55,4 +55,14 @@ std::string valid_utf8(std::string_view s);
 /// mapping (library folders after escaping; safetensors keys after valid_utf8).
 std::vector<std::string> unique_names(std::vector<std::string> names);
 
+/// Appends `s` to `out` escaped as the inside of a JSON string (\\ \" \n \r \t \b \f, other
+/// control bytes as \u00XX); bytes ≥ 0x80 are copied as they are.
+void append_json_escaped(std::string& out, std::string_view s);
+
+/// Appends `s` to `out` as a JSON string, quotes included: escaped as append_json_escaped does,
+/// and every byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
+/// surrogates, at most U+10FFFF) replaced by U+FFFD, byte by byte (as valid_utf8 does), so the
+/// text is valid UTF-8 (RFC 8259 §8.1) for any input.
+void append_json_string(std::string& out, std::string_view s);
+
 }  // namespace ggufs

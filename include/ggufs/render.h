@@ -36,14 +36,4 @@ std::string npy_header(std::span<const std::uint64_t> shape, std::string_view de
 /// The ggml type name of type id `id` ("Q4_K"), or "type_<id>" for a removed or unknown id.
 std::string type_display_name(std::uint32_t id);
 
-/// Appends `s` to `out` escaped as the inside of a JSON string (\\ \" \n \r \t \b \f, other
-/// control bytes as \u00XX); bytes ≥ 0x80 are copied as they are.
-void append_json_escaped(std::string& out, std::string_view s);
-
-/// Appends `s` to `out` as a JSON string, quotes included: escaped as append_json_escaped does,
-/// and every byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
-/// surrogates, at most U+10FFFF) replaced by U+FFFD, byte by byte (as valid_utf8 does), so the
-/// text is valid UTF-8 (RFC 8259 §8.1) for any input.
-void append_json_string(std::string& out, std::string_view s);
-
 }  // namespace ggufs

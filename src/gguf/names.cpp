@@ -148,4 +148,66 @@ std::vector<std::string> unique_names(std::vector<std::string> names) {
   return names;
 }
 
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      std::size_t j = i;
+      while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80) ++j;
+      append_json_escaped(out, s.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    const std::size_t n = utf8_sequence_length(s.substr(i));
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  out += '"';
+}
+
+void append_json_escaped(std::string& out, std::string_view s) {
+  // Runs of bytes that need no escape are appended whole: vocabularies are mostly such runs.
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '\\' && c != '"') continue;
+    out.append(s.substr(start, i - start));
+    start = i + 1;
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        // Lower-case hex, as nlohmann::json writes it, so gguf.json and the text files agree.
+        fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+    }
+  }
+  out.append(s.substr(start));
+}
+
 }  // namespace ggufs

@@ -1,4 +1,4 @@
-"""config.json and generation_config.json of a GGUF model (src/tree/hf_config.cpp) against
+"""config.json and generation_config.json of a GGUF model (src/hf/hf_config.cpp) against
 transformers 4.57.6 itself.
 
 The oracle: AutoConfig.from_pretrained(<folder holding our config.json>).to_dict() must equal

@@ -1,5 +1,5 @@
 """tokenizer.json, tokenizer_config.json and special_tokens_map.json of a GGUF model
-(src/tree/hf_tokenizer.cpp) against transformers 4.57.6 itself.
+(src/hf/hf_tokenizer.cpp) against transformers 4.57.6 itself.
 
 The oracle: AutoTokenizer.from_pretrained(<folder holding our three files and our config.json>)
 must behave as AutoTokenizer.from_pretrained(<dir>, gguf_file=<file>), transformers' own GGUF

@@ -1,4 +1,4 @@
-"""The Hugging Face weight map of a GGUF model (src/tree/hf_weights.cpp, hf_weight_map) against
+"""The Hugging Face weight map of a GGUF model (src/hf/hf_weights.cpp, hf_weight_map) against
 transformers 4.57.6 itself.
 
 The oracle: transformers' own GGUF import, load_gguf_checkpoint(path, return_tensors=True,

@@ -1,4 +1,4 @@
-// Unit tests of render_hf_config (src/tree/hf_config.cpp) on hostile and incomplete metadata: no
+// Unit tests of render_hf_config (src/hf/hf_config.cpp) on hostile and incomplete metadata: no
 // config, and a one-line reason naming the key at fault; never an exception. The values of the
 // configs it renders are checked against transformers itself in tests/python/test_hf_config.py.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Unit tests of render_hf_tokenizer (src/tree/hf_tokenizer.cpp) on hostile and incomplete
+// Unit tests of render_hf_tokenizer (src/hf/hf_tokenizer.cpp) on hostile and incomplete
 // tokenizer metadata: no tokenizer, and a one-line reason naming the key at fault; never an
 // exception. The files it renders are checked against transformers itself in
 // tests/python/test_hf_tokenizer.py.

@@ -1,4 +1,4 @@
-// Unit tests of hf_weight_map (src/tree/hf_weights.cpp): the reverse permutation's row mapping
+// Unit tests of hf_weight_map (src/hf/hf_weights.cpp): the reverse permutation's row mapping
 // written out by hand from transformers' formula, and hostile shapes, heads and counts (no map,
 // a one-line reason; never an exception). Names, shapes and values are checked against
 // transformers itself in tests/python/test_hf_weights.py.

@@ -27,7 +27,6 @@
 
 #include "ggufs/hf_config.h"
 #include "ggufs/names.h"
-#include "ggufs/render.h"
 
 namespace ggufs {
 namespace {
