@@ -7,13 +7,16 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "ggufs/names.h"
 
@@ -228,6 +231,27 @@ constexpr MappingRow kConfigMapping[] = {
     {"deci", "vocab_size", "vocab_size"},
 };
 
+// Keys llama.cpp's converter writes (conversion/base.py, TextModel.set_gguf_parameters) that
+// transformers' import leaves out, 4.57.6 and 5.24.0 alike: without them the config takes the
+// class default, which is not the original model's (Qwen3Config.head_dim 128,
+// Qwen3MoeConfig.moe_intermediate_size 768), and the weights' shapes disagree with it. The
+// original model wins (the round trip, tests/python/test_hf_roundtrip.py, checks it).
+constexpr MappingRow kConverterMapping[] = {
+    {"qwen3", "attention.key_length", "head_dim"},
+    {"qwen3_moe", "expert_feed_forward_length", "moe_intermediate_size"},
+};
+
+// Fields the converter does not write, where the class default is not what the models of that
+// architecture use: Qwen3MoeConfig.norm_topk_prob defaults to False, every Qwen3-MoE checkpoint
+// (config.json of Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own
+// GGUF import does (integrations/ggml.py).
+struct NotCarried {
+  std::string_view model_type;
+  std::string_view config_key;
+  bool value;
+};
+constexpr NotCarried kNotCarried[] = {{"qwen3_moe", "norm_topk_prob", true}};
+
 // The architectures rendered here, by transformers' model_type before the gemma3 rename
 // (load_gguf_checkpoint's updated_architecture).
 constexpr std::string_view kFamilies[] = {"llama", "mistral",   "qwen2",      "qwen2_moe",
@@ -313,6 +337,20 @@ std::string unreadable(const Value& v) {
   return "";
 }
 
+// The double whose shortest decimal is the shortest one that reads back as `x`: llama.cpp's
+// converter stores every hyperparameter as float32 (gguf_writer.py, add_float32), so the
+// original config's 1e-06 arrives as 9.999999974752427e-07; written this way it is 1e-06 again
+// (and float(1e-06) in Python gives that float32 back). NaN and infinities pass unchanged (the
+// caller refuses them).
+double shortest_decimal(float x) {
+  if (!std::isfinite(x)) return static_cast<double>(x);
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);  // shortest round-trip (C++17)
+  double d = 0;
+  std::from_chars(buf, r.ptr, d);
+  return d;
+}
+
 // A scalar as _gguf_parse_value gives it (int, float, bool, str) in JSON; strings holding the
 // architecture name get it replaced, as load_gguf_checkpoint does to every str value.
 json scalar_json(const Value& v, std::string_view arch, std::string_view updated) {
@@ -320,7 +358,7 @@ json scalar_json(const Value& v, std::string_view arch, std::string_view updated
     std::string_view arch, updated;
     json operator()(std::uint64_t x) const { return x; }
     json operator()(std::int64_t x) const { return x; }
-    json operator()(float x) const { return static_cast<double>(x); }
+    json operator()(float x) const { return shortest_decimal(x); }
     json operator()(double x) const { return x; }
     json operator()(bool x) const { return x; }
     json operator()(const std::string& s) const {
@@ -510,6 +548,9 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   // looked up in GGUF_CONFIG_MAPPING; a later key overwrites an earlier one. The tokens are
   // kept for the vocab_size fallback (GGUF_TOKENIZER_MAPPING["tokenizer"]["ggml.tokens"]).
   std::optional<std::optional<std::size_t>> tokens_len;  // outer: present; inner: has a len()
+  std::vector<MappingRow> mapping_rows(std::begin(kConfigMapping), std::end(kConfigMapping));
+  mapping_rows.insert(mapping_rows.end(), std::begin(kConverterMapping),
+                      std::end(kConverterMapping));
   for (const KeyValue& kv : file.kv) {
     const std::string key = arch == updated ? kv.key : replace_all(kv.key, arch, updated);
     const std::size_t dot = key.find('.');
@@ -519,7 +560,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     if (prefix == "tokenizer" && suffix == "ggml.tokens") {
       tokens_len = python_len(kv.value, arch, updated);
     }
-    for (const MappingRow& row : kConfigMapping) {
+    for (const MappingRow& row : mapping_rows) {
       if (row.prefix == prefix && row.suffix == suffix) {
         // A config field that is a list is one value per layer at most: a longer one is hostile,
         // and held as json values it would cost 16 bytes and more per element.
@@ -534,6 +575,10 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
   if (config["model_type"] == "gemma3") config["model_type"] = "gemma3_text";
+  for (const NotCarried& n : kNotCarried) {
+    if (config["model_type"] == std::string(n.model_type))
+      config[std::string(n.config_key)] = n.value;
+  }
 
   // vocab_size: the mapped key, else len(tokens) (a one-token list is its string: its length).
   if (!config.contains("vocab_size")) {

@@ -614,16 +614,17 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
       specials.bos = std::string(vocab.tokens[*vocab.bos]);
       specials.eos = specials.bos;
     } else {
-      // GGUFPhi3Converter.tokenizer(): the bos, eos and pad ids must exist (it reads them as
-      // attributes), each becomes its token.
+      // GGUFPhi3Converter.tokenizer(): the bos and eos ids must exist, each becomes its token.
+      // It reads the padding id as an attribute too, and so fails on a file without one
+      // (transformers 4.57.6); llama.cpp's converter writes none where the original tokenizer
+      // has no pad token, and the original loads without it: a pad is written when there is one.
       for (const auto& [id, key] : {std::pair{&vocab.bos, "tokenizer.ggml.bos_token_id"},
-                                    std::pair{&vocab.eos, "tokenizer.ggml.eos_token_id"},
-                                    std::pair{&vocab.pad, "tokenizer.ggml.padding_token_id"}}) {
+                                    std::pair{&vocab.eos, "tokenizer.ggml.eos_token_id"}}) {
         if (!*id) return no_tokenizer(fmt::format("no {}: transformers' phi3 import fails", key));
       }
       specials.bos = std::string(vocab.tokens[*vocab.bos]);
       specials.eos = std::string(vocab.tokens[*vocab.eos]);
-      specials.pad = std::string(vocab.tokens[*vocab.pad]);
+      if (vocab.pad) specials.pad = std::string(vocab.tokens[*vocab.pad]);
     }
     if (vocab.unk) specials.unk = std::string(vocab.tokens[*vocab.unk]);
     if (!templatable(*specials.bos)) {

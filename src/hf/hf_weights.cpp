@@ -408,7 +408,9 @@ HfWeightsResult build(const GgufFile& file) {
     d.ff = count(config, "intermediate_size").value_or(arch->default_ff);
   }
   d.experts = count(config, "num_experts").value_or(128);  // Qwen3MoeConfig's default
-  d.expert_ff = 768;   // moe_intermediate_size: Qwen3MoeConfig's default, never mapped
+  // moe_intermediate_size: the file's expert_feed_forward_length (render_hf_config), else
+  // Qwen3MoeConfig's default.
+  d.expert_ff = count(config, "moe_intermediate_size").value_or(768);
   d.positions = 1024;  // gpt2's n_positions: GPT2Config's default, never mapped (n_ctx is)
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts.
   const std::uint64_t split_experts = count(config, "num_experts").value_or(60);

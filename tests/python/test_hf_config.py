@@ -59,7 +59,7 @@ def assert_same_config(tool, path, tmp_path):
     (folder / "config.json").write_text(out)
     reference = theirs(path)
     mine = AutoConfig.from_pretrained(str(folder))
-    assert without_ignored(mine.to_dict()) == without_ignored(reference.to_dict())
+    assert without_ignored(mine.to_dict()) == corrected(path, without_ignored(reference.to_dict()))
 
     rc, gen, err = ours(tool, path, "--generation")
     assert rc == 0, err
@@ -70,6 +70,43 @@ def assert_same_config(tool, path, tmp_path):
     # The file itself is what save_pretrained writes (its diff against the defaults).
     assert without_ignored(json.loads(gen)) == without_ignored(expected.to_diff_dict())
     return json.loads(out)
+
+
+def gguf_fields(path):
+    """The file's key-value pairs, scalars as Python values (gguf-py's reader)."""
+    fields = {}
+    for name, field in gguf.GGUFReader(path).fields.items():
+        if len(field.types) == 1 and field.types[0] != gguf.GGUFValueType.ARRAY:
+            fields[name] = field.contents()
+    return fields
+
+
+def corrected(path, expected):
+    """transformers' import of `path`, corrected where it is not the model llama.cpp's converter
+    converted (the original wins; hf/ is its inverse). Each correction comes from the file itself
+    and names the transformers bug:
+    - floats: the converter stores hyperparameters as float32 (gguf_writer.py, add_float32) and
+      transformers widens them (9.999999974752427e-07); the original config said the shortest
+      decimal of that float32 (1e-06), which is what reads back as it;
+    - qwen3 and qwen3moe: GGUF_CONFIG_MAPPING (integrations/ggml.py) maps no qwen3
+      attention.key_length, so head_dim is Qwen3Config's default 128, not the file's;
+    - qwen3moe: nor expert_feed_forward_length, so moe_intermediate_size is the default 768; and
+      norm_topk_prob (not in the file) is Qwen3MoeConfig's default False where every Qwen3-MoE
+      checkpoint, and transformers 5.24.0's own import, have True."""
+    out = dict(expected)
+    for k, v in expected.items():
+        if isinstance(v, float) and v == float(np.float32(v)):
+            out[k] = float(str(np.float32(v)))
+    fields = gguf_fields(str(path))
+    arch = fields.get("general.architecture")
+    if arch in ("qwen3", "qwen3moe", "qwen3_moe"):
+        if f"{arch}.attention.key_length" in fields:
+            out["head_dim"] = fields[f"{arch}.attention.key_length"]
+    if arch in ("qwen3moe", "qwen3_moe"):
+        if f"{arch}.expert_feed_forward_length" in fields:
+            out["moe_intermediate_size"] = fields[f"{arch}.expert_feed_forward_length"]
+        out["norm_topk_prob"] = True
+    return out
 
 
 # --- GGUF files as llama.cpp's converter writes them -------------------------------------------
@@ -375,7 +412,8 @@ def test_split_tiny_llama_via_merged(dump_tool, tmp_path):
     folder.mkdir()
     (folder / "config.json").write_text(out)
     mine = AutoConfig.from_pretrained(str(folder))
-    assert without_ignored(mine.to_dict()) == without_ignored(theirs(merged).to_dict())
+    reference = without_ignored(theirs(merged).to_dict())
+    assert without_ignored(mine.to_dict()) == corrected(merged, reference)
     assert ours(dump_tool, merged)[1] == out
 
 

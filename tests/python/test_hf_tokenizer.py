@@ -286,8 +286,6 @@ def test_mistral_fails_both(dump_tool, tmp_path):
 @pytest.mark.parametrize(
     "arch,fill,key",
     [
-        # GGUFPhi3Converter reads the padding id as an attribute: missing, it fails
-        ("phi3", lambda w: add_spm(w, pad=None), "tokenizer.ggml.padding_token_id"),
         # GGUFLlamaConverter: eos without bos indexes tokens[None]
         ("llama", lambda w: add_spm(w, bos=None), "tokenizer.ggml.bos_token_id"),
         # ... and without eos LlamaTokenizerFast has no bos token to add
@@ -300,6 +298,22 @@ def test_refused_where_transformers_fails(dump_tool, tmp_path, arch, fill, key):
         theirs(path)
     rc, out, err = ours(dump_tool, path, "--tokenizer")
     assert rc == 3 and out == "" and key in err
+
+
+def test_phi3_without_pad(dump_tool, tmp_path):
+    """llama.cpp's converter writes no padding id where the original tokenizer has no pad
+    token. transformers 4.57.6's GGUFPhi3Converter reads it as an attribute and fails on such a
+    file (a transformers bug: the original loads without a pad); ours has no pad token and
+    encodes as the import of the same vocabulary given a pad."""
+    no_pad = write_gguf(tmp_path / "a.gguf", "phi3", lambda w: add_spm(w, bos=1, eos=2, unk=0))
+    with_pad = write_gguf(
+        tmp_path / "b.gguf", "phi3", lambda w: add_spm(w, bos=1, eos=2, pad=2, unk=0)
+    )
+    with pytest.raises(Exception):
+        theirs(no_pad)
+    mine = AutoTokenizer.from_pretrained(str(our_folder(dump_tool, no_pad, tmp_path / "hf")))
+    assert mine.pad_token is None
+    assert_same_encoding(mine, theirs(with_pad))
 
 
 def test_one_element_merges_fail_both(dump_tool, tmp_path):

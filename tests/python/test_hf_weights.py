@@ -493,9 +493,11 @@ def test_qwen2moe_refused(dump_tool, tmp_path):
     assert rc == 3 and "qwen2moe" in err
 
 
-def test_head_dim_mismatch_refused(dump_tool, tmp_path):
-    """qwen3's head_dim is not mapped (Qwen3Config's 128 stays): a head_dim-8 qwen3 does not
-    load in from_pretrained (size mismatch), and we give no map, naming the tensor."""
+def test_head_dim_from_key_length(dump_tool, tmp_path):
+    """qwen3 with head_dim 8 (the file's qwen3.attention.key_length, as llama.cpp's converter
+    writes it): transformers' import maps no key_length for qwen3 (GGUF_CONFIG_MAPPING,
+    integrations/ggml.py), keeps Qwen3Config's 128 and fails (size mismatch); the original model
+    had head_dim 8, and our map gives its parameters the file's shapes."""
     pytest.importorskip("accelerate", reason="transformers loads a GGUF model only with accelerate")
     path = write_gguf(
         tmp_path / "m.gguf",
@@ -506,8 +508,14 @@ def test_head_dim_mismatch_refused(dump_tool, tmp_path):
     )
     with pytest.raises(Exception, match="size mismatch|shape"):
         AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file="m.gguf")
-    rc, _, err = our_map(dump_tool, path)
-    assert rc == 3 and "attn_q.weight" in err and "shape" in err
+    rc, lines, err = our_map(dump_tool, path)
+    assert rc == 0, err
+    shapes = {e["name"]: e["shape"] for e in lines}
+    # attention(8): q rows = heads x 8, the tensors the file holds (numpy order).
+    reader = gguf.GGUFReader(str(path))
+    q = next(t for t in reader.tensors if t.name == "blk.0.attn_q.weight")
+    assert shapes["model.layers.0.self_attn.q_proj.weight"] == [int(x) for x in q.shape[::-1]]
+    assert shapes["model.layers.0.self_attn.q_norm.weight"] == [8]
 
 
 def test_too_few_experts_refused(dump_tool, tmp_path):

@@ -295,10 +295,18 @@ TEST(HfTokenizer, LlamaBosEosMissing) {
   expect_refused(f, "tokenizer.ggml.eos_token_id");
 }
 
-TEST(HfTokenizer, Phi3NeedsPad) {
+// llama.cpp's converter writes no padding id where the original has no pad token: the
+// tokenizer is rendered without one (transformers 4.57.6's own import fails on such a file).
+TEST(HfTokenizer, Phi3WithoutPad) {
   GgufFile f = tiny("phi3", false);
   erase(f, "tokenizer.ggml.padding_token_id");
-  expect_refused(f, "tokenizer.ggml.padding_token_id");
+  const HfTokenizerResult r = render_hf_tokenizer(f);
+  ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+  const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
+  EXPECT_TRUE(config.value("pad_token", nlohmann::json()).is_null()) << config.dump();
+  GgufFile g = tiny("phi3", false);
+  erase(g, "tokenizer.ggml.eos_token_id");
+  expect_refused(g, "tokenizer.ggml.eos_token_id");
 }
 
 TEST(HfTokenizer, GemmaNeedsScoresAndDistinctRenamedTokens) {
