@@ -1,5 +1,6 @@
-// ggufs-sample: writes the embedded sample model (a tiny llama-shaped file whose tensors hold
-// smooth, recognisable patterns) or, with --bench-size-mib, a large benchmark model.
+// ggufs-sample: writes the embedded sample model (a tiny but consistent llama whose tensors hold
+// smooth, recognisable patterns and whose vocabulary is a real, if small, SentencePiece-style
+// BPE) or, with --bench-size-mib, a large benchmark model.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -9,8 +10,11 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <numbers>
+#include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -38,8 +42,9 @@ using ggufs::ValueType;
 constexpr std::string_view kUsage =
     "usage: ggufs-sample [--bench-size-mib N] OUT.gguf\n"
     "\n"
-    "Writes the embedded sample model to OUT.gguf: a tiny llama-shaped GGUF file with metadata\n"
-    "of every common kind and six tensors (F32, F16, Q8_0, Q4_K, Q6_K) holding smooth patterns.\n"
+    "Writes the embedded sample model to OUT.gguf: a tiny llama (one layer, hidden size 256, a\n"
+    "384-token vocabulary) with metadata of every common kind and twelve tensors (F32, F16, Q8_0,\n"
+    "Q4_K, Q6_K) holding smooth patterns; its hf/ view loads in transformers.\n"
     "\n"
     "options:\n"
     "  --bench-size-mib N  write a benchmark model of at least N MiB instead: five tensors\n"
@@ -88,67 +93,223 @@ void add_tensor(GgufWriter& w, std::string name, std::uint32_t type, std::uint64
   w.add_tensor(std::move(name), type, std::move(ne), ggufs::quantize(type, values));
 }
 
+// --- the sample model --------------------------------------------------------------------------
+
+// A consistent llama, as small as the K-quants allow: Q4_K and Q6_K store rows of whole 256-element
+// super-blocks, so the hidden size (every matrix's input but ffn_down's) and the feed-forward size
+// (ffn_down's input) are multiples of 256.
+constexpr std::uint64_t kHidden = 256;                // llama.embedding_length
+constexpr std::uint64_t kHeads = 4;                   // llama.attention.head_count
+constexpr std::uint64_t kKvHeads = 2;                 // head_count_kv: grouped-query attention
+constexpr std::uint64_t kHeadDim = kHidden / kHeads;  // 64: llama.rope.dimension_count
+constexpr std::uint64_t kFeedForward = 512;           // llama.feed_forward_length
+constexpr std::uint64_t kContext = 256;               // llama.context_length
+constexpr std::uint64_t kVocab = 384;                 // tokens: 3 special, 256 bytes, 125 pieces
+
+// The text the vocabulary's pieces are learned from: what ggufs does, a few lines of tensors.tsv
+// (so tab and newline are tokens) and a French sentence (so é, è and à are).
+constexpr std::string_view kTokenizerText =
+    "ggufs mounts a GGUF model file as a read-only tree of files. Every tensor of the model is a "
+    "file in each of the tensor folders: raw holds the bytes of the tensor as they are stored, f32 "
+    "holds its values decoded to float32 on read, f16 holds them rounded to float16, and npy holds "
+    "them as a NumPy array. Every metadata key is a text file. The hf folder holds the model as a "
+    "Hugging Face model folder: its config, its tokenizer and its weights, decoded from the "
+    "tensors of the model as they are read. Nothing is converted ahead of time, and nothing is "
+    "written to the disk.\n"
+    "name\ttype\tne\n"
+    "token_embd.weight\tQ4_K\t256,384\n"
+    "blk.0.attn_q.weight\tQ8_0\t256,256\n"
+    "blk.0.ffn_down.weight\tQ6_K\t512,256\n"
+    "Chaque tenseur du modèle est un fichier, décodé à la lecture.\n";
+
+constexpr std::string_view kWordStart = "▁";  // U+2581: SentencePiece's mark of a space
+
+struct Vocabulary {
+  std::vector<std::string> tokens;
+  std::vector<float> scores;
+  std::vector<std::int32_t> types;  // llama.cpp's token types
+};
+
+/// The UTF-8 characters of `s`, each as a string.
+std::vector<std::string> characters(std::string_view s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = 1;
+    while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+    out.emplace_back(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+/// A SentencePiece-style BPE vocabulary with byte fallback, laid out as LLaMA's: <unk>, <s>, </s>;
+/// the 256 byte tokens <0x00>…<0xFF>; the pieces byte-pair merging learns from kTokenizerText, in
+/// the order it learns them; then the text's characters, the most frequent first (ties in byte
+/// order). Scores fall by one per piece from 0, so merges rank in the order learned (llama.cpp
+/// merges the best-scoring pair first; transformers builds its merges from the scores).
+///
+/// Learning: every word (a run of characters other than space, tab and newline) with ▁ in front,
+/// split into characters; then, until the vocabulary is full, the adjacent pair that occurs most
+/// often in the text's words (ties: the first in byte order, of the left then the right symbol)
+/// is merged wherever it occurs. Tab and newline are tokens of their own, never merged;
+/// characters the text lacks are spelt with byte tokens.
+Vocabulary sample_vocabulary() {
+  std::map<std::string, int> word_counts;
+  std::map<std::string, int> char_counts;
+  std::string word;
+  for (std::size_t i = 0; i <= kTokenizerText.size(); ++i) {
+    const char c = i < kTokenizerText.size() ? kTokenizerText[i] : ' ';
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (!word.empty()) ++word_counts[std::string(kWordStart) + word];
+      word.clear();
+      if (c != ' ') ++char_counts[std::string(1, c)];
+    } else {
+      word += c;
+    }
+  }
+  std::vector<std::pair<std::vector<std::string>, int>> words;
+  for (const auto& [w, n] : word_counts) {
+    words.emplace_back(characters(w), n);
+    for (const std::string& ch : words.back().first) char_counts[ch] += n;
+  }
+
+  Vocabulary v;
+  auto add = [&](std::string token, float score, std::int32_t type) {
+    v.tokens.push_back(std::move(token));
+    v.scores.push_back(score);
+    v.types.push_back(type);
+  };
+  add("<unk>", 0, 2);  // 2: unknown
+  add("<s>", 0, 3);    // 3: control
+  add("</s>", 0, 3);
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    add(name, 0, 6);  // 6: byte
+  }
+
+  std::set<std::string> pieces;
+  std::vector<std::string> merged;
+  while (v.tokens.size() + merged.size() + char_counts.size() < kVocab) {
+    std::map<std::pair<std::string, std::string>, int> pairs;
+    for (const auto& [symbols, n] : words) {
+      for (std::size_t i = 0; i + 1 < symbols.size(); ++i) pairs[{symbols[i], symbols[i + 1]}] += n;
+    }
+    const auto best =
+        std::max_element(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+          return a.second < b.second;  // the first of the most frequent, in byte order
+        });
+    if (best == pairs.end()) throw std::logic_error("the tokenizer text has too few pairs");
+    const auto [left, right] = best->first;
+    for (auto& [symbols, n] : words) {
+      std::vector<std::string> out;
+      for (std::size_t i = 0; i < symbols.size(); ++i) {
+        if (i + 1 < symbols.size() && symbols[i] == left && symbols[i + 1] == right) {
+          out.push_back(left + right);
+          ++i;
+        } else {
+          out.push_back(symbols[i]);
+        }
+      }
+      symbols = std::move(out);
+    }
+    // The same piece can come from two merges ("▁h"+"er", "▁he"+"r"): one token.
+    if (pieces.insert(left + right).second) merged.push_back(left + right);
+  }
+  std::vector<std::pair<std::string, int>> chars(char_counts.begin(), char_counts.end());
+  std::stable_sort(chars.begin(), chars.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  float score = 0;
+  for (std::string& piece : merged) add(std::move(piece), score--, 1);  // 1: normal
+  for (auto& [ch, n] : chars) add(std::move(ch), score--, 1);
+  if (v.tokens.size() != kVocab)
+    throw std::logic_error("the tokenizer text has too many characters");
+  return v;
+}
+
 GgufWriter sample_model() {
   GgufWriter w;
   w.add_string("general.architecture", "llama");
   w.add_string("general.name", "ggufs sample");
   w.add_string("general.description",
-               "A tiny llama-shaped model written by ggufs-sample. Its tensors hold smooth test "
-               "patterns (sines, cosines, gaussians), not trained weights.");
+               "A tiny llama written by ggufs-sample. Its tensors hold smooth test patterns "
+               "(sines, cosines, gaussians), not trained weights; its vocabulary is learned from a "
+               "paragraph about ggufs.");
   w.add_u32("general.file_type", 15);  // llama.cpp's MOSTLY_Q4_K_M: mostly Q4_K and Q6_K
   w.add_u32("general.quantization_version", 2);
-  w.add_u32("llama.context_length", 128);
-  w.add_u32("llama.embedding_length", 64);
+  w.add_u32("llama.vocab_size", kVocab);
+  w.add_u32("llama.context_length", kContext);
+  w.add_u32("llama.embedding_length", kHidden);
   w.add_u32("llama.block_count", 1);
-  w.add_u32("llama.attention.head_count", 4);
+  w.add_u32("llama.feed_forward_length", kFeedForward);
+  w.add_u32("llama.rope.dimension_count", kHeadDim);
+  w.add_f32("llama.rope.freq_base", 10000.0f);
+  w.add_u32("llama.attention.head_count", kHeads);
+  w.add_u32("llama.attention.head_count_kv", kKvHeads);
   w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-  w.add_u32("llama.vocab_size", 16);
-  w.add_string("tokenizer.ggml.model", "llama");
-  w.add("tokenizer.ggml.add_bos_token", Value{ValueType::kBool, true});
 
-  // 16 tokens: specials, a newline and a tab token, word pieces, one non-ASCII token.
-  const std::vector<std::string> tokens = {"<unk>",  "<s>", "</s>",   "\n",      "\t", "▁hello",
-                                           "▁world", "▁g",  "guf",    "▁tensor", "s",  "▁mount",
-                                           "!",      "é",   "▁float", "32"};
-  std::vector<float> scores;
-  std::vector<std::int32_t> types;  // llama.cpp token types: 1 normal, 2 unknown, 3 control
-  for (std::size_t t = 0; t < tokens.size(); ++t) {
-    scores.push_back(t < 3 ? 0.0f : -static_cast<float>(t - 2));
-    types.push_back(t == 0 ? 2 : t < 3 ? 3 : 1);
-  }
-  w.add("tokenizer.ggml.tokens", array(ValueType::kString, tokens));
-  w.add("tokenizer.ggml.scores", array(ValueType::kFloat32, scores));
-  w.add("tokenizer.ggml.token_type", array(ValueType::kInt32, types));
+  const Vocabulary vocab = sample_vocabulary();
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add("tokenizer.ggml.tokens", array(ValueType::kString, vocab.tokens));
+  w.add("tokenizer.ggml.scores", array(ValueType::kFloat32, vocab.scores));
+  w.add("tokenizer.ggml.token_type", array(ValueType::kInt32, vocab.types));
   w.add("tokenizer.ggml.bos_token_id", u32(1));
   w.add("tokenizer.ggml.eos_token_id", u32(2));
+  w.add("tokenizer.ggml.unknown_token_id", u32(0));
+  w.add("tokenizer.ggml.add_bos_token", Value{ValueType::kBool, true});
+  w.add("tokenizer.ggml.add_eos_token", Value{ValueType::kBool, false});
 
-  // Token t's embedding: a sine of frequency t + 1 over the 64 dimensions, fading with t.
-  add_tensor(w, "token_embd.weight", GGML_TYPE_F32, 64, 16, pattern(64, 16, [](double i, double t) {
-               return std::sin(kTwoPi * (t + 1) * (i + 0.5) / 64) * std::exp(-t / 32);
+  constexpr std::uint64_t H = kHidden, F = kFeedForward, V = kVocab, KV = kKvHeads * kHeadDim;
+  // Token t's embedding: a sine over the dimensions whose frequency (1 to 16) and phase (24 steps
+  // of a turn) step with t.
+  add_tensor(w, "token_embd.weight", GGML_TYPE_Q4_K, H, V, pattern(H, V, [](double i, double t) {
+               const double frequency = 1 + std::fmod(t, 16), phase = std::floor(t / 16) / 24;
+               return std::sin(kTwoPi * (frequency * (i + 0.5) / H + phase));
              }));
+  // A ramp from 0.75 to 1.25.
+  add_tensor(w, "blk.0.attn_norm.weight", GGML_TYPE_F32, H, 1,
+             pattern(H, 1, [](double i, double) { return 0.75 + 0.5 * i / (H - 1); }));
   // Row r: a cosine whose frequency grows with r, plus a bump in the middle of the row.
-  add_tensor(w, "blk.0.attn_q.weight", GGML_TYPE_Q8_0, 256, 64,
-             pattern(256, 64, [](double i, double r) {
-               return 0.5 * std::cos(kTwoPi * i / 256 * (1 + r / 8)) + 0.25 * gauss(i - 128, 24);
+  add_tensor(w, "blk.0.attn_q.weight", GGML_TYPE_Q8_0, H, H, pattern(H, H, [](double i, double r) {
+               return 0.5 * std::cos(kTwoPi * i / H * (1 + r / 32)) + 0.25 * gauss(i - 128, 24);
              }));
-  // A 2-D gaussian hill centred on (128, 32), lowered by 0.2.
-  add_tensor(w, "blk.0.attn_k.weight", GGML_TYPE_F16, 256, 64,
-             pattern(256, 64, [](double i, double r) {
-               return gauss(i - 128, 48) * gauss(r - 32, 12) - 0.2;
+  // A 2-D gaussian hill centred on (128, 64), lowered by 0.2.
+  add_tensor(w, "blk.0.attn_k.weight", GGML_TYPE_F16, H, KV, pattern(H, KV, [](double i, double r) {
+               return gauss(i - 128, 48) * gauss(r - 64, 24) - 0.2;
+             }));
+  // Rings around (128, 64), twice as close together along the rows as along the columns.
+  add_tensor(w, "blk.0.attn_v.weight", GGML_TYPE_Q6_K, H, KV,
+             pattern(H, KV, [](double i, double r) {
+               return 0.8 * std::cos(kTwoPi * std::hypot(i - 128, 2 * (r - 64)) / 48);
+             }));
+  // Diagonal stripes.
+  add_tensor(
+      w, "blk.0.attn_output.weight", GGML_TYPE_Q4_K, H, H,
+      pattern(H, H, [](double i, double r) { return 0.6 * std::sin(kTwoPi * (i + r) / 64); }));
+  // A bump in the middle, on 1.
+  add_tensor(w, "blk.0.ffn_norm.weight", GGML_TYPE_F32, H, 1,
+             pattern(H, 1, [](double i, double) { return 1.0 + 0.25 * gauss(i - 128, 32); }));
+  // A saddle: negative in two opposite corners, positive in the other two.
+  add_tensor(w, "blk.0.ffn_gate.weight", GGML_TYPE_Q4_K, H, F,
+             pattern(H, F, [](double i, double r) {
+               return (i - (H - 1) / 2.0) / (H / 2.0) * (r - (F - 1) / 2.0) / (F / 2.0);
              }));
   // A checkerboard of waves: sin over the columns times cos over the rows.
-  add_tensor(w, "blk.0.ffn_up.weight", GGML_TYPE_Q4_K, 512, 128,
-             pattern(512, 128, [](double i, double r) {
+  add_tensor(w, "blk.0.ffn_up.weight", GGML_TYPE_Q4_K, H, F, pattern(H, F, [](double i, double r) {
                return std::sin(kTwoPi * i / 128) * std::cos(kTwoPi * r / 64);
              }));
   // Two gaussian ridges crossing diagonally, one positive, one negative.
-  add_tensor(w, "blk.0.ffn_down.weight", GGML_TYPE_Q6_K, 512, 128,
-             pattern(512, 128, [](double i, double r) {
-               return gauss(i - 4 * r, 32) - gauss(i - (508 - 4 * r), 32);
+  add_tensor(w, "blk.0.ffn_down.weight", GGML_TYPE_Q6_K, F, H,
+             pattern(F, H, [](double i, double r) {
+               return gauss(i - 2 * r, 32) - gauss(i - (F - 2 - 2 * r), 32);
              }));
   // Around 1, with a ripple.
-  add_tensor(w, "output_norm.weight", GGML_TYPE_F32, 256, 1, pattern(256, 1, [](double i, double) {
+  add_tensor(w, "output_norm.weight", GGML_TYPE_F32, H, 1, pattern(H, 1, [](double i, double) {
                return 1.0 + 0.25 * std::sin(kTwoPi * i / 64);
+             }));
+  // Token t's output row: a gaussian bump whose centre moves along the dimensions with t.
+  add_tensor(w, "output.weight", GGML_TYPE_Q6_K, H, V, pattern(H, V, [](double i, double t) {
+               return gauss(i - (t + 0.5) * H / V, 12) - 0.1;
              }));
   return w;
 }

@@ -38,21 +38,23 @@ class SampleMount : public ::testing::Test {
 
 TEST_F(SampleMount, RootListsTheContractInOrder) {
   const RunResult r = run("ls -U " + quote(mount_->path()));
+  // hf/ too: the sample is a consistent llama, so the mount offers it and warns of nothing.
   EXPECT_EQ(
       r.output,
-      "gguf.json\ntensors.tsv\nmetadata\nraw\nf32\nnpy\nf16\nmodel.gguf\nmodel.safetensors\n");
+      "gguf.json\ntensors.tsv\nmetadata\nraw\nf32\nnpy\nf16\nmodel.gguf\nmodel.safetensors\nhf\n");
+  EXPECT_EQ(mount_->output().find("warning"), std::string::npos) << mount_->output();
   EXPECT_EQ(run("cat " + quote(*mount_ / "metadata/general.architecture")).output, "llama\n");
 }
 
 TEST_F(SampleMount, StatIsExactAndReadOnly) {
   struct stat st {};
-  ASSERT_EQ(::stat((*mount_ / "raw/token_embd.weight").c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 64 * 16 * 4);
+  ASSERT_EQ(::stat((*mount_ / "raw/blk.0.attn_k.weight").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 256 * 128 * 2);  // F16
   EXPECT_EQ(st.st_mode & 07777, 0444u);
   ASSERT_EQ(::stat((*mount_ / "f32/blk.0.ffn_up.weight").c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 512 * 128 * 4);
+  EXPECT_EQ(st.st_size, 256 * 512 * 4);
   ASSERT_EQ(::stat((*mount_ / "raw/blk.0.ffn_up.weight").c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 512 / 256 * 144 * 128);  // Q4_K: 144 bytes per 256 elements
+  EXPECT_EQ(st.st_size, 256 / 256 * 144 * 512);  // Q4_K: 144 bytes per 256 elements
   ASSERT_EQ(::stat((*mount_ / "f32").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0555u);
   EXPECT_TRUE(S_ISDIR(st.st_mode));
@@ -65,9 +67,9 @@ TEST_F(SampleMount, StatIsExactAndReadOnly) {
 }
 
 TEST_F(SampleMount, F32OfAnF32TensorIsItsRawBytes) {
-  const auto raw = read_file(*mount_ / "raw/token_embd.weight");
-  const auto f32 = read_file(*mount_ / "f32/token_embd.weight");
-  ASSERT_EQ(raw.size(), 64u * 16 * 4);
+  const auto raw = read_file(*mount_ / "raw/output_norm.weight");
+  const auto f32 = read_file(*mount_ / "f32/output_norm.weight");
+  ASSERT_EQ(raw.size(), 256u * 4);
   EXPECT_EQ(raw, f32);
 }
 
@@ -114,7 +116,7 @@ TEST_F(SampleMount, NumpyLoadsNpyAndF32) {
       "a = np.load(sys.argv[1] + '/npy/blk.0.ffn_down.weight.npy', mmap_mode='r')\n"
       "b = np.fromfile(sys.argv[1] + '/f32/blk.0.ffn_down.weight', dtype=np.float32)\n"
       "c = np.memmap(sys.argv[1] + '/f32/blk.0.ffn_down.weight', dtype=np.float32, mode='r')\n"
-      "assert a.shape == (128, 512), a.shape\n"
+      "assert a.shape == (256, 512), a.shape\n"
       "assert a.dtype == np.float32\n"
       "assert np.array_equal(a.reshape(-1), b)\n"
       "assert np.array_equal(c, b)\n"
@@ -137,7 +139,7 @@ TEST_F(SampleMount, GgufJsonAndTensorsTsv) {
   const RunResult r =
       run("/usr/bin/python3 -c " + quote(script) + " " + quote(mount_->path()) + " 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output, "6 6\n");
+  EXPECT_EQ(r.output, "12 12\n");
 }
 
 // Key and tensor names that are not usable file names stay reachable under percent-escapes.

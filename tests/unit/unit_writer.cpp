@@ -386,12 +386,20 @@ TEST(WriterSampleTool, WritesTheSampleModel) {
     std::uint32_t type;
     std::vector<std::uint64_t> ne;
   };
-  const std::vector<Want> want = {{"token_embd.weight", GGML_TYPE_F32, {64, 16}},
-                                  {"blk.0.attn_q.weight", GGML_TYPE_Q8_0, {256, 64}},
-                                  {"blk.0.attn_k.weight", GGML_TYPE_F16, {256, 64}},
-                                  {"blk.0.ffn_up.weight", GGML_TYPE_Q4_K, {512, 128}},
-                                  {"blk.0.ffn_down.weight", GGML_TYPE_Q6_K, {512, 128}},
-                                  {"output_norm.weight", GGML_TYPE_F32, {256}}};
+  // A llama of hidden size 256, 4 heads of 64 (2 for k and v), feed-forward size 512 and 384
+  // tokens, in llama.cpp's layout: ne = [input, output].
+  const std::vector<Want> want = {{"token_embd.weight", GGML_TYPE_Q4_K, {256, 384}},
+                                  {"blk.0.attn_norm.weight", GGML_TYPE_F32, {256}},
+                                  {"blk.0.attn_q.weight", GGML_TYPE_Q8_0, {256, 256}},
+                                  {"blk.0.attn_k.weight", GGML_TYPE_F16, {256, 128}},
+                                  {"blk.0.attn_v.weight", GGML_TYPE_Q6_K, {256, 128}},
+                                  {"blk.0.attn_output.weight", GGML_TYPE_Q4_K, {256, 256}},
+                                  {"blk.0.ffn_norm.weight", GGML_TYPE_F32, {256}},
+                                  {"blk.0.ffn_gate.weight", GGML_TYPE_Q4_K, {256, 512}},
+                                  {"blk.0.ffn_up.weight", GGML_TYPE_Q4_K, {256, 512}},
+                                  {"blk.0.ffn_down.weight", GGML_TYPE_Q6_K, {512, 256}},
+                                  {"output_norm.weight", GGML_TYPE_F32, {256}},
+                                  {"output.weight", GGML_TYPE_Q6_K, {256, 384}}};
   ASSERT_EQ(f.tensors.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE(want[i].name);
@@ -426,14 +434,22 @@ TEST(WriterSampleTool, WritesTheSampleModel) {
   const Value* name = find("general.name");
   ASSERT_NE(name, nullptr);
   EXPECT_EQ(std::get<std::string>(name->data), "ggufs sample");
-  for (const char* key : {"general.description", "llama.context_length", "llama.embedding_length",
-                          "llama.block_count", "general.file_type"}) {
+  for (const char* key :
+       {"general.description", "general.file_type", "llama.context_length",
+        "llama.embedding_length", "llama.block_count", "llama.feed_forward_length",
+        "llama.rope.dimension_count", "llama.rope.freq_base", "llama.attention.head_count",
+        "llama.attention.head_count_kv", "llama.attention.layer_norm_rms_epsilon",
+        "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"}) {
     EXPECT_NE(find(key), nullptr);
   }
   const Value* tokens = find("tokenizer.ggml.tokens");
   ASSERT_NE(tokens, nullptr);
   const Array& items = std::get<Array>(tokens->data);
-  EXPECT_EQ(items.size(), 16u);
+  // <unk>, <s>, </s>, the 256 byte tokens <0x00>…<0xFF>, then 125 pieces.
+  ASSERT_EQ(items.size(), 384u);
+  EXPECT_EQ(items.string_at(1), "<s>");
+  EXPECT_EQ(items.string_at(3), "<0x00>");
+  EXPECT_EQ(items.string_at(258), "<0xFF>");
   auto has = [&](char c) {
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (items.string_at(i).find(c) != std::string_view::npos) return true;
