@@ -239,6 +239,36 @@ constexpr MappingRow kConfigMapping[] = {
 constexpr MappingRow kConverterMapping[] = {
     {"qwen3", "attention.key_length", "head_dim"},
     {"qwen3_moe", "expert_feed_forward_length", "moe_intermediate_size"},
+    // Starcoder2Config.rope_theta defaults to 10000; StarCoder2 checkpoints use 100000 (base.py
+    // writes rope.freq_base from rope_theta).
+    {"starcoder2", "rope.freq_base", "rope_theta"},
+    // phi.py, Phi3MiniModel.set_gguf_parameters: original_max_position_embeddings.
+    {"phi3", "rope.scaling.original_context_length", "original_max_position_embeddings"},
+    // gpt2.py writes context_length from n_ctx; GPT2Config's n_positions (the size of wpe) is
+    // the same number in every GPT-2 checkpoint, and its default 1024 is not the file's.
+    {"gpt2", "context_length", "n_positions"},
+};
+
+// The class each model_type names in config.json's "architectures" (save_pretrained writes the
+// model's class there; transformers' import writes none). transformers' modeling_auto.py,
+// MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.
+struct ModelClass {
+  std::string_view model_type;
+  std::string_view class_name;
+};
+constexpr ModelClass kModelClasses[] = {
+    {"llama", "LlamaForCausalLM"},
+    {"mistral", "MistralForCausalLM"},
+    {"qwen2", "Qwen2ForCausalLM"},
+    {"qwen2_moe", "Qwen2MoeForCausalLM"},
+    {"qwen3", "Qwen3ForCausalLM"},
+    {"qwen3_moe", "Qwen3MoeForCausalLM"},
+    {"gemma2", "Gemma2ForCausalLM"},
+    {"gemma3_text", "Gemma3ForCausalLM"},
+    {"phi3", "Phi3ForCausalLM"},
+    {"gpt2", "GPT2LMHeadModel"},
+    {"starcoder2", "Starcoder2ForCausalLM"},
+    {"stablelm", "StableLmForCausalLM"},
 };
 
 // Fields the converter does not write, where the class default is not what the models of that
@@ -575,6 +605,22 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
   if (config["model_type"] == "gemma3") config["model_type"] = "gemma3_text";
+  // Gemma 2 and 3 scale queries by 1/sqrt(query_pre_attn_scalar), which the converter does not
+  // write; llama.cpp computes the scale as 1/sqrt(head_dim), but for the 27B models (46 and 62
+  // layers) as 1/sqrt(hidden / heads) (src/models/gemma2.cpp and gemma3.cpp,
+  // load_arch_hparams), as those checkpoints' query_pre_attn_scalar say (the configs' defaults,
+  // 256 and 256, are the 2B's and 9B's). The model llama.cpp runs is the one written here.
+  if (config["model_type"] == "gemma2" || config["model_type"] == "gemma3_text") {
+    const bool is_27b = config.value("num_hidden_layers", json()) ==
+                        json(config["model_type"] == "gemma2" ? 46 : 62);
+    const json& heads = config.value("num_attention_heads", json());
+    const json& hidden = config.value("hidden_size", json());
+    if (is_27b && is_positive(heads) && is_positive(hidden)) {
+      config["query_pre_attn_scalar"] = hidden.get<std::uint64_t>() / heads.get<std::uint64_t>();
+    } else if (is_positive(config.value("head_dim", json()))) {
+      config["query_pre_attn_scalar"] = config["head_dim"];
+    }
+  }
   for (const NotCarried& n : kNotCarried) {
     if (config["model_type"] == std::string(n.model_type))
       config[std::string(n.config_key)] = n.value;
@@ -644,6 +690,10 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   if (!config["model_type"].is_string()) return no_config("general.architecture is not a string");
   HfConfig out;
   out.model_type = config["model_type"].get<std::string>();
+  for (const ModelClass& c : kModelClasses) {
+    if (c.model_type == out.model_type)
+      config["architectures"] = json::array({std::string(c.class_name)});
+  }
   out.torch_dtype = "float32";
 
   // generation_config.json: the config's token ids (its class defaults where the GGUF has

@@ -411,7 +411,7 @@ HfWeightsResult build(const GgufFile& file) {
   // moe_intermediate_size: the file's expert_feed_forward_length (render_hf_config), else
   // Qwen3MoeConfig's default.
   d.expert_ff = count(config, "moe_intermediate_size").value_or(768);
-  d.positions = 1024;  // gpt2's n_positions: GPT2Config's default, never mapped (n_ctx is)
+  d.positions = count(config, "n_positions").value_or(1024);  // GPT2Config's default
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts.
   const std::uint64_t split_experts = count(config, "num_experts").value_or(60);
 

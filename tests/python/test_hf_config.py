@@ -92,7 +92,14 @@ def corrected(path, expected):
       attention.key_length, so head_dim is Qwen3Config's default 128, not the file's;
     - qwen3moe: nor expert_feed_forward_length, so moe_intermediate_size is the default 768; and
       norm_topk_prob (not in the file) is Qwen3MoeConfig's default False where every Qwen3-MoE
-      checkpoint, and transformers 5.24.0's own import, have True."""
+      checkpoint, and transformers 5.24.0's own import, have True;
+    - starcoder2's rope.freq_base, phi3's rope.scaling.original_context_length and gpt2's
+      context_length as n_positions are not mapped either: the class defaults stay;
+    - gemma2 and gemma3: query_pre_attn_scalar is not in the file; llama.cpp scales queries by
+      1/sqrt(head_dim), by 1/sqrt(hidden / heads) for the 27B models of 46 and 62 layers
+      (src/models/gemma2.cpp, gemma3.cpp), where the import keeps the default 256;
+    - architectures: save_pretrained writes the model's class (transformers' own mapping of the
+      model_type), the import none."""
     out = dict(expected)
     for k, v in expected.items():
         if isinstance(v, float) and v == float(np.float32(v)):
@@ -106,6 +113,25 @@ def corrected(path, expected):
         if f"{arch}.expert_feed_forward_length" in fields:
             out["moe_intermediate_size"] = fields[f"{arch}.expert_feed_forward_length"]
         out["norm_topk_prob"] = True
+    for key, field in [
+        ("starcoder2.rope.freq_base", "rope_theta"),
+        ("phi3.rope.scaling.original_context_length", "original_max_position_embeddings"),
+        ("gpt2.context_length", "n_positions"),
+    ]:
+        if arch == key.split(".")[0] and key in fields:
+            value = fields[key]
+            out[field] = float(str(np.float32(value))) if isinstance(value, float) else value
+    if arch in ("gemma2", "gemma3"):
+        layers = fields.get(f"{arch}.block_count")
+        if layers == {"gemma2": 46, "gemma3": 62}[arch]:
+            heads = fields[f"{arch}.attention.head_count"]
+            out["query_pre_attn_scalar"] = fields[f"{arch}.embedding_length"] // heads
+        elif f"{arch}.attention.key_length" in fields:
+            out["query_pre_attn_scalar"] = fields[f"{arch}.attention.key_length"]
+    model_type = expected.get("model_type")
+    causal_lm = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if model_type in causal_lm:
+        out["architectures"] = [causal_lm[model_type]]
     return out
 
 
