@@ -1,11 +1,9 @@
-// The tokenizer files of a GGUF model's Hugging Face folder: tokenizer.json,
-// tokenizer_config.json and special_tokens_map.json, as transformers 4.57.6's own GGUF import
-// builds the tokenizer (AutoTokenizer.from_pretrained(<dir>, gguf_file=<file>):
-// tokenization_utils_fast.py, PreTrainedTokenizerFast.__init__; integrations/ggml.py,
-// GGUF_TOKENIZER_MAPPING, GGUFTokenizerSkeleton, GGUF_TO_FAST_CONVERTERS and the GGUF*Converter
-// classes) and then writes it (tokenization_utils_base.py, save_pretrained), so that
-// AutoTokenizer.from_pretrained(<folder holding our files and config.json>) tokenizes as the
-// import does. Pure: renders from the parsed model only.
+// The tokenizer files of a GGUF's Hugging Face folder: tokenizer.json, tokenizer_config.json
+// and special_tokens_map.json of the original tokenizer llama.cpp's converter read, so that
+// AutoTokenizer.from_pretrained(<folder>) under transformers 4.57.6 and 5.24.0 encodes as that
+// original does. Keyed on tokenizer.ggml.model and tokenizer.ggml.pre, as llama.cpp's own
+// tokenizer is (src/llama-vocab.cpp), never on the architecture. Pure: renders from the parsed
+// file only.
 #pragma once
 
 #include <cstdint>
@@ -21,16 +19,14 @@ struct HfTokenizer {
   /// tokenizer.json: the `tokenizers` serialization of the backend tokenizer (Tokenizer.to_str):
   /// model (BPE), added_tokens, normalizer, pre_tokenizer, post_processor, decoder.
   std::string tokenizer_json;
-  /// tokenizer_config.json: the fast tokenizer's init kwargs as save_pretrained writes them
-  /// (special token strings, the *_token_id keys the GGUF has, added_tokens_decoder,
-  /// tokenizer_class, chat_template when the GGUF has tokenizer.chat_template). model_max_length
-  /// is left out: its saved value (int(1e30)) does not fit a JSON integer of nlohmann-json, and
-  /// from_pretrained gives the same default without it.
+  /// tokenizer_config.json: tokenizer_class "PreTrainedTokenizerFast" (which both transformers
+  /// lines build from tokenizer.json as written), the special token strings,
+  /// added_tokens_decoder, clean_up_tokenization_spaces, chat_template when the GGUF has
+  /// tokenizer.chat_template. model_max_length is left to its default.
   std::string tokenizer_config_json;
   /// special_tokens_map.json: the bos/eos/unk/pad tokens that are set.
   std::string special_tokens_map_json;
-  /// The class from_pretrained builds: "LlamaTokenizerFast", "GPT2TokenizerFast",
-  /// "Qwen2TokenizerFast".
+  /// The class from_pretrained builds: "PreTrainedTokenizerFast".
   std::string tokenizer_class;
 };
 
@@ -54,27 +50,29 @@ inline constexpr std::size_t kMaxHfTokenizerVocab = std::size_t{1} << 21;
 inline constexpr std::uint64_t kMaxBuiltMergesPerToken = 16;
 inline constexpr std::uint64_t kMaxBuiltMergeBytesPerVocabByte = 16;
 
-/// Renders the three tokenizer files of `file`. The converter is chosen, as transformers
-/// chooses it, by the config's model_type (render_hf_config): llama → GGUFLlamaConverter
-/// (SentencePiece BPE with byte fallback for tokenizer.ggml.model "llama", or absent; the
-/// "llama-3" byte-level variant for any other model, e.g. "gpt2"); gpt2 and starcoder2 →
-/// GGUFGPTConverter; qwen2, qwen2_moe, qwen3, qwen3_moe → GGUFQwen2Converter; phi3 →
-/// GGUFPhi3Converter; gemma2, gemma3_text → GGUFGemmaConverter (Unigram); stablelm →
-/// GGUFGPTConverter with GPTNeoXTokenizerFast.
+/// Renders the three tokenizer files of `file`, whatever its architecture and with or without
+/// tensors. tokenizer.ggml.model picks the model: "llama" → SentencePiece BPE as transformers'
+/// LlamaConverter writes it (Prepend("▁") per tokenizer.ggml.add_space_prefix, Replace(" ",
+/// "▁"), byte_fallback, merges built from the scores when there are none); "gpt2" → byte-level
+/// BPE whose pre-tokenizer (Split regexes, Digits, ByteLevel), ignore_merges, normalizer and
+/// clean_up_tokenization_spaces are the row of tokenizer.ggml.pre in a table of llama.cpp's
+/// pre-tokenizer types (an unknown or absent name, or "default", gets GPT-2's regex). Added
+/// tokens: token_type 3 (special) and 4 (not special), then the bos/eos/unk/pad tokens of the
+/// tokenizer.ggml.*_token_id keys. bos/eos are added by a TemplateProcessing post-processor per
+/// tokenizer.ggml.add_bos_token / add_eos_token (else llama.cpp's defaults: bos for "llama" and
+/// the Llama 3 pre-tokenizer).
 ///
-/// No tokenizer (with the reason) when: there is no config (render_hf_config's reason); the
-/// model_type has no GGUF converter in transformers (mistral); tokenizer.ggml.tokens is missing,
-/// not an array of strings, of fewer than 2 elements (transformers unwraps a one-element array into
-/// its string), larger than kMaxHfTokenizerVocab, or repeats a token; tokenizer.ggml.scores or
-/// token_type is not an array of numbers (integers) of the tokens' length, or a score is not
-/// finite; merges are not an array of strings each "LEFT RIGHT" (one space) with LEFT, RIGHT and
-/// LEFT+RIGHT tokens (the `tokenizers` BPE builder refuses others); the llama converter has neither
-/// merges nor scores, or merges built from scores would pass kMaxBuiltMergesPerToken or
-/// kMaxBuiltMergeBytesPerVocabByte; a bos/eos/unk/pad id
-/// is not an integer scalar below the token count; the llama converter has an eos id without a bos
-/// id (transformers' import indexes tokens[None]) or no eos id (its bos token is then None, which
-/// LlamaTokenizerFast refuses); tokenizer.ggml.model, add_space_prefix or chat_template has the
-/// wrong type. Never throws for any metadata.
+/// No tokenizer (with the reason) when: tokenizer.ggml.model is missing, not a string, or
+/// another model (bert, t5, gemma4, ...); tokenizer.ggml.tokens is missing, not an array of
+/// strings, of fewer than 2 elements, larger than kMaxHfTokenizerVocab, or repeats a token;
+/// tokenizer.ggml.scores or token_type is not an array of numbers (integers) of the tokens'
+/// length, or a score is not finite; merges are not an array of strings each "LEFT RIGHT" (one
+/// space) with LEFT, RIGHT and LEFT+RIGHT tokens; "llama" has neither merges nor scores, or merges
+/// built from scores would pass kMaxBuiltMergesPerToken or kMaxBuiltMergeBytesPerVocabByte; "gpt2"
+/// has no merges; a bos/eos/unk/pad id is not an integer scalar below the token count; a bos/eos
+/// token to add cannot stand in a TemplateProcessing template; tokenizer.ggml.pre,
+/// add_space_prefix, add_bos_token, add_eos_token or chat_template has the wrong type. Never
+/// throws for any metadata.
 HfTokenizerResult render_hf_tokenizer(const GgufFile& file);
 
 }  // namespace ggufs

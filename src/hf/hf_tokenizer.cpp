@@ -1,13 +1,11 @@
-// tokenizer.json, tokenizer_config.json and special_tokens_map.json of a GGUF model as
-// transformers 4.57.6's GGUF import builds and saves the tokenizer. Facts restated from
-// transformers 4.57.6: integrations/ggml.py (GGUF_TOKENIZER_MAPPING, GGUFTokenizerSkeleton,
-// GGUFLlamaConverter, GGUFQwen2Converter, GGUFGPTConverter, GGUF_TO_FAST_CONVERTERS),
-// convert_slow_tokenizer.py (LlamaConverter, GPT2Converter, Qwen2Converter),
-// tokenization_utils_fast.py (PreTrainedTokenizerFast.__init__), tokenization_utils_base.py
-// (save_pretrained), models/llama/tokenization_llama_fast.py (update_post_processor),
-// models/gpt2/tokenization_gpt2_fast.py and models/qwen2/tokenization_qwen2_fast.py (their
-// default special tokens); and from tokenizers 0.22.2 (the JSON each component serializes to,
-// AddedVocabulary's id for a new token).
+// tokenizer.json, tokenizer_config.json and special_tokens_map.json of a GGUF's vocabulary, as
+// the original Hugging Face tokenizer llama.cpp's converter read: keyed, as llama.cpp keys its
+// own tokenizer, on tokenizer.ggml.model and tokenizer.ggml.pre. Facts restated from llama.cpp's
+// src/llama-vocab.cpp (llama_vocab::impl::load, llm_tokenizer_bpe) and convert_hf_to_gguf.py
+// (token types of added tokens); from transformers 4.57.6's convert_slow_tokenizer.py
+// (LlamaConverter, GPT2Converter), tokenization_utils_fast.py (PreTrainedTokenizerFast) and
+// models/llama/tokenization_llama_fast.py (update_post_processor); and from tokenizers 0.22.2
+// (the JSON each component serializes to, AddedVocabulary's id for a new token).
 #include "ggufs/hf_tokenizer.h"
 
 #include <fmt/format.h>
@@ -25,15 +23,12 @@
 #include <variant>
 #include <vector>
 
-#include "ggufs/hf_config.h"
 #include "ggufs/names.h"
 
 namespace ggufs {
 namespace {
 
 using nlohmann::json;
-
-enum class Converter { kLlama, kPhi3, kGemma, kGpt2, kNeoX, kQwen2 };
 
 HfTokenizerResult no_tokenizer(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
@@ -45,7 +40,7 @@ std::string dump(const json& j) {
 struct Added {
   std::size_t id;
   std::string content;
-  bool rstrip = false;
+  bool special = true;
 };
 
 // The GGUF's tokenizer.ggml.* values, checked.
@@ -58,8 +53,8 @@ struct Vocab {
   std::optional<std::vector<std::int64_t>> types;
   std::optional<std::vector<std::pair<std::size_t, std::size_t>>> merges;  // token ids
   std::optional<std::size_t> bos, eos, unk, pad;
-  std::optional<std::string> model;
-  std::optional<bool> add_space_prefix;
+  std::optional<std::string> model, pre;
+  std::optional<bool> add_space_prefix, add_bos, add_eos;
   std::optional<std::string> chat_template;
 };
 
@@ -109,6 +104,10 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
   vocab.ids.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::string_view t = ta->string_at(i);
+    if (!is_utf8(t)) {
+      return fmt::format("tokenizer.ggml.tokens element {} ('{}') is not valid UTF-8", i,
+                         printable(valid_utf8(t)));
+    }
     if (!vocab.ids.emplace(t, i).second) {
       // {token: id} keeps the last id of a repeated token: ids would then have holes.
       return fmt::format("tokenizer.ggml.tokens repeats token {} ('{}') at {}", vocab.ids[t],
@@ -205,10 +204,20 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
     if (!s) return "tokenizer.ggml.model is not a string";
     vocab.model = *s;
   }
-  if (const Value* v = find(file, "tokenizer.ggml.add_space_prefix")) {
+  if (const Value* v = find(file, "tokenizer.ggml.pre")) {
+    const auto* s = std::get_if<std::string>(&v->data);
+    if (!s) return "tokenizer.ggml.pre is not a string";
+    vocab.pre = *s;
+  }
+  for (const auto& [key, out] :
+       {std::pair{"tokenizer.ggml.add_space_prefix", &vocab.add_space_prefix},
+        std::pair{"tokenizer.ggml.add_bos_token", &vocab.add_bos},
+        std::pair{"tokenizer.ggml.add_eos_token", &vocab.add_eos}}) {
+    const Value* v = find(file, key);
+    if (!v) continue;
     const auto* b = std::get_if<bool>(&v->data);
-    if (!b) return "tokenizer.ggml.add_space_prefix is not a bool";
-    vocab.add_space_prefix = *b;
+    if (!b) return fmt::format("{} is not a bool", key);
+    *out = *b;
   }
   if (const Value* v = find(file, "tokenizer.chat_template")) {
     const auto* s = std::get_if<std::string>(&v->data);
@@ -350,9 +359,9 @@ std::string build_merges(Vocab& vocab) {
   return "";
 }
 
-// The BPE variants: LlamaConverter's (unk token, fuse_unk, byte_fallback), GGUFPhi3Converter's
-// (BPE's defaults), GPT2Converter's and Qwen2Converter's ("" prefix and suffix).
-enum BpeStyle { kSpmBpe, kPlainBpe, kByteLevelBpe };
+// The BPE variants: SentencePiece's as LlamaConverter writes it (unk token, fuse_unk,
+// byte_fallback) and the byte-level one of GPT2Converter ("" prefix and suffix).
+enum BpeStyle { kSpmBpe, kByteLevelBpe };
 
 // The vocabulary, merges and added tokens are written as text straight into the file, never held
 // as nlohmann-json values: a value of many elements costs several times its text, and destroying
@@ -379,7 +388,7 @@ constexpr std::string_view kNext = ",\n    ";
 
 // The BPE model of tokenizer.json (tokenizers' models/bpe serialization).
 std::string bpe_json(const Vocab& vocab, const std::optional<std::string>& unk_token,
-                     BpeStyle style) {
+                     BpeStyle style, bool ignore_merges) {
   const bool spm = style == kSpmBpe;
   const json affix = style == kByteLevelBpe ? json("") : json(nullptr);
   const json model = {{"type", "BPE"},
@@ -389,7 +398,7 @@ std::string bpe_json(const Vocab& vocab, const std::optional<std::string>& unk_t
                       {"end_of_word_suffix", affix},
                       {"fuse_unk", spm},
                       {"byte_fallback", spm},
-                      {"ignore_merges", false}};
+                      {"ignore_merges", ignore_merges}};
   std::string vocab_text = "{\n    ", merges_text = "[\n    ";
   for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
     if (i) vocab_text += kNext;
@@ -428,10 +437,10 @@ json replace(std::string_view pattern, std::string_view content) {
 class AddedTokens {
  public:
   explicit AddedTokens(const Vocab& vocab) : vocab_(vocab), next_(vocab.tokens.size()) {}
-  void add(std::string_view content, bool rstrip = false) {
+  void add(std::string_view content, bool special = true) {
     if (index_.contains(content)) return;
     const auto it = vocab_.ids.find(content);
-    list_.push_back({it != vocab_.ids.end() ? it->second : next_++, std::string(content), rstrip});
+    list_.push_back({it != vocab_.ids.end() ? it->second : next_++, std::string(content), special});
     // Keyed by the list's own copy: std::deque never moves its elements.
     index_.emplace(list_.back().content, list_.back().id);
   }
@@ -461,42 +470,6 @@ struct Specials {
   std::optional<std::string> bos, eos, unk, pad;
 };
 
-// Python's len() of a str: code points (s is valid UTF-8).
-std::size_t code_points(std::string_view s) {
-  std::size_t n = 0;
-  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
-// Python's len(s.strip()) == 0: every code point is whitespace to str.isspace() (the ASCII
-// ones, U+001C..U+001F, U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F,
-// U+205F, U+3000). s is valid UTF-8.
-bool python_blank(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::uint32_t cp;
-    std::size_t n;
-    if (c < 0x80) {
-      cp = c, n = 1;
-    } else if (c < 0xE0) {
-      cp = c & 0x1F, n = 2;
-    } else if (c < 0xF0) {
-      cp = c & 0x0F, n = 3;
-    } else {
-      cp = c & 0x07, n = 4;
-    }
-    for (std::size_t k = 1; k < n && i + k < s.size(); ++k) {
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    }
-    i += n;
-    const bool space = (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 ||
-                       cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
-                       cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
-    if (!space) return false;
-  }
-  return true;
-}
-
 // A token TemplateProcessing's template string can hold: it splits the template on whitespace
 // and reads "$..." as a sequence.
 bool templatable(std::string_view t) {
@@ -504,370 +477,332 @@ bool templatable(std::string_view t) {
   return t.find_first_of(" \t\n\r\f\v") == std::string_view::npos;
 }
 
+// --- The pre-tokenizers of byte-level BPE vocabularies (tokenizer.ggml.model "gpt2") ---------
+//
+// One row per llama.cpp pre-tokenizer type: the tokenizer.ggml.pre names llama.cpp maps to it
+// (llama.cpp src/llama-vocab.cpp, llama_vocab::impl::load, the tokenizer_pre comparisons) and
+// that type's pre-tokenization (llm_tokenizer_bpe's regex_exprs: each regex splits every piece
+// further, keeping matches and the text between them), written as the original tokenizer.json
+// spells it: a Split(Regex, "Isolated") per regex, Digits(individual_digits=true) for a lone
+// "\p{N}", then ByteLevel (use_regex=false after the splits; GPT-2's own regex, use_regex=true,
+// for the GPT-2 rows). Where llama.cpp rewrote a regex for std::regex (no "(?i:"), the row holds
+// the original it quotes in a comment there. ignore_merges and clean_up_tokenization_spaces are
+// llama.cpp's ignore_merges and clean_spaces for the type (true by default for BPE).
+
+// Marks Digits(individual_digits=true) among a row's splits.
+constexpr std::string_view kDigits = "\\p{N}";
+
+// Llama 3's regex (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_LLAMA3, "original regex from
+// tokenizer.json").
+constexpr std::string_view kLlama3Regex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// Qwen2's (LLAMA_VOCAB_PRE_TYPE_QWEN2, its original) and Qwen3.5's (LLAMA_VOCAB_PRE_TYPE_QWEN35,
+// its original: [\p{L}\p{M}]+ and [^\s\p{L}\p{M}\p{N}]).
+constexpr std::string_view kQwen2Regex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+constexpr std::string_view kQwen35Regex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// GPT-2's (LLAMA_VOCAB_PRE_TYPE_GPT2): ByteLevel's own when use_regex is true.
+constexpr std::string_view kGpt2Regex =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+
+struct PreTokenizerRow {
+  std::vector<std::string_view> names;   // tokenizer.ggml.pre values
+  std::vector<std::string_view> splits;  // Split regexes, or kDigits, in order
+  bool byte_level_regex;                 // ByteLevel's use_regex (GPT-2's regex)
+  bool ignore_merges;
+  bool nfc;  // an NFC normalizer (Qwen2's tokenizer.json has one; llama.cpp does not normalize)
+  bool clean_up;
+};
+
+const std::vector<PreTokenizerRow>& pre_tokenizer_rows() {
+  static const std::vector<PreTokenizerRow> rows = {
+      // LLAMA_VOCAB_PRE_TYPE_GPT2 (and MPT, OLMO, JAIS, TRILLION, GRANITE_DOCLING: the same
+      // regex).
+      {{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0",
+        "mellum", "modern-bert", "mpt", "olmo", "jais", "trillion", "granite-docling"},
+       {},
+       true,
+       false,
+       false,
+       true},
+      // LLAMA_VOCAB_PRE_TYPE_STARCODER, REFACT, SMOLLM, CODESHELL, EXAONE, MINERVA, MELLUM2:
+      // "\p{N}", then GPT-2's regex.
+      {{"starcoder", "refact", "smollm", "codeshell", "exaone", "minerva", "mellum2"},
+       {kDigits},
+       true,
+       false,
+       false,
+       true},
+      // LLAMA_VOCAB_PRE_TYPE_COMMAND_R: the same regexes, clean_spaces false.
+      {{"command-r"}, {kDigits}, true, false, false, false},
+      // LLAMA_VOCAB_PRE_TYPE_LLAMA3: ignore_merges true.
+      {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+        "jina-v5-nano"},
+       {kLlama3Regex},
+       false,
+       true,
+       false,
+       true},
+      // LLAMA_VOCAB_PRE_TYPE_DBRX, SMAUG: "same as llama3", ignore_merges false.
+      {{"dbrx", "smaug-bpe"}, {kLlama3Regex}, false, false, false, true},
+      // LLAMA_VOCAB_PRE_TYPE_DEEPSEEK_LLM: clean_spaces false.
+      {{"deepseek-llm"},
+       {"[\r\n]",
+        "\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-"
+        "\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1"
+        "\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-"
+        "\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18"
+        "-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4"
+        "\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2"
+        "-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-"
+        "\u212D\u212F-\u2134\u2139\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-"
+        "\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-"
+        "\uA78E\uAB70-\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-"
+        "\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-"
+        "\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943]+",
+        "\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+", "\\s+$",
+        "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+", "\\p{N}+"},
+       false,
+       false,
+       false,
+       false},
+      // LLAMA_VOCAB_PRE_TYPE_DEEPSEEK_CODER: clean_spaces false.
+      {{"deepseek-coder"},
+       {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+",
+        kDigits},
+       false,
+       false,
+       false,
+       false},
+      // LLAMA_VOCAB_PRE_TYPE_FALCON.
+      {{"falcon"},
+       {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2Regex, "[0-9][0-9][0-9]"},
+       false,
+       false,
+       false,
+       true},
+      // LLAMA_VOCAB_PRE_TYPE_QWEN2: clean_spaces false; the NFC normalizer of Qwen2's
+      // tokenizer.json.
+      {{"qwen2", "deepseek-r1-qwen"}, {kQwen2Regex}, false, false, true, false},
+      // LLAMA_VOCAB_PRE_TYPE_QWEN35: clean_spaces false; no normalizer.
+      {{"qwen35"}, {kQwen35Regex}, false, false, false, false},
+  };
+  return rows;
+}
+
+// The row of `pre`; the GPT-2 row for a name llama.cpp does not know, for "default" and for
+// none (llama.cpp's own default type splits punctuation and digits apart first, which the
+// tokenizers these files come from mostly do not: GPT-2's regex, as transformers' GGUF import).
+const PreTokenizerRow& pre_tokenizer_row(const std::optional<std::string>& pre) {
+  const auto& rows = pre_tokenizer_rows();
+  if (pre) {
+    for (const PreTokenizerRow& row : rows) {
+      if (std::find(row.names.begin(), row.names.end(), *pre) != row.names.end()) return row;
+    }
+  }
+  return rows.front();
+}
+
+json pre_tokenizer_json(const PreTokenizerRow& row) {
+  const json byte_level = {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", true},
+                           {"use_regex", row.byte_level_regex}};
+  if (row.splits.empty()) return byte_level;
+  json list = json::array();
+  for (const std::string_view s : row.splits) {
+    if (s == kDigits) {
+      list.push_back({{"type", "Digits"}, {"individual_digits", true}});
+    } else {
+      list.push_back({{"type", "Split"},
+                      {"pattern", {{"Regex", s}}},
+                      {"behavior", "Isolated"},
+                      {"invert", false}});
+    }
+  }
+  list.push_back(byte_level);
+  return {{"type", "Sequence"}, {"pretokenizers", list}};
+}
+
 }  // namespace
 
 HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
-  // AutoTokenizer.from_pretrained(dir, gguf_file=...) first loads the config (its model_type
-  // picks the class) and load_gguf_checkpoint's checks: no config, no tokenizer.
-  const HfConfigResult config = render_hf_config(file);
-  if (!config.config) return no_tokenizer(config.reason);
-  const std::string& model_type = config.config->model_type;
-  Converter converter;
-  std::string tokenizer_class;
-  if (model_type == "llama") {
-    converter = Converter::kLlama;
-    tokenizer_class = "LlamaTokenizer";
-  } else if (model_type == "phi3") {
-    converter = Converter::kPhi3;
-    tokenizer_class = "LlamaTokenizer";
-  } else if (model_type == "gemma2" || model_type == "gemma3_text") {
-    converter = Converter::kGemma;
-    tokenizer_class = "GemmaTokenizer";
-  } else if (model_type == "stablelm") {
-    converter = Converter::kNeoX;
-    tokenizer_class = "GPTNeoXTokenizer";
-  } else if (model_type == "gpt2" || model_type == "starcoder2") {
-    converter = Converter::kGpt2;
-    tokenizer_class = "GPT2Tokenizer";
-  } else if (model_type == "qwen2" || model_type == "qwen2_moe" || model_type == "qwen3" ||
-             model_type == "qwen3_moe") {
-    converter = Converter::kQwen2;
-    tokenizer_class = "Qwen2Tokenizer";
-  } else if (model_type == "mistral") {
-    return no_tokenizer(
-        "general.architecture: transformers 4.57.6 has no GGUF tokenizer converter for mistral");
-  } else {
-    return no_tokenizer(fmt::format(
-        "general.architecture: ggufs renders no tokenizer for model_type '{}' yet", model_type));
-  }
-
   Vocab vocab;
-  // GGUFGemmaConverter replaces the merges by a dummy: they are never read.
-  if (std::string why = read_vocab(file, vocab, converter != Converter::kGemma); !why.empty()) {
-    return no_tokenizer(why);
+  if (!find(file, "tokenizer.ggml.model")) return no_tokenizer("no tokenizer.ggml.model");
+  if (std::string why = read_vocab(file, vocab, true); !why.empty()) return no_tokenizer(why);
+  // The tokenizer models (llama-vocab.cpp, llama_vocab::impl::load: tokenizer.ggml.model).
+  const std::string& model = *vocab.model;
+  const bool spm = model == "llama";
+  if (!spm && model != "gpt2") {
+    return no_tokenizer(fmt::format(
+        "tokenizer.ggml.model '{}': ggufs renders the tokenizers of 'llama' (SentencePiece BPE) "
+        "and 'gpt2' (byte-level BPE) only",
+        printable(valid_utf8(model))));
   }
-
-  // The architecture name is replaced in every str value (load_gguf_checkpoint); only
-  // chat_template and model are strings here, and only qwen2moe/qwen3moe are renamed.
-  const Value* arch_value = find(file, "general.architecture");
-  const auto* arch = arch_value ? std::get_if<std::string>(&arch_value->data) : nullptr;
-  if (!arch) return no_tokenizer("general.architecture is not a string");
-  std::string updated = model_type == "qwen2_moe" || model_type == "qwen3_moe" ? model_type : *arch;
-  auto renamed = [&](const std::string& s) {
-    if (*arch == updated || s.find(*arch) == std::string::npos) return s;
-    std::string out;
-    std::size_t at = 0;
-    for (std::size_t hit; (hit = s.find(*arch, at)) != std::string::npos; at = hit + arch->size()) {
-      out.append(s, at, hit - at).append(updated);
-    }
-    return out.append(s, at);
-  };
+  const PreTokenizerRow& row = pre_tokenizer_row(vocab.pre);
+  if (spm) {
+    // llama.cpp's default special tokens for "llama" where a key is absent (llama_vocab::impl::
+    // load: unk 0, bos 1, eos 2, SentencePiece's own). Byte-level BPE has none worth taking
+    // (llama.cpp's 11 is Falcon's "<|endoftext|>").
+    if (!vocab.unk) vocab.unk = 0;  // read_vocab: 2 tokens at least
+    if (!vocab.bos) vocab.bos = 1;
+    if (!vocab.eos && vocab.tokens.size() > 2) vocab.eos = 2;
+  }
 
   AddedTokens added(vocab);
   Specials specials;
   json tok = json::object();  // all but "model" and "added_tokens"
   std::string model_text;
   json config_json = json::object();  // all but "added_tokens_decoder"
-  bool clean_up = false;
 
-  // LlamaTokenizerFast and GemmaTokenizerFast (update_post_processor): add_bos_token True,
-  // add_eos_token False: "<bos>:0 $A:0" and "<bos>:0 $A:0 <bos>:1 $B:1".
-  auto bos_template = [&](const std::string& bos) {
-    const std::size_t bos_id = *added.id(bos);
+  // The special tokens: the ids llama.cpp's converter wrote (the original's bos/eos/unk/pad).
+  for (const auto& [id, out] :
+       {std::pair{&vocab.bos, &specials.bos}, std::pair{&vocab.eos, &specials.eos},
+        std::pair{&vocab.unk, &specials.unk}, std::pair{&vocab.pad, &specials.pad}}) {
+    if (*id) *out = std::string(vocab.tokens[**id]);
+  }
+  // The added tokens: llama.cpp's converter marks the original's special added tokens CONTROL
+  // (token_type 3) and its other added tokens USER_DEFINED (4); special tokens not so marked
+  // are added as transformers adds them (SPECIAL_TOKENS_ATTRIBUTES order).
+  if (vocab.types) {
+    for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
+      const std::int64_t t = (*vocab.types)[i];
+      if (t == 3 || t == 4) added.add(vocab.tokens[i], t == 3);
+    }
+  }
+  for (const auto* t : {&specials.bos, &specials.eos, &specials.unk, &specials.pad}) {
+    if (*t) added.add(**t);
+  }
+
+  // llama.cpp's add_bos/add_eos: tokenizer.ggml.add_bos_token / add_eos_token, else true for
+  // SentencePiece and the Llama 3 pre-tokenizer, false otherwise. The original tokenizer adds
+  // them by its post_processor: a TemplateProcessing (LlamaTokenizerFast.update_post_processor's).
+  const bool add_bos =
+      vocab.add_bos.value_or(spm || row.names.front() == "llama3") && specials.bos.has_value();
+  const bool add_eos = vocab.add_eos.value_or(false) && specials.eos.has_value();
+  for (const auto& [on, token, key] :
+       {std::tuple{add_bos, &specials.bos, "tokenizer.ggml.bos_token_id"},
+        std::tuple{add_eos, &specials.eos, "tokenizer.ggml.eos_token_id"}}) {
+    if (on && !templatable(**token)) {
+      return no_tokenizer(
+          fmt::format("{}: its token cannot stand in a TemplateProcessing template", key));
+    }
+  }
+  auto template_processing = [&]() {
     auto piece = [](int type_id, bool sequence, std::string_view name) {
       return sequence ? json{{"Sequence", {{"id", name}, {"type_id", type_id}}}}
                       : json{{"SpecialToken", {{"id", name}, {"type_id", type_id}}}};
     };
-    return json{
-        {"type", "TemplateProcessing"},
-        {"single", json::array({piece(0, false, bos), piece(0, true, "A")})},
-        {"pair", json::array({piece(0, false, bos), piece(0, true, "A"), piece(1, false, bos),
-                              piece(1, true, "B")})},
-        {"special_tokens",
-         {{bos, {{"id", bos}, {"ids", json::array({bos_id})}, {"tokens", json::array({bos})}}}}}};
-  };
-  const json strip = {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}};
-  // add_prefix_space of the SentencePiece converters: the GGUF's add_space_prefix, else True
-  // (their converted()).
-  const bool spm_prefix = vocab.add_space_prefix.value_or(true);
-  auto need_merges = [&]() -> std::string {
-    if (vocab.merges) return "";
-    if (!vocab.scores) return "no tokenizer.ggml.merges and no tokenizer.ggml.scores";
-    return build_merges(vocab);
+    json single = json::array(), pair = json::array(), special = json::object();
+    for (int type_id = 0; type_id < 2; ++type_id) {
+      json& seq = type_id == 0 ? single : pair;
+      if (add_bos) seq.push_back(piece(type_id, false, *specials.bos));
+      seq.push_back(piece(type_id, true, type_id == 0 ? "A" : "B"));
+      if (add_eos) seq.push_back(piece(type_id, false, *specials.eos));
+    }
+    pair.insert(pair.begin(), single.begin(), single.end());
+    for (const auto* t : {add_bos ? &*specials.bos : nullptr, add_eos ? &*specials.eos : nullptr}) {
+      if (t) {
+        special[*t] = {
+            {"id", *t}, {"ids", json::array({*added.id(*t)})}, {"tokens", json::array({*t})}};
+      }
+    }
+    return json{{"type", "TemplateProcessing"},
+                {"single", single},
+                {"pair", pair},
+                {"special_tokens", special}};
   };
 
-  if (converter == Converter::kLlama || converter == Converter::kPhi3) {
-    if (std::string why = need_merges(); !why.empty()) return no_tokenizer(why);
-    if (converter == Converter::kLlama) {
-      // GGUFLlamaConverter.tokenizer(): unk = tokens[unk id]; bos = tokens[bos id]; eos =
-      // tokens[bos id] too (sic), then handed over swapped: eos_token = bos, bos_token = eos.
-      if (vocab.eos && !vocab.bos) {
-        return no_tokenizer(
-            "tokenizer.ggml.eos_token_id without tokenizer.ggml.bos_token_id: transformers' "
-            "import fails");
-      }
-      if (!vocab.eos) {
-        return no_tokenizer(
-            "no tokenizer.ggml.eos_token_id: transformers' import then has no bos token for "
-            "LlamaTokenizerFast (add_bos_token)");
-      }
-      specials.bos = std::string(vocab.tokens[*vocab.bos]);
-      specials.eos = specials.bos;
-    } else {
-      // GGUFPhi3Converter.tokenizer(): the bos and eos ids must exist, each becomes its token.
-      // It reads the padding id as an attribute too, and so fails on a file without one
-      // (transformers 4.57.6); llama.cpp's converter writes none where the original tokenizer
-      // has no pad token, and the original loads without it: a pad is written when there is one.
-      for (const auto& [id, key] : {std::pair{&vocab.bos, "tokenizer.ggml.bos_token_id"},
-                                    std::pair{&vocab.eos, "tokenizer.ggml.eos_token_id"}}) {
-        if (!*id) return no_tokenizer(fmt::format("no {}: transformers' phi3 import fails", key));
-      }
-      specials.bos = std::string(vocab.tokens[*vocab.bos]);
-      specials.eos = std::string(vocab.tokens[*vocab.eos]);
-      if (vocab.pad) specials.pad = std::string(vocab.tokens[*vocab.pad]);
+  bool clean_up;
+  if (spm) {
+    // SentencePiece BPE as transformers' LlamaConverter writes it (convert_slow_tokenizer.py:
+    // normalizer Prepend("▁") when add_prefix_space, Replace(" ", "▁"); BPE with unk,
+    // fuse_unk, byte_fallback; decoder Replace, ByteFallback, Fuse, Strip). add_prefix_space
+    // is llama.cpp's add_space_prefix: tokenizer.ggml.add_space_prefix, else true.
+    if (!vocab.merges) {
+      if (!vocab.scores)
+        return no_tokenizer("no tokenizer.ggml.merges and no tokenizer.ggml.scores");
+      if (std::string why = build_merges(vocab); !why.empty()) return no_tokenizer(why);
     }
-    if (vocab.unk) specials.unk = std::string(vocab.tokens[*vocab.unk]);
-    if (!templatable(*specials.bos)) {
-      return no_tokenizer(
-          "tokenizer.ggml.bos_token_id: its token cannot stand in a TemplateProcessing template");
-    }
-    const bool llama3 = converter == Converter::kLlama && vocab.model.value_or("llama") != "llama";
-    if (converter == Converter::kLlama) {
-      // Special tokens: token_type 3 in id order, else unk, bos, eos.
-      if (vocab.types) {
-        for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
-          if ((*vocab.types)[i] == 3) added.add(vocab.tokens[i]);
-        }
-      } else {
-        if (specials.unk) added.add(*specials.unk);
-        added.add(*specials.bos);
-      }
-    } else {
-      // GGUFPhi3Converter's fixed list, from Phi-3's tokenizer_config.json.
-      added.add("</s>", true);
-      added.add("<|endoftext|>");
-      for (const char* t : {"<|assistant|>", "<|placeholder1|>", "<|placeholder2|>",
-                            "<|placeholder3|>", "<|placeholder4|>", "<|system|>", "<|end|>",
-                            "<|placeholder5|>", "<|placeholder6|>", "<|user|>"}) {
-        added.add(t, true);
-      }
-    }
-    // PreTrainedTokenizerFast.__init__ adds the special tokens still missing, in the order
-    // bos, eos, unk, pad (SPECIAL_TOKENS_ATTRIBUTES).
-    for (const auto* t : {&specials.bos, &specials.eos, &specials.unk, &specials.pad}) {
-      if (*t) added.add(**t);
-    }
-
-    // LlamaConverter's BPE (unk, fuse_unk, byte_fallback); GGUFPhi3Converter's plain BPE.
-    model_text = converter == Converter::kLlama ? bpe_json(vocab, specials.unk, kSpmBpe)
-                                                : bpe_json(vocab, std::nullopt, kPlainBpe);
-    if (converter == Converter::kPhi3) {
-      tok["normalizer"] = nullptr;
-      tok["pre_tokenizer"] = nullptr;
-    } else if (llama3) {
-      tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", json::array()}};
-      tok["pre_tokenizer"] = byte_level(false, false);
-    } else {
-      // LlamaConverter.normalizer, legacy: Prepend("▁") when add_prefix_space, Replace.
-      json seq = json::array();
-      if (spm_prefix) seq.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
-      seq.push_back(replace(" ", "\u2581"));
-      tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", seq}};
-      tok["pre_tokenizer"] = nullptr;
-    }
-    json decoders = json::array({{{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
-    decoders.push_back(replace("\u2581", " "));
-    if (llama3) decoders.push_back(byte_level(true, true));
-    if (spm_prefix) decoders.push_back(strip);
-    tok["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
-    tok["post_processor"] = bos_template(*specials.bos);
-    clean_up = llama3;
-    config_json["add_bos_token"] = true;
-    config_json["add_eos_token"] = false;
-    config_json["add_prefix_space"] = nullptr;
-    config_json["legacy"] = true;
-    config_json["use_default_system_prompt"] = false;
-    // The converters' additional kwargs set these even when None.
-    config_json["unk_token"] = nullptr;
-    if (converter == Converter::kPhi3) config_json["pad_token"] = nullptr;
-  } else if (converter == Converter::kGemma) {
-    // GGUFGemmaConverter: a Unigram model of the tokens and scores, "<0x09>" renamed "\t" and
-    // a token of whitespace only holding a space renamed to as many "▁" (vocab()).
-    if (!vocab.scores) return no_tokenizer("no tokenizer.ggml.scores (gemma's Unigram model)");
-    vocab.rewritten.reserve(vocab.tokens.size());
-    for (const std::string_view t : vocab.tokens) {
-      if (t == "<0x09>") {
-        vocab.rewritten.emplace_back("\t");
-      } else if (t.find(' ') != std::string_view::npos && python_blank(t)) {
-        std::string u;
-        for (std::size_t i = 0, n = code_points(t); i < n; ++i) u += "\u2581";
-        vocab.rewritten.push_back(std::move(u));
-      } else {
-        vocab.rewritten.emplace_back(t);
-      }
-    }
-    vocab.ids.clear();
-    for (std::size_t i = 0; i < vocab.rewritten.size(); ++i) {
-      vocab.tokens[i] = vocab.rewritten[i];
-      if (!vocab.ids.emplace(vocab.tokens[i], i).second) {
-        return no_tokenizer(fmt::format(
-            "tokenizer.ggml.tokens: token {} repeats token {} once gemma's converter renames it", i,
-            vocab.ids[vocab.tokens[i]]));
-      }
-    }
-    // GemmaTokenizerFast's defaults; the converter sets none.
-    specials.bos = "<bos>";
-    specials.eos = "<eos>";
-    specials.unk = "<unk>";
-    specials.pad = "<pad>";
-    for (const auto* t : {&specials.bos, &specials.eos, &specials.unk, &specials.pad}) {
-      added.add(**t);
-    }
-    std::string pieces = "[\n    ";
-    for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
-      if (i) pieces += kNext;
-      pieces += '[';
-      append_json_string(pieces, vocab.tokens[i]);
-      pieces += ", ";
-      pieces += json((*vocab.scores)[i]).dump();  // json's shortest round-trip form
-      pieces += ']';
-    }
-    pieces += "\n  ]";
-    const json model = {{"type", "Unigram"},
-                        {"unk_id", vocab.unk ? json(*vocab.unk) : json(nullptr)},
-                        {"byte_fallback", true}};
-    model_text = with_members(model.dump(2), {{"vocab", pieces}});
-    tok["normalizer"] = replace(" ", "\u2581");
-    tok["pre_tokenizer"] = {{"type", "Split"},
-                            {"pattern", {{"String", " "}}},
-                            {"behavior", "MergedWithPrevious"},
-                            {"invert", false}};
+    const bool prefix = vocab.add_space_prefix.value_or(true);
+    model_text = bpe_json(vocab, specials.unk, kSpmBpe, false);
+    json seq = json::array();
+    if (prefix) seq.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
+    seq.push_back(replace(" ", "\u2581"));
+    tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", seq}};
+    tok["pre_tokenizer"] = nullptr;
     json decoders =
         json::array({replace("\u2581", " "), {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
-    if (spm_prefix) decoders.push_back(strip);
+    if (prefix)
+      decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
     tok["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
-    tok["post_processor"] = bos_template(*specials.bos);
-    config_json["add_bos_token"] = true;
-    config_json["add_eos_token"] = false;
+    tok["post_processor"] = template_processing();
+    clean_up = false;  // llama.cpp's clean_spaces for SPM
   } else {
+    // Byte-level BPE (GPT2Converter's model and decoder) with the row's pre-tokenizer.
     if (!vocab.merges) return no_tokenizer("no tokenizer.ggml.merges");
-    model_text = bpe_json(vocab, std::nullopt, kByteLevelBpe);
+    model_text = bpe_json(vocab, std::nullopt, kByteLevelBpe, row.ignore_merges);
+    tok["normalizer"] = row.nfc ? json{{"type", "NFC"}} : json(nullptr);
+    tok["pre_tokenizer"] = pre_tokenizer_json(row);
     tok["decoder"] = byte_level(true, true);
-    tok["post_processor"] = byte_level(true, false);
-    if (converter == Converter::kGpt2 || converter == Converter::kNeoX) {
-      // GPT2TokenizerFast: unk, bos, eos "<|endoftext|>"; its add_prefix_space (False) is
-      // written back into the ByteLevel pre-tokenizer by PreTrainedTokenizerFast.__init__.
-      tok["normalizer"] = nullptr;
-      tok["pre_tokenizer"] = byte_level(false, true);
-      specials.unk = specials.bos = specials.eos = "<|endoftext|>";
-      added.add("<|endoftext|>");
-      config_json["add_prefix_space"] = false;
-      if (converter == Converter::kNeoX) {
-        // GPTNeoXTokenizerFast.update_post_processor with add_bos_token and add_eos_token
-        // False: a template of the sequences alone.
-        auto seq = [](std::string_view id, int type_id) {
-          return json{{"Sequence", {{"id", id}, {"type_id", type_id}}}};
-        };
-        tok["post_processor"] = {{"type", "TemplateProcessing"},
-                                 {"single", json::array({seq("A", 0)})},
-                                 {"pair", json::array({seq("A", 0), seq("B", 1)})},
-                                 {"special_tokens", json::object()}};
-        config_json["add_bos_token"] = false;
-        config_json["add_eos_token"] = false;
-        config_json["pad_token"] = nullptr;
-      }
-    } else {
-      // GGUFQwen2Converter's three special tokens; Qwen2TokenizerFast: unk, eos, pad
-      // "<|endoftext|>", bos None.
-      tok["normalizer"] = {{"type", "NFC"}};
-      const bool prefix = vocab.add_space_prefix.value_or(false);
-      tok["pre_tokenizer"] = {
-          {"type", "Sequence"},
-          {"pretokenizers",
-           json::array({{{"type", "Split"},
-                         {"pattern",
-                          {{"Regex",
-                            "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-                            "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}}},
-                         {"behavior", "Isolated"},
-                         {"invert", false}},
-                        {{"type", "ByteLevel"},
-                         {"add_prefix_space", prefix},
-                         {"trim_offsets", true},
-                         {"use_regex", false}}})}};
-      for (const char* t : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) added.add(t);
-      specials.unk = specials.eos = specials.pad = "<|endoftext|>";
-      config_json["bos_token"] = nullptr;
-    }
+    tok["post_processor"] = add_bos || add_eos ? template_processing() : byte_level(true, false);
+    clean_up = row.clean_up;
   }
 
   tok["version"] = "1.0";
   tok["truncation"] = nullptr;
   tok["padding"] = nullptr;
   // The added tokens in id order: tokenizer.json's list, and tokenizer_config.json's
-  // added_tokens_decoder (save_pretrained writes it sorted by id).
+  // added_tokens_decoder (save_pretrained writes it sorted by id). AddedToken's normalized
+  // defaults to not special.
   std::string added_list = "[\n    ", decoder = "{\n    ";
   bool first = true;
   for (const Added& a : added.sorted()) {
-    const char* rstrip = a.rstrip ? "true" : "false";
+    const char* special = a.special ? "true" : "false";
+    const char* normalized = a.special ? "false" : "true";
     if (!first) added_list += kNext, decoder += kNext;
     first = false;
     fmt::format_to(std::back_inserter(added_list), R"({{"id": {}, "content": )", a.id);
     append_json_string(added_list, a.content);
     fmt::format_to(std::back_inserter(added_list),
-                   R"(, "single_word": false, "lstrip": false, "rstrip": {}, )"
-                   R"("normalized": false, "special": true}})",
-                   rstrip);
+                   R"(, "single_word": false, "lstrip": false, "rstrip": false, )"
+                   R"("normalized": {}, "special": {}}})",
+                   normalized, special);
     fmt::format_to(std::back_inserter(decoder), R"("{}": {{"content": )", a.id);
     append_json_string(decoder, a.content);
     fmt::format_to(std::back_inserter(decoder),
-                   R"(, "lstrip": false, "normalized": false, "rstrip": {}, )"
-                   R"("single_word": false, "special": true}})",
-                   rstrip);
+                   R"(, "lstrip": false, "normalized": {}, "rstrip": false, )"
+                   R"("single_word": false, "special": {}}})",
+                   normalized, special);
   }
   added_list += "\n  ]";
   decoder += "\n  }";
 
-  // tokenizer_config.json (save_pretrained): init kwargs, the special tokens that are set, the
-  // *_token_id keys the GGUF gave (GGUF_TOKENIZER_MAPPING["tokenizer_config"]) rewritten as the
-  // ids of the tokenizer's own special tokens.
+  // tokenizer_config.json: tokenizer_class PreTrainedTokenizerFast, which transformers 4.57.6
+  // and 5.24.0 both build from tokenizer.json as written (a named class such as
+  // LlamaTokenizer or GPT2Tokenizer makes transformers 5 rebuild its own normalizer and
+  // pre-tokenizer); the special tokens; chat_template.
   json map = json::object();
-  const std::pair<const char*, const std::optional<std::string>*> named[] = {
-      {"bos_token", &specials.bos},
-      {"eos_token", &specials.eos},
-      {"unk_token", &specials.unk},
-      {"pad_token", &specials.pad}};
-  for (const auto& [name, value] : named) {
+  for (const auto& [name, value] :
+       {std::pair{"bos_token", &specials.bos}, std::pair{"eos_token", &specials.eos},
+        std::pair{"unk_token", &specials.unk}, std::pair{"pad_token", &specials.pad}}) {
     if (*value) {
       config_json[name] = **value;
       map[name] = **value;
     }
   }
-  const std::pair<const char*, const std::optional<std::size_t>*> ids[] = {
-      {"bos_token_id", &vocab.bos},
-      {"eos_token_id", &vocab.eos},
-      {"unk_token_id", &vocab.unk},
-      {"pad_token_id", &vocab.pad}};
-  for (std::size_t i = 0; i < 4; ++i) {
-    if (!*ids[i].second) continue;
-    const std::optional<std::string>& token = *named[i].second;
-    config_json[ids[i].first] = token ? json(*added.id(*token)) : json(nullptr);
-  }
-  if (converter == Converter::kQwen2) {
-    // Qwen2TokenizerFast wraps its special tokens in AddedToken: the map holds their state.
-    for (auto& [name, value] : map.items()) {
-      value = {{"content", value},
-               {"lstrip", false},
-               {"normalized", false},
-               {"rstrip", false},
-               {"single_word", false}};
-    }
-  }
   config_json["clean_up_tokenization_spaces"] = clean_up;
   config_json["extra_special_tokens"] = json::object();
-  if (vocab.model) config_json["model_type"] = renamed(*vocab.model);
-  if (vocab.chat_template) config_json["chat_template"] = renamed(*vocab.chat_template);
-  config_json["tokenizer_class"] = tokenizer_class;
+  if (vocab.chat_template) config_json["chat_template"] = *vocab.chat_template;
+  config_json["tokenizer_class"] = "PreTrainedTokenizerFast";
+  // PreTrainedTokenizerFast's default model_input_names include token_type_ids, which the
+  // causal LMs' generate() refuses; LlamaTokenizerFast, GPT2TokenizerFast and Qwen2TokenizerFast
+  // name these two (their model_input_names).
+  config_json["model_input_names"] = {"input_ids", "attention_mask"};
 
   HfTokenizer out;
   out.tokenizer_json = with_members(tok.dump(2, ' ', false, json::error_handler_t::replace),
@@ -878,7 +813,7 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
                    {{"added_tokens_decoder", decoder}}) +
       "\n";
   out.special_tokens_map_json = dump(map);
-  out.tokenizer_class = tokenizer_class + "Fast";
+  out.tokenizer_class = "PreTrainedTokenizerFast";
   return {std::move(out), ""};
 }
 

@@ -87,6 +87,19 @@ FolderFile text_file(std::string name, std::string text) {
 FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
                               std::vector<std::string>& warnings) {
   const ViewData dtype = options.hf_dtype;
+  if (file.tensors.empty()) {
+    // A vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf): the tokenizer files alone,
+    // whatever the architecture, as the original tokenizer's folder holds them.
+    HfTokenizerResult tokenizer = render_hf_tokenizer(file);
+    if (!tokenizer.tokenizer) return {std::nullopt, std::move(tokenizer.reason)};
+    HfTokenizer& t = *tokenizer.tokenizer;
+    FolderLayout out;
+    out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
+    out.files.push_back(text_file("tokenizer.json", std::move(t.tokenizer_json)));
+    out.files.push_back(text_file("tokenizer_config.json", std::move(t.tokenizer_config_json)));
+    out.what = "Hugging Face tokenizer folder: a vocabulary-only file";
+    return {std::move(out), ""};
+  }
   HfConfigResult config =
       render_hf_config(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
   if (!config.config) return {std::nullopt, std::move(config.reason)};

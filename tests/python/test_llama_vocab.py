@@ -12,7 +12,8 @@ llama.cpp's source tree comes from $GGUFS_LLAMA_CPP, else /var/cache/ggufs-tests
 (scripts/install-deps --tests extracts it from the pinned llama-cpp-python sdist); without it
 every test skips with a message. scripts/test runs this file under transformers 4.57.6 (the venv)
 and 5.24.0 (venv-transformers5): transformers 5 rebuilds some tokenizer classes' pipelines
-itself instead of reading tokenizer.json's, so the two lines can differ.
+itself instead of reading tokenizer.json's (hf/ names PreTrainedTokenizerFast, which both lines
+take as written), so the two lines can differ.
 
 One test per vocabulary, asserting all its cases; the failure lists each mismatching case.
 Where ggufs is wrong today, KNOWN names the mismatching cases and the diagnosed cause per
@@ -37,91 +38,19 @@ VOCABS = ["bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon", "
           "llama-bpe", "llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"]
 
 
-def no_hf(arch, tokenizer):
-    return {"hf": False, "cause": f"ggufs offers no hf/ for general.architecture '{arch}' "
-            f"(tokenizer {tokenizer}) yet"}
+def no_hf(model, why):
+    return {"hf": False, "cause": f"ggufs renders no tokenizer for tokenizer.ggml.model '{model}' "
+            f"({why}) yet, and a vocabulary-only file's hf/ holds only the tokenizer"}
 
 
-# Why the original tokenizer's ids are not hf/'s, per vocabulary and transformers major version:
-# "cases" are the indices (0-based, in .inp order) that mismatch, "total" how many there are.
-# Each cause was checked by patching a copy of hf/'s files as the text says: every case passed.
-_BYTELEVEL = "hf/tokenizer.json's pre_tokenizer is ByteLevel(use_regex=true), GPT-2's regex"
-_STARCODER = (
-    f"{_BYTELEVEL} alone, where StarCoder's is Sequence[Digits(individual_digits=true), "
-    "ByteLevel]: ' ½' (\\p{N}) stays one pre-token instead of ' ' and '½' (llama.cpp's "
-    "'starcoder' pre splits \\p{N} first)")
-
-
-def _deepseek(regexes):
-    return (f"{_BYTELEVEL}: ' ½' (\\p{{N}}) stays one pre-token; the original's pre_tokenizer is "
-            f"a Sequence of Isolated Splits, llama-vocab.cpp's {regexes} regexes in order, then "
-            "ByteLevel(use_regex=false) (so patched: 46/46)")
-
-
-_LLAMA3 = (
-    f"{_BYTELEVEL} (' ?\\p{{N}}+', no [\\r\\n] rules), where llama.cpp's 'llama-bpe' pre is "
-    "Llama 3's: Sequence[Split(Regex(\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?"
-    "\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+\"), "
-    "Isolated), ByteLevel(use_regex=false)] (#0 #21 #32 #37-#42 #45); and BPE "
-    "ignore_merges=false where Llama 3's is true (#43: 'Việt' is one token) (so patched: 46/46)")
-_PHI3 = (
-    "hf/tokenizer.json is GGUFPhi3Converter's: normalizer null, pre_tokenizer null, BPE "
-    "byte_fallback=false, unk_token null, so spaces never become '▁' (dropped or fused into the "
-    "next word) and bytes without a token vanish; as llama-spm's it should have the normalizer "
-    "Sequence[Prepend('▁'), Replace(' ', '▁')] and BPE byte_fallback=true, fuse_unk=true, "
-    "unk_token '<unk>' (so patched: 46/46 under 4.57.6 and 5.24.0)")
-_QWEN35_NFC = (
-    "NFC normalizer, which composes the decomposed inputs ('e' U+0301 becomes 'é', one token "
-    "where the original has two)")
-
+# Why the original tokenizer's ids are not hf/'s, per vocabulary: "hf" False when there is no
+# hf/ at all; else per transformers major version, "cases" the indices (0-based, in .inp order)
+# that mismatch and "total" how many there are.
 KNOWN = {
-    "bert-bge": no_hf("bert", "'bert', WordPiece"),
-    "command-r": no_hf("command-r", "'gpt2', pre 'command-r'"),
-    "falcon": no_hf("falcon", "'gpt2', pre 'falcon'"),
-    "gemma-4": no_hf("gemma4", "'gemma4'"),
-    "mpt": no_hf("mpt", "'gpt2', pre 'mpt'"),
-    "refact": no_hf("refact", "'gpt2', pre 'refact'"),
-    "starcoder": {
-        "4": {"cases": [0], "total": 46, "cause": _STARCODER},
-        "5": {"cases": [0], "total": 46, "cause": _STARCODER + "; besides, transformers 5's "
-              "GPT2Tokenizer (tokenizer_config.json's tokenizer_class) builds its own "
-              "pre_tokenizer: with tokenizer_class 'PreTrainedTokenizerFast' and the Digits "
-              "split, 46/46"},
-    },
-    "deepseek-coder": {"4": {"cases": [0], "total": 46, "cause": _deepseek(
-        "DEEPSEEK_CODER ([\\r\\n], \\s?\\p{L}+, \\s?\\p{P}+, CJK ranges, then "
-        "Digits(individual_digits=true) for \\p{N})")}},
-    "deepseek-llm": {"4": {"cases": [0], "total": 46, "cause": _deepseek(
-        "DEEPSEEK_LLM ([\\r\\n], \\s?[Latin, Greek, Cyrillic ranges]+, \\s?[ASCII and "
-        "full-width punctuation]+, \\s+$, CJK ranges, \\p{N}+)")}},
-    "llama-bpe": {"4": {"cases": [0, 21, 32, 37, 38, 39, 40, 41, 42, 43, 45], "total": 46,
-                        "cause": _LLAMA3}},
-    "llama-spm": {"5": {
-        "cases": [3, 4, 5, 12, 14, 15, 17, 18, 24, 25, 26, 27, 28, 29, 44], "total": 46,
-        "cause": "hf/tokenizer_config.json's tokenizer_class 'LlamaTokenizer': transformers 5's "
-        "LlamaTokenizer drops tokenizer.json's normalizer (Prepend('▁'), Replace(' ', '▁')) for "
-        "its own Metaspace(prepend_scheme='always', split=false), which prepends no '▁' to a "
-        "text already starting with a space (' Hello' gives '▁Hello', the original "
-        "'▁▁Hello'); tokenizer_class 'PreTrainedTokenizerFast' keeps tokenizer.json's pipeline "
-        "(so patched: 46/46 under both lines)"}},
-    "phi-3": {"4": {"cases": [i for i in range(46) if i != 2], "total": 46, "cause": _PHI3}},
-    "qwen35": {
-        "4": {"cases": [46, 47, 48], "total": 50, "cause": "hf/tokenizer.json's normalizer is "
-              f"Qwen2's {_QWEN35_NFC}; Qwen3.5's has none (so patched: 50/50). Its "
-              "pre_tokenizer regex should be Qwen3.5's too ('[\\p{L}\\p{M}]+' and "
-              "' ?[^\\s\\p{L}\\p{M}\\p{N}]+' for Qwen2's '\\p{L}+' and ' ?[^\\s\\p{L}\\p{N}]+'), "
-              "which no case here shows"},
-        "5": {"cases": [46, 47, 48], "total": 50, "cause": "transformers 5 loads config.json's "
-              "model_type 'qwen2' with its own Qwen2Tokenizer whatever tokenizer_class says "
-              "(qwen2 is in its MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS), which builds its own "
-              f"{_QWEN35_NFC}; hf/tokenizer.json's NFC normalizer is wrong as well (Qwen3.5's "
-              "has none) but is not read"},
-    },
+    "bert-bge": no_hf("bert", "WordPiece: BertNormalizer, BertPreTokenizer, the '##' prefix "
+                      "llama.cpp's converter turned into a '\u2581' on word-initial tokens"),
+    "gemma-4": no_hf("gemma4", "Gemma 4's byte-level BPE over '\u2581'-escaped text"),
 }
-# The same cause under both lines: transformers 5 loads these tokenizer.json files as they are
-# (TokenizersBackend: for a ByteLevel tokenizer.json declaring LlamaTokenizer, and for phi3).
-for _name in ("deepseek-coder", "deepseek-llm", "llama-bpe", "phi-3"):
-    KNOWN[_name]["5"] = KNOWN[_name]["4"]
 
 
 class KnownMismatch(AssertionError):

@@ -1,7 +1,9 @@
 // Unit tests of render_hf_tokenizer (src/hf/hf_tokenizer.cpp) on hostile and incomplete
 // tokenizer metadata: no tokenizer, and a one-line reason naming the key at fault; never an
-// exception. The files it renders are checked against transformers itself in
-// tests/python/test_hf_tokenizer.py.
+// exception; and the pre-tokenizer of each tokenizer.ggml.pre row against llama.cpp's own
+// regexes. The files it renders are checked against transformers itself in
+// tests/python/test_hf_tokenizer.py and against the original tokenizers' ids in
+// tests/python/test_llama_vocab.py.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -59,39 +61,44 @@ void expect_refused(const GgufFile& f, const std::string& needle) {
   EXPECT_EQ(r.reason.find('\n'), std::string::npos) << "reason: " << r.reason;
 }
 
+// The tokenizer depends on the tokenizer keys alone: any architecture, none, or a file without a
+// config gets the same files, all for PreTrainedTokenizerFast.
 TEST(HfTokenizer, TinyModelsRender) {
-  for (const auto& [arch, byte_level, cls] : {std::tuple{"llama", false, "LlamaTokenizerFast"},
-                                              std::tuple{"phi3", false, "LlamaTokenizerFast"},
-                                              std::tuple{"gemma2", false, "GemmaTokenizerFast"},
-                                              std::tuple{"gpt2", true, "GPT2TokenizerFast"},
-                                              std::tuple{"starcoder2", true, "GPT2TokenizerFast"},
-                                              std::tuple{"stablelm", true, "GPTNeoXTokenizerFast"},
-                                              std::tuple{"qwen2", true, "Qwen2TokenizerFast"}}) {
-    const HfTokenizerResult r = render_hf_tokenizer(tiny(arch, byte_level));
-    ASSERT_TRUE(r.tokenizer.has_value()) << arch << ": " << r.reason;
-    EXPECT_EQ(r.tokenizer->tokenizer_class, cls) << arch;
-    EXPECT_TRUE(r.reason.empty());
-    const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
-    EXPECT_EQ(tok["version"], "1.0") << arch;
-    EXPECT_EQ(nlohmann::json::parse(r.tokenizer->tokenizer_config_json)["tokenizer_class"]
-                      .get<std::string>() +
-                  "Fast",
-              cls);
-    EXPECT_TRUE(nlohmann::json::parse(r.tokenizer->special_tokens_map_json).is_object());
+  for (const bool byte_level : {false, true}) {
+    const HfTokenizerResult base = render_hf_tokenizer(tiny("llama", byte_level));
+    ASSERT_TRUE(base.tokenizer.has_value()) << base.reason;
+    for (const char* arch : {"llama", "phi3", "gemma2", "gpt2", "starcoder2", "stablelm", "qwen2",
+                             "mistral", "bert", "falcon", "command-r"}) {
+      const HfTokenizerResult r = render_hf_tokenizer(tiny(arch, byte_level));
+      ASSERT_TRUE(r.tokenizer.has_value()) << arch << ": " << r.reason;
+      EXPECT_TRUE(r.reason.empty());
+      EXPECT_EQ(r.tokenizer->tokenizer_class, "PreTrainedTokenizerFast") << arch;
+      EXPECT_EQ(r.tokenizer->tokenizer_json, base.tokenizer->tokenizer_json) << arch;
+      EXPECT_EQ(r.tokenizer->tokenizer_config_json, base.tokenizer->tokenizer_config_json) << arch;
+      const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+      EXPECT_EQ(tok["version"], "1.0") << arch;
+      EXPECT_EQ(nlohmann::json::parse(r.tokenizer->tokenizer_config_json)["tokenizer_class"],
+                "PreTrainedTokenizerFast");
+      EXPECT_TRUE(nlohmann::json::parse(r.tokenizer->special_tokens_map_json).is_object());
+    }
+    GgufFile f = tiny("llama", byte_level);
+    erase(f, "general.architecture");
+    const HfTokenizerResult r = render_hf_tokenizer(f);
+    ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+    EXPECT_EQ(r.tokenizer->tokenizer_json, base.tokenizer->tokenizer_json);
   }
 }
 
-TEST(HfTokenizer, NoConfigNoTokenizer) {
+// tokenizer.ggml.model: absent, or a model not rendered (yet).
+TEST(HfTokenizer, ModelMissingOrOther) {
   GgufFile f = tiny("llama", false);
-  erase(f, "general.architecture");
-  expect_refused(f, "general.architecture");
-  f = tiny("bert", false);
-  expect_refused(f, "general.architecture");
-}
-
-TEST(HfTokenizer, MistralHasNoConverter) {
-  GgufFile f = tiny("mistral", false);
-  expect_refused(f, "mistral");
+  erase(f, "tokenizer.ggml.model");
+  expect_refused(f, "tokenizer.ggml.model");
+  for (const char* model : {"bert", "t5", "gemma4", "rwkv"}) {
+    f = tiny("llama", false);
+    *find(f, "tokenizer.ggml.model") = str(model);
+    expect_refused(f, fmt::format("tokenizer.ggml.model '{}'", model));
+  }
 }
 
 TEST(HfTokenizer, TokensMissingOrWrongType) {
@@ -286,37 +293,44 @@ TEST(HfTokenizer, IdsOutOfRangeOrWrongType) {
   expect_refused(f, "tokenizer.ggml.bos_token_id");
 }
 
-TEST(HfTokenizer, LlamaBosEosMissing) {
+// SentencePiece without the id keys: llama.cpp's defaults (unk 0, bos 1, eos 2), bos added.
+TEST(HfTokenizer, SpmDefaultSpecialIds) {
   GgufFile f = tiny("llama", false);
-  erase(f, "tokenizer.ggml.bos_token_id");
-  expect_refused(f, "tokenizer.ggml.bos_token_id");
-  f = tiny("llama", false);
-  erase(f, "tokenizer.ggml.eos_token_id");
-  expect_refused(f, "tokenizer.ggml.eos_token_id");
-}
-
-// llama.cpp's converter writes no padding id where the original has no pad token: the
-// tokenizer is rendered without one (transformers 4.57.6's own import fails on such a file).
-TEST(HfTokenizer, Phi3WithoutPad) {
-  GgufFile f = tiny("phi3", false);
-  erase(f, "tokenizer.ggml.padding_token_id");
+  for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                          "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id"}) {
+    erase(f, key);
+  }
   const HfTokenizerResult r = render_hf_tokenizer(f);
   ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
   const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
-  EXPECT_TRUE(config.value("pad_token", nlohmann::json()).is_null()) << config.dump();
-  GgufFile g = tiny("phi3", false);
-  erase(g, "tokenizer.ggml.eos_token_id");
-  expect_refused(g, "tokenizer.ggml.eos_token_id");
+  EXPECT_EQ(config["unk_token"], "<unk>");
+  EXPECT_EQ(config["bos_token"], "<s>");
+  EXPECT_EQ(config["eos_token"], "</s>");
+  EXPECT_FALSE(config.contains("pad_token")) << config.dump();
+  const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+  EXPECT_EQ(tok["post_processor"]["single"][0]["SpecialToken"]["id"], "<s>");
 }
 
-TEST(HfTokenizer, GemmaNeedsScoresAndDistinctRenamedTokens) {
-  GgufFile f = tiny("gemma2", false);
-  erase(f, "tokenizer.ggml.scores");
-  expect_refused(f, "tokenizer.ggml.scores");
-  f = tiny("gemma2", false);
-  *find(f, "tokenizer.ggml.tokens") =
-      arr(ValueType::kString, {str("<unk>"), str("<s>"), str("</s>"), str("\t"), str("<0x09>")});
-  expect_refused(f, "tokenizer.ggml.tokens");
+// tokenizer.ggml.add_bos_token / add_eos_token make the TemplateProcessing; a byte-level
+// vocabulary without them adds nothing (ByteLevel post-processor).
+TEST(HfTokenizer, AddBosEos) {
+  GgufFile f = tiny("gpt2", true);
+  auto post = [](const GgufFile& g) {
+    const HfTokenizerResult r = render_hf_tokenizer(g);
+    EXPECT_TRUE(r.tokenizer.has_value()) << r.reason;
+    return r.tokenizer ? nlohmann::json::parse(r.tokenizer->tokenizer_json)["post_processor"]
+                       : nlohmann::json();
+  };
+  EXPECT_EQ(post(f)["type"], "ByteLevel");
+  add(f, "tokenizer.ggml.add_bos_token", boolean(true));
+  add(f, "tokenizer.ggml.add_eos_token", boolean(true));
+  const auto p = post(f);
+  EXPECT_EQ(p["type"], "TemplateProcessing");
+  EXPECT_EQ(p["single"].size(), 3u) << p.dump();
+  EXPECT_EQ(p["pair"].size(), 6u) << p.dump();
+  f = tiny("llama", false);
+  add(f, "tokenizer.ggml.add_bos_token", boolean(false));
+  EXPECT_EQ(post(f)["single"].size(), 1u);
 }
 
 TEST(HfTokenizer, OtherKeysWrongType) {
@@ -329,6 +343,14 @@ TEST(HfTokenizer, OtherKeysWrongType) {
   f = tiny("llama", false);
   add(f, "tokenizer.chat_template", boolean(true));
   expect_refused(f, "tokenizer.chat_template");
+  for (const char* key : {"tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token"}) {
+    f = tiny("llama", false);
+    add(f, key, str("true"));
+    expect_refused(f, key);
+  }
+  f = tiny("gpt2", true);
+  add(f, "tokenizer.ggml.pre", u32(1));
+  expect_refused(f, "tokenizer.ggml.pre");
 }
 
 TEST(HfTokenizer, BosTokenNotTemplatable) {
@@ -336,6 +358,138 @@ TEST(HfTokenizer, BosTokenNotTemplatable) {
   *find(f, "tokenizer.ggml.tokens") = arr(
       ValueType::kString, {str("<unk>"), str("<s> x"), str("</s>"), str("\xE2\x96\x81"), str("a")});
   expect_refused(f, "tokenizer.ggml.bos_token_id");
+}
+
+// --- The pre-tokenizer rows, against llama.cpp's src/llama-vocab.cpp ---------------------------
+//
+// The regexes below are llm_tokenizer_bpe's regex_exprs for each LLAMA_VOCAB_PRE_TYPE_*, copied
+// from llama.cpp's source (its "original regex from tokenizer.json" where it adapted one for
+// std::regex; non-ASCII characters written as \u escapes), and the tokenizer.ggml.pre names
+// llama_vocab::impl::load maps to each. The expected pre_tokenizer is built from them by the rule
+// the original tokenizer.json files follow: a lone "\p{N}" is Digits(individual_digits=true),
+// GPT-2's regex last is ByteLevel's own (use_regex=true), every other regex a Split(Isolated),
+// then ByteLevel.
+
+const char* const kGpt2 =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+
+nlohmann::json expected_pre_tokenizer(std::vector<std::string> regexes) {
+  using nlohmann::json;
+  bool gpt2_regex = !regexes.empty() && regexes.back() == kGpt2;
+  if (gpt2_regex) regexes.pop_back();
+  const json byte_level = {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", true},
+                           {"use_regex", gpt2_regex}};
+  if (regexes.empty()) return byte_level;
+  json list = json::array();
+  for (const std::string& r : regexes) {
+    if (r == "\\p{N}") {
+      list.push_back({{"type", "Digits"}, {"individual_digits", true}});
+    } else {
+      list.push_back({{"type", "Split"},
+                      {"pattern", {{"Regex", r}}},
+                      {"behavior", "Isolated"},
+                      {"invert", false}});
+    }
+  }
+  list.push_back(byte_level);
+  return {{"type", "Sequence"}, {"pretokenizers", list}};
+}
+
+nlohmann::json rendered(const std::string& pre) {
+  GgufFile f = tiny("gpt2", true);
+  add(f, "tokenizer.ggml.pre", str(pre));
+  const HfTokenizerResult r = render_hf_tokenizer(f);
+  EXPECT_TRUE(r.tokenizer.has_value()) << pre << ": " << r.reason;
+  return r.tokenizer ? nlohmann::json::parse(r.tokenizer->tokenizer_json) : nlohmann::json();
+}
+
+void expect_row(const std::vector<std::string>& names, const std::vector<std::string>& regexes,
+                bool ignore_merges = false, bool nfc = false) {
+  const nlohmann::json want = expected_pre_tokenizer(regexes);
+  for (const std::string& name : names) {
+    const nlohmann::json tok = rendered(name);
+    EXPECT_EQ(tok["pre_tokenizer"], want) << name;
+    EXPECT_EQ(tok["model"]["ignore_merges"], ignore_merges) << name;
+    const nlohmann::json normalizer = nfc ? nlohmann::json{{"type", "NFC"}} : nlohmann::json();
+    EXPECT_EQ(tok["normalizer"], normalizer) << name;
+  }
+}
+
+TEST(HfTokenizer, PreGpt2) {
+  expect_row(
+      {"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0",
+       "mellum", "modern-bert", "mpt", "olmo", "jais", "trillion", "granite-docling"},
+      {kGpt2});
+  // Unknown names, "default" and none fall back to GPT-2's regex.
+  expect_row({"default", "no-such-pre"}, {kGpt2});
+}
+
+TEST(HfTokenizer, PreStarcoder) {
+  expect_row(
+      {"starcoder", "refact", "smollm", "codeshell", "exaone", "minerva", "mellum2", "command-r"},
+      {"\\p{N}", kGpt2});
+  EXPECT_EQ(
+      nlohmann::json::parse(render_hf_tokenizer([] {
+                              GgufFile f = tiny("gpt2", true);
+                              add(f, "tokenizer.ggml.pre", str("command-r"));
+                              return f;
+                            }())
+                                .tokenizer->tokenizer_config_json)["clean_up_tokenization_spaces"],
+      false);
+}
+
+TEST(HfTokenizer, PreLlama3) {
+  const std::string llama3 =
+      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  expect_row({"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0",
+              "lfm2", "jina-v5-nano"},
+             {llama3}, true);
+  expect_row({"dbrx", "smaug-bpe"}, {llama3}, false);
+  // Llama 3 adds bos by default (llama.cpp's add_bos for the type).
+  EXPECT_EQ(rendered("llama-bpe")["post_processor"]["type"], "TemplateProcessing");
+}
+
+TEST(HfTokenizer, PreDeepseekLlm) {
+  expect_row(
+      {"deepseek-llm"},
+      {"[\r\n]",
+       "\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293"
+       "\u0295-\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C"
+       "\u038E-\u03A1\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-"
+       "\u13F5\u13F8-\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A"
+       "\u1E00-\u1F15\u1F18-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D"
+       "\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3"
+       "\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115"
+       "\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2134\u2139\u213C-\u213F\u2145-"
+       "\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3\uA640-"
+       "\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E\uAB70-\uABBF\uFB00-\uFB06"
+       "\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-\U0001044F\U000104B0-\U000104D3"
+       "\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-\U00010CF2\U000118A0-\U000118DF"
+       "\U0001E900-\U0001E943]+",
+       "\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+", "\\s+$",
+       "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+", "\\p{N}+"});
+}
+
+TEST(HfTokenizer, PreDeepseekCoder) {
+  expect_row({"deepseek-coder"}, {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
+                                  "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+", "\\p{N}"});
+}
+
+TEST(HfTokenizer, PreFalcon) {
+  expect_row({"falcon"}, {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2, "[0-9][0-9][0-9]"});
+}
+
+TEST(HfTokenizer, PreQwen) {
+  expect_row({"qwen2", "deepseek-r1-qwen"},
+             {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+              "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+             false, true);
+  expect_row({"qwen35"}, {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|"
+                          "\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+                          "\\s+(?!\\S)|\\s+"});
 }
 
 }  // namespace
