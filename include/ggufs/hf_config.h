@@ -1,7 +1,8 @@
-// The Hugging Face config files of a GGUF model: config.json and generation_config.json as
-// transformers 4.57.6's own GGUF import builds them (transformers/modeling_gguf_pytorch_utils.py,
-// load_gguf_checkpoint; transformers/integrations/ggml.py, GGUF_CONFIG_MAPPING), so that
-// AutoConfig.from_pretrained(<folder holding our config.json>) equals
+// The Hugging Face config files of a GGUF model: config.json and generation_config.json of the
+// model llama.cpp's converter (convert_hf_to_gguf.py) converted, read back from the keys it wrote,
+// one row per architecture (src/hf/hf_architectures.cpp). Where transformers' own GGUF import
+// (transformers/modeling_gguf_pytorch_utils.py, load_gguf_checkpoint) reads the same file the
+// same way, AutoConfig.from_pretrained(<folder holding our config.json>) equals
 // AutoConfig.from_pretrained(<dir>, gguf_file=<file>). Pure: renders from the parsed model only.
 #pragma once
 
@@ -15,11 +16,13 @@ namespace ggufs {
 
 /// The rendered files of one model.
 struct HfConfig {
-  /// config.json: the dict load_gguf_checkpoint(...)["config"] builds (the keys GGUF_CONFIG_MAPPING
-  /// maps, tie_word_embeddings, vocab_size, the stablelm flags; model_type renamed as transformers
-  /// renames it) plus "transformers_version": "4.57.6"; JSON with sorted keys, indent 2, final
-  /// newline (as PretrainedConfig.to_json_string writes). Numbers keep their GGUF kind: integers
-  /// as integers, float32/float64 as the double Python's float() gives.
+  /// config.json: model_type and architectures of the row, each config field the row maps from
+  /// a `<general.architecture>.*` key, general.name as _model_name_or_path, the tokenizer's
+  /// special token ids, tie_word_embeddings (no output.weight), vocab_size (else the token
+  /// count), the row's constants and derived fields (stablelm's flags from tensor names,
+  /// gemma's query_pre_attn_scalar), "transformers_version": "4.57.6"; JSON with sorted keys,
+  /// indent 2, final newline (as PretrainedConfig.to_json_string writes). Integers as integers,
+  /// float32 as the shortest decimal that reads back as it, float64 as it is.
   std::string config_json;
   /// generation_config.json: what GenerationConfig.from_model_config(config).save_pretrained()
   /// writes (transformers/generation/configuration_utils.py). from_pretrained(dir, gguf_file=...)
@@ -43,23 +46,18 @@ struct HfConfigResult {
   std::string reason;
 };
 
-/// Renders config.json and generation_config.json of `file` for the architectures transformers
-/// 4.57.6 imports from GGUF among llama (also as mistral, when general.name is "mistral"),
-/// mistral, qwen2, qwen2moe, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt2, starcoder2 and
-/// stablelm (gemma, the first one, is not in GGUF_CONFIG_MAPPING: refused).
+/// Renders config.json and generation_config.json of `file` for the architectures of the table:
+/// llama (mistral when general.name is "mistral", as transformers' import takes it), mistral,
+/// qwen2, qwen2moe, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt2, starcoder2 and stablelm.
 ///
-/// No config (with the reason) when: general.architecture is missing, not a string, or another
-/// architecture; a key, string value or tensor name is not valid UTF-8, an array is nested, a
-/// tensor type is unknown to gguf-py, or the file is GGUF version 1 (transformers' reader,
-/// gguf-py's GGUFReader, fails on each); a structural value the config needs is missing or not a
-/// positive integer (block count, embedding length, head count, context length, vocab size from
+/// No config (with the reason) when: general.architecture is missing, not a string, or has no
+/// row; a key, string value or tensor name is not valid UTF-8, an array is nested, a tensor type
+/// is unknown to gguf-py, or the file is GGUF version 1 (transformers' reader, gguf-py's
+/// GGUFReader, fails on each); a structural value the config needs is missing or not a positive
+/// integer (block count, embedding length, head count, context length, vocab size from
 /// <arch>.vocab_size or the length of tokenizer.ggml.tokens); another count is not a
 /// non-negative integer; an epsilon or rope base is not a finite number; a token id is not an
-/// integer. Never throws for any metadata.
-///
-/// Note: transformers 4.57.6 renames qwen2moe.* keys to qwen2_moe.*, which GGUF_CONFIG_MAPPING
-/// lacks; a qwen2moe config therefore has Qwen2MoeConfig's defaults for every dimension, as
-/// transformers' own import has.
+/// integer; a list value has more than 65536 elements. Never throws for any metadata.
 ///
 /// `dtype` (a torch dtype name, "bfloat16"), when not empty, is written as config.json's "dtype",
 /// as save_pretrained writes it for a model of that dtype (from_pretrained(..., dtype="auto")

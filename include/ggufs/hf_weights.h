@@ -1,7 +1,9 @@
-// The Hugging Face weights of a GGUF model: the state_dict tensors transformers 4.57.6's own GGUF
-// import builds (transformers/modeling_gguf_pytorch_utils.py: load_gguf_checkpoint,
-// get_gguf_hf_weights_map, TENSOR_PROCESSORS), each named as transformers names it, with its torch
-// shape and how its values come from one GGUF tensor. Pure: a map only, no tensor data is read.
+// The Hugging Face weights of a GGUF model: the state_dict of the model llama.cpp's converter
+// converted, from the architecture's row (src/hf/hf_architectures.cpp), each tensor named as
+// transformers names it, with its torch shape and how its values come from one GGUF tensor (the
+// inverse of the converter's transform). Where transformers' own GGUF import
+// (transformers/modeling_gguf_pytorch_utils.py: load_gguf_checkpoint, TENSOR_PROCESSORS) loads
+// the file, it loads the same tensors. Pure: a map only, no tensor data is read.
 #pragma once
 
 #include <cstdint>
@@ -60,18 +62,17 @@ struct HfWeightsResult {
 /// tensor name map of the architecture (gguf/tensor_mapping.py, get_tensor_name_map; per expert
 /// of a MoE layer, the stacked *_exps tensor); GGUF tensors that no state_dict name maps to are
 /// left out (transformers skips them), and tied or absent weights are not listed (the model keeps
-/// its own). Covered: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3 (its fused qkv_proj and
-/// gate_up_proj stay fused, as in transformers), gpt2 (output.weight is lm_head.weight) and
-/// starcoder2, stablelm.
+/// its own). Covered: llama, qwen2, qwen2moe (experts, the shared expert and its gate), qwen3,
+/// qwen3moe, gemma2, gemma3, phi3 (its fused qkv_proj and gate_up_proj stay fused, as in
+/// transformers), gpt2 (output.weight is lm_head.weight) and starcoder2, stablelm.
 ///
 /// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture
-/// is another one, or one transformers 4.57.6 cannot load tensors for: mistral (also llama named
-/// "mistral": gguf-py 0.19.0 has no mistral tensor map, get_gguf_hf_weights_map raises),
-/// qwen2moe (its config keeps Qwen2MoeConfig's default dimensions and 60 experts); a mapped
+/// has no row, or its row no state_dict: mistral (also llama named "mistral": gguf-py 0.19.0 has
+/// no mistral tensor map, transformers' get_gguf_hf_weights_map raises); a mapped
 /// tensor's shape is not the one the config gives its parameter (from_pretrained refuses a
 /// mismatch), including q/k rows not a multiple of 2 × heads (the reverse permutation's reshape
-/// fails); a qwen3moe tensor named *_exp* that maps to no layer, or whose stack holds fewer
-/// experts than num_experts (transformers raises); the map would pass 10 000 000 tensors.
+/// fails); a qwen2moe/qwen3moe tensor named *_exp* that maps to no layer, or whose stack holds
+/// fewer experts than num_experts (transformers raises); the map would pass 10 000 000 tensors.
 /// qwen3moe without expert_count: transformers splits 60 experts (its default in
 /// Qwen2MoeTensorProcessor) of a model built with Qwen3MoeConfig's 128; the map lists the 60.
 /// Never throws.

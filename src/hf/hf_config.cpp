@@ -1,8 +1,11 @@
-// config.json and generation_config.json of a GGUF model as transformers 4.57.6's GGUF import
-// builds them. Facts restated from transformers 4.57.6: modeling_gguf_pytorch_utils.py
-// (load_gguf_checkpoint), integrations/ggml.py (GGUF_CONFIG_MAPPING, GGUF_TOKENIZER_MAPPING,
-// _gguf_parse_value), configuration_utils.py (PretrainedConfig), generation/configuration_utils.py
-// (GenerationConfig.from_model_config) and gguf-py 0.19.0's gguf_reader.py (GGUFReader).
+// config.json and generation_config.json of a GGUF model as the config of the Hugging Face model
+// llama.cpp's converter converted: each config field the converter wrote as a GGUF key
+// (hf_architectures.cpp, one row per architecture) read back, the fields it does not write from
+// the row or the class defaults. Where transformers' own GGUF import (4.57.6:
+// modeling_gguf_pytorch_utils.py, load_gguf_checkpoint; integrations/ggml.py) reads the same file
+// the same way, the output is that import's, key for key; tests/python/test_hf_config.py names
+// each place where it is not. gguf-py 0.19.0's reader (gguf_reader.py, GGUFReader) bounds what
+// transformers can read at all.
 #include "ggufs/hf_config.h"
 
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "ggufs/names.h"
+#include "hf_architectures.h"
 
 namespace ggufs {
 namespace {
@@ -26,297 +30,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kTransformersVersion = "4.57.6";
-
-struct MappingRow {
-  std::string_view prefix;      // first dot-separated part of the GGUF key
-  std::string_view suffix;      // the rest of the key
-  std::string_view config_key;  // the config.json key it becomes
-};
-
-// GGUF_CONFIG_MAPPING of transformers 4.57.6, integrations/ggml.py, every architecture (its
-// import applies every prefix to every file, so a foreign prefix's key lands in the config
-// too). Entries that map to None set nothing and are left out.
-constexpr MappingRow kConfigMapping[] = {
-    {"general", "architecture", "model_type"},
-    {"general", "name", "_model_name_or_path"},
-    {"llama", "context_length", "max_position_embeddings"},
-    {"llama", "block_count", "num_hidden_layers"},
-    {"llama", "feed_forward_length", "intermediate_size"},
-    {"llama", "embedding_length", "hidden_size"},
-    {"llama", "rope.dimension_count", "head_dim"},
-    {"llama", "rope.freq_base", "rope_theta"},
-    {"llama", "attention.head_count", "num_attention_heads"},
-    {"llama", "attention.head_count_kv", "num_key_value_heads"},
-    {"llama", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"llama", "vocab_size", "vocab_size"},
-    {"mistral", "context_length", "max_position_embeddings"},
-    {"mistral", "block_count", "num_hidden_layers"},
-    {"mistral", "feed_forward_length", "intermediate_size"},
-    {"mistral", "embedding_length", "hidden_size"},
-    {"mistral", "rope.dimension_count", "head_dim"},
-    {"mistral", "rope.freq_base", "rope_theta"},
-    {"mistral", "attention.head_count", "num_attention_heads"},
-    {"mistral", "attention.head_count_kv", "num_key_value_heads"},
-    {"mistral", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"mistral", "vocab_size", "vocab_size"},
-    {"qwen2", "context_length", "max_position_embeddings"},
-    {"qwen2", "block_count", "num_hidden_layers"},
-    {"qwen2", "feed_forward_length", "intermediate_size"},
-    {"qwen2", "embedding_length", "hidden_size"},
-    {"qwen2", "rope.freq_base", "rope_theta"},
-    {"qwen2", "attention.head_count", "num_attention_heads"},
-    {"qwen2", "attention.head_count_kv", "num_key_value_heads"},
-    {"qwen2", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"qwen2", "vocab_size", "vocab_size"},
-    {"qwen2moe", "context_length", "max_position_embeddings"},
-    {"qwen2moe", "block_count", "num_hidden_layers"},
-    {"qwen2moe", "feed_forward_length", "intermediate_size"},
-    {"qwen2moe", "embedding_length", "hidden_size"},
-    {"qwen2moe", "rope.freq_base", "rope_theta"},
-    {"qwen2moe", "attention.head_count", "num_attention_heads"},
-    {"qwen2moe", "attention.head_count_kv", "num_key_value_heads"},
-    {"qwen2moe", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"qwen2moe", "vocab_size", "vocab_size"},
-    {"qwen2moe", "expert_count", "num_experts"},
-    {"qwen2moe", "expert_used_count", "num_experts_per_tok"},
-    {"lfm2", "context_length", "max_position_embeddings"},
-    {"lfm2", "block_count", "num_hidden_layers"},
-    {"lfm2", "feed_forward_length", "intermediate_size"},
-    {"lfm2", "embedding_length", "hidden_size"},
-    {"lfm2", "rope.freq_base", "rope_theta"},
-    {"lfm2", "attention.head_count", "num_attention_heads"},
-    {"lfm2", "attention.head_count_kv", "num_key_value_heads"},
-    {"lfm2", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"lfm2", "vocab_size", "vocab_size"},
-    {"lfm2", "shortconv.l_cache", "conv_L_cache"},
-    {"qwen3", "context_length", "max_position_embeddings"},
-    {"qwen3", "block_count", "num_hidden_layers"},
-    {"qwen3", "feed_forward_length", "intermediate_size"},
-    {"qwen3", "embedding_length", "hidden_size"},
-    {"qwen3", "rope.freq_base", "rope_theta"},
-    {"qwen3", "attention.head_count", "num_attention_heads"},
-    {"qwen3", "attention.head_count_kv", "num_key_value_heads"},
-    {"qwen3", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"qwen3", "vocab_size", "vocab_size"},
-    {"qwen3_moe", "context_length", "max_position_embeddings"},
-    {"qwen3_moe", "block_count", "num_hidden_layers"},
-    {"qwen3_moe", "feed_forward_length", "intermediate_size"},
-    {"qwen3_moe", "embedding_length", "hidden_size"},
-    {"qwen3_moe", "rope.freq_base", "rope_theta"},
-    {"qwen3_moe", "attention.key_length", "head_dim"},
-    {"qwen3_moe", "attention.head_count", "num_attention_heads"},
-    {"qwen3_moe", "attention.head_count_kv", "num_key_value_heads"},
-    {"qwen3_moe", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"qwen3_moe", "vocab_size", "vocab_size"},
-    {"qwen3_moe", "expert_count", "num_experts"},
-    {"qwen3_moe", "expert_used_count", "num_experts_per_tok"},
-    {"falcon", "context_length", "max_position_embeddings"},
-    {"falcon", "block_count", "num_hidden_layers"},
-    {"falcon", "feed_forward_length", "intermediate_size"},
-    {"falcon", "embedding_length", "hidden_size"},
-    {"falcon", "rope.freq_base", "rope_theta"},
-    {"falcon", "attention.head_count", "num_attention_heads"},
-    {"falcon", "attention.head_count_kv", "num_key_value_heads"},
-    {"falcon", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"falcon", "vocab_size", "vocab_size"},
-    {"tokenizer", "ggml.bos_token_id", "bos_token_id"},
-    {"tokenizer", "ggml.eos_token_id", "eos_token_id"},
-    {"tokenizer", "ggml.unknown_token_id", "unk_token_id"},
-    {"tokenizer", "ggml.padding_token_id", "pad_token_id"},
-    {"phi3", "context_length", "max_position_embeddings"},
-    {"phi3", "block_count", "num_hidden_layers"},
-    {"phi3", "feed_forward_length", "intermediate_size"},
-    {"phi3", "embedding_length", "hidden_size"},
-    {"phi3", "rope.freq_base", "rope_theta"},
-    {"phi3", "attention.head_count", "num_attention_heads"},
-    {"phi3", "attention.head_count_kv", "num_key_value_heads"},
-    {"phi3", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"phi3", "vocab_size", "vocab_size"},
-    {"bloom", "block_count", "n_layer"},
-    {"bloom", "embedding_length", "hidden_size"},
-    {"bloom", "attention.head_count", "n_head"},
-    {"bloom", "vocab_size", "vocab_size"},
-    {"bloom", "attention.layer_norm_epsilon", "layer_norm_epsilon"},
-    {"t5", "context_length", "n_positions"},
-    {"t5", "block_count", "num_layers"},
-    {"t5", "feed_forward_length", "d_ff"},
-    {"t5", "embedding_length", "d_model"},
-    {"t5", "attention.key_length", "d_kv"},
-    {"t5", "attention.head_count", "num_heads"},
-    {"t5", "attention.head_count_kv", "num_key_value_heads"},
-    {"t5", "attention.layer_norm_epsilon", "layer_norm_epsilon"},
-    {"t5", "attention.relative_buckets_count", "relative_attention_num_buckets"},
-    {"t5", "decoder_start_token_id", "decoder_start_token_id"},
-    {"t5", "vocab_size", "vocab_size"},
-    {"stablelm", "context_length", "max_position_embeddings"},
-    {"stablelm", "block_count", "num_hidden_layers"},
-    {"stablelm", "feed_forward_length", "intermediate_size"},
-    {"stablelm", "embedding_length", "hidden_size"},
-    {"stablelm", "attention.head_count", "num_attention_heads"},
-    {"stablelm", "attention.head_count_kv", "num_key_value_heads"},
-    {"stablelm", "attention.layer_norm_epsilon", "layer_norm_eps"},
-    {"stablelm", "vocab_size", "vocab_size"},
-    {"gpt2", "block_count", "n_layer"},
-    {"gpt2", "context_length", "n_ctx"},
-    {"gpt2", "embedding_length", "n_embd"},
-    {"gpt2", "feed_forward_length", "feed_forward_length"},
-    {"gpt2", "attention.head_count", "n_head"},
-    {"gpt2", "attention.layer_norm_epsilon", "layer_norm_epsilon"},
-    {"starcoder2", "block_count", "num_hidden_layers"},
-    {"starcoder2", "context_length", "max_position_embeddings"},
-    {"starcoder2", "embedding_length", "hidden_size"},
-    {"starcoder2", "feed_forward_length", "intermediate_size"},
-    {"starcoder2", "attention.head_count", "num_attention_heads"},
-    {"starcoder2", "attention.head_count_kv", "num_key_value_heads"},
-    {"starcoder2", "attention.layer_norm_epsilon", "norm_epsilon"},
-    {"mamba", "vocab_size", "vocab_size"},
-    {"mamba", "context_length", "max_position_embeddings"},
-    {"mamba", "embedding_length", "hidden_size"},
-    {"mamba", "attention.layer_norm_rms_epsilon", "layer_norm_epsilon"},
-    {"mamba", "block_count", "num_hidden_layers"},
-    {"mamba", "ssm.conv_kernel", "conv_kernel"},
-    {"mamba", "ssm.state_size", "state_size"},
-    {"mamba", "ssm.time_step_rank", "time_step_rank"},
-    {"mamba", "ssm.inner_size", "intermediate_size"},
-    {"nemotron", "context_length", "max_position_embeddings"},
-    {"nemotron", "block_count", "num_hidden_layers"},
-    {"nemotron", "feed_forward_length", "intermediate_size"},
-    {"nemotron", "embedding_length", "hidden_size"},
-    {"nemotron", "rope.freq_base", "rope_theta"},
-    {"nemotron", "attention.head_count", "num_attention_heads"},
-    {"nemotron", "attention.head_count_kv", "num_key_value_heads"},
-    {"nemotron", "attention.layer_norm_rms_epsilon", "norm_eps"},
-    {"nemotron", "vocab_size", "vocab_size"},
-    {"gemma2", "context_length", "max_position_embeddings"},
-    {"gemma2", "block_count", "num_hidden_layers"},
-    {"gemma2", "feed_forward_length", "intermediate_size"},
-    {"gemma2", "embedding_length", "hidden_size"},
-    {"gemma2", "rope.freq_base", "rope_theta"},
-    {"gemma2", "attention.key_length", "head_dim"},
-    {"gemma2", "attention.head_count", "num_attention_heads"},
-    {"gemma2", "attention.head_count_kv", "num_key_value_heads"},
-    {"gemma2", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"gemma2", "attention.sliding_window", "sliding_window"},
-    {"gemma2", "vocab_size", "vocab_size"},
-    {"gemma3", "context_length", "max_position_embeddings"},
-    {"gemma3", "block_count", "num_hidden_layers"},
-    {"gemma3", "feed_forward_length", "intermediate_size"},
-    {"gemma3", "embedding_length", "hidden_size"},
-    {"gemma3", "rope.freq_base", "rope_theta"},
-    {"gemma3", "attention.key_length", "head_dim"},
-    {"gemma3", "attention.head_count", "num_attention_heads"},
-    {"gemma3", "attention.head_count_kv", "num_key_value_heads"},
-    {"gemma3", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"gemma3", "attention.sliding_window", "sliding_window"},
-    {"gemma3", "vocab_size", "vocab_size"},
-    {"umt5", "context_length", "n_positions"},
-    {"umt5", "block_count", "num_layers"},
-    {"umt5", "feed_forward_length", "d_ff"},
-    {"umt5", "embedding_length", "d_model"},
-    {"umt5", "attention.key_length", "d_kv"},
-    {"umt5", "attention.head_count", "num_heads"},
-    {"umt5", "attention.head_count_kv", "num_key_value_heads"},
-    {"umt5", "attention.layer_norm_epsilon", "layer_norm_epsilon"},
-    {"umt5", "attention.relative_buckets_count", "relative_attention_num_buckets"},
-    {"umt5", "decoder_start_token_id", "decoder_start_token_id"},
-    {"umt5", "vocab_size", "vocab_size"},
-    {"deci", "context_length", "max_position_embeddings"},
-    {"deci", "block_count", "num_hidden_layers"},
-    {"deci", "feed_forward_length", "intermediate_size"},
-    {"deci", "embedding_length", "hidden_size"},
-    {"deci", "rope.freq_base", "rope_theta"},
-    {"deci", "attention.head_count", "num_attention_heads"},
-    {"deci", "attention.head_count_kv", "num_key_value_heads"},
-    {"deci", "attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-    {"deci", "vocab_size", "vocab_size"},
-};
-
-// Keys llama.cpp's converter writes (conversion/base.py, TextModel.set_gguf_parameters) that
-// transformers' import leaves out, 4.57.6 and 5.24.0 alike: without them the config takes the
-// class default, which is not the original model's (Qwen3Config.head_dim 128,
-// Qwen3MoeConfig.moe_intermediate_size 768), and the weights' shapes disagree with it. The
-// original model wins (the round trip, tests/python/test_hf_roundtrip.py, checks it).
-constexpr MappingRow kConverterMapping[] = {
-    {"qwen3", "attention.key_length", "head_dim"},
-    {"qwen3_moe", "expert_feed_forward_length", "moe_intermediate_size"},
-    // Starcoder2Config.rope_theta defaults to 10000; StarCoder2 checkpoints use 100000 (base.py
-    // writes rope.freq_base from rope_theta).
-    {"starcoder2", "rope.freq_base", "rope_theta"},
-    // phi.py, Phi3MiniModel.set_gguf_parameters: original_max_position_embeddings.
-    {"phi3", "rope.scaling.original_context_length", "original_max_position_embeddings"},
-    // gpt2.py writes context_length from n_ctx; GPT2Config's n_positions (the size of wpe) is
-    // the same number in every GPT-2 checkpoint, and its default 1024 is not the file's.
-    {"gpt2", "context_length", "n_positions"},
-};
-
-// The class each model_type names in config.json's "architectures" (save_pretrained writes the
-// model's class there; transformers' import writes none). transformers' modeling_auto.py,
-// MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.
-struct ModelClass {
-  std::string_view model_type;
-  std::string_view class_name;
-};
-constexpr ModelClass kModelClasses[] = {
-    {"llama", "LlamaForCausalLM"},
-    {"mistral", "MistralForCausalLM"},
-    {"qwen2", "Qwen2ForCausalLM"},
-    {"qwen2_moe", "Qwen2MoeForCausalLM"},
-    {"qwen3", "Qwen3ForCausalLM"},
-    {"qwen3_moe", "Qwen3MoeForCausalLM"},
-    {"gemma2", "Gemma2ForCausalLM"},
-    {"gemma3_text", "Gemma3ForCausalLM"},
-    {"phi3", "Phi3ForCausalLM"},
-    {"gpt2", "GPT2LMHeadModel"},
-    {"starcoder2", "Starcoder2ForCausalLM"},
-    {"stablelm", "StableLmForCausalLM"},
-};
-
-// Fields the converter does not write, where the class default is not what the models of that
-// architecture use: Qwen3MoeConfig.norm_topk_prob defaults to False, every Qwen3-MoE checkpoint
-// (config.json of Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own
-// GGUF import does (integrations/ggml.py).
-struct NotCarried {
-  std::string_view model_type;
-  std::string_view config_key;
-  bool value;
-};
-constexpr NotCarried kNotCarried[] = {{"qwen3_moe", "norm_topk_prob", true}};
-
-// The architectures rendered here, by transformers' model_type before the gemma3 rename
-// (load_gguf_checkpoint's updated_architecture).
-constexpr std::string_view kFamilies[] = {"llama", "mistral",   "qwen2",      "qwen2_moe",
-                                          "qwen3", "qwen3_moe", "gemma2",     "gemma3",
-                                          "phi3",  "gpt2",      "starcoder2", "stablelm"};
-
-// GGUF_SUPPORTED_ARCHITECTURES (modeling_gguf_pytorch_utils.py): the keys of
-// GGUF_CONFIG_MAPPING; load_gguf_checkpoint accepts a file when its architecture or the updated
-// one is among them.
-constexpr std::string_view kSupported[] = {
-    "general", "llama",     "mistral", "qwen2",  "qwen2moe", "lfm2",     "qwen3", "qwen3_moe",
-    "falcon",  "tokenizer", "phi3",    "bloom",  "t5",       "stablelm", "gpt2",  "starcoder2",
-    "mamba",   "nemotron",  "gemma2",  "gemma3", "umt5",     "deci"};
-
-// Token ids of each config class's __init__ defaults (transformers 4.57.6,
-// models/<model>/configuration_<model>.py): they reach generation_config.json through
-// GenerationConfig.from_model_config when the GGUF has no such id. -1 stands for None.
-struct TokenDefaults {
-  std::string_view model_type;
-  std::int64_t bos, eos, pad;
-};
-constexpr TokenDefaults kTokenDefaults[] = {
-    {"llama", 1, 2, -1},
-    {"mistral", 1, 2, -1},
-    {"qwen2", -1, -1, -1},
-    {"qwen2_moe", -1, -1, -1},
-    {"qwen3", -1, -1, -1},
-    {"qwen3_moe", -1, -1, -1},
-    {"gemma2", 2, 1, 0},
-    {"gemma3_text", 2, 1, 0},
-    {"phi3", 1, 32000, 32000},
-    {"gpt2", 50256, 50256, -1},
-    {"starcoder2", 50256, 50256, -1},
-    {"stablelm", 0, 0, -1},
-};
 
 // gguf-py 0.19.0's GGMLQuantizationType (constants.py): GGUFReader refuses other type ids.
 bool gguf_py_knows_type(std::uint32_t id) {
@@ -519,8 +232,10 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   const std::string arch = *arch_string;
   if (arch.empty()) return no_config("general.architecture is empty");
 
-  // updated_architecture: llama-named files whose general.name is exactly "mistral" (read_field
-  // gives a list, and `in` tests its elements), the qwen MoE renames.
+  // The row of general.architecture (or of transformers' own model_type for it, "qwen3_moe").
+  // A llama whose general.name is exactly "mistral" (read_field gives a list, and `in` tests its
+  // elements) is a mistral, as transformers' import takes it (load_gguf_checkpoint,
+  // updated_architecture).
   bool named_mistral = false;
   if (const Value* name = find("general.name")) {
     if (const auto* s = std::get_if<std::string>(&name->data)) {
@@ -530,29 +245,21 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       for (std::size_t i = 0; i < a->size(); ++i) named_mistral |= a->string_at(i) == "mistral";
     }
   }
-  std::string updated = arch;
-  if (contains(arch, "llama") && named_mistral) {
-    updated = "mistral";
-  } else if (contains(arch, "t5")) {
-    updated = "t5";  // t5 or umt5: not rendered here either way
+  const hf::Architecture* row = nullptr;
+  for (const hf::Architecture& a : hf::architectures()) {
+    if (a.gguf_arch == arch) row = &a;
   }
-  if (contains(arch, "qwen2moe")) {
-    updated = "qwen2_moe";
-  } else if (contains(arch, "qwen3moe")) {
-    updated = "qwen3_moe";
+  if (!row) row = hf::find_architecture(arch);
+  if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");
+  if (!row) {
+    return no_config(
+        fmt::format("general.architecture '{}' is not one ggufs renders a transformers config for",
+                    printable(arch)));
   }
-  auto in = [](std::string_view s, const auto& list) {
-    for (const auto e : list) {
-      if (s == e) return true;
-    }
-    return false;
-  };
-  const bool transformers_accepts = in(arch, kSupported) || in(updated, kSupported);
-  if (!transformers_accepts || !in(updated, kFamilies)) {
-    return no_config(fmt::format(
-        "general.architecture '{}' is not one ggufs renders a transformers config for{}",
-        printable(arch), transformers_accepts ? "" : " (transformers 4.57.6 cannot import it)"));
-  }
+  // load_gguf_checkpoint replaces the architecture's name by its updated one in every string
+  // value (general.name "qwen3moe tiny" becomes "qwen3_moe tiny"); gemma3 is renamed to
+  // gemma3_text only after.
+  const std::string updated(row->model_type == "gemma3_text" ? "gemma3" : row->model_type);
 
   json config = json::object();
   std::map<std::string, std::string> source;  // config key -> GGUF key that set it
@@ -574,37 +281,45 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   for (const TensorInfo& t : file.tensors) has_output |= t.name == "output.weight";
   config["tie_word_embeddings"] = !has_output;
 
-  // Every key in file order, renamed (architecture -> updated) and split at its first dot, is
-  // looked up in GGUF_CONFIG_MAPPING; a later key overwrites an earlier one. The tokens are
-  // kept for the vocab_size fallback (GGUF_TOKENIZER_MAPPING["tokenizer"]["ggml.tokens"]).
+  // Every key in file order: the row's keys under "<general.architecture>.", general.name and
+  // the tokenizer's special token ids; a later key overwrites an earlier one. The tokens are kept
+  // for the vocab_size fallback (len(tokenizer.ggml.tokens)).
+  struct CommonKey {
+    std::string_view gguf, config;
+  };
+  constexpr CommonKey kCommon[] = {{"general.name", "_model_name_or_path"},
+                                   {"tokenizer.ggml.bos_token_id", "bos_token_id"},
+                                   {"tokenizer.ggml.eos_token_id", "eos_token_id"},
+                                   {"tokenizer.ggml.unknown_token_id", "unk_token_id"},
+                                   {"tokenizer.ggml.padding_token_id", "pad_token_id"}};
   std::optional<std::optional<std::size_t>> tokens_len;  // outer: present; inner: has a len()
-  std::vector<MappingRow> mapping_rows(std::begin(kConfigMapping), std::end(kConfigMapping));
-  mapping_rows.insert(mapping_rows.end(), std::begin(kConverterMapping),
-                      std::end(kConverterMapping));
-  for (const KeyValue& kv : file.kv) {
-    const std::string key = arch == updated ? kv.key : replace_all(kv.key, arch, updated);
-    const std::size_t dot = key.find('.');
-    if (dot == std::string::npos) continue;
-    const std::string_view prefix = std::string_view(key).substr(0, dot);
-    const std::string_view suffix = std::string_view(key).substr(dot + 1);
-    if (prefix == "tokenizer" && suffix == "ggml.tokens") {
-      tokens_len = python_len(kv.value, arch, updated);
+  auto set = [&](std::string_view config_key, const KeyValue& kv) -> std::string {
+    // A config field that is a list is one value per layer at most: a longer one is hostile,
+    // and held as json values it would cost 16 bytes and more per element.
+    const auto* list = std::get_if<Array>(&kv.value.data);
+    if (list && list->size() > kMaxConfigListElements) {
+      return fmt::format("{} has {} elements, more than the {} accepted", printable(kv.key),
+                         list->size(), kMaxConfigListElements);
     }
-    for (const MappingRow& row : mapping_rows) {
-      if (row.prefix == prefix && row.suffix == suffix) {
-        // A config field that is a list is one value per layer at most: a longer one is hostile,
-        // and held as json values it would cost 16 bytes and more per element.
-        const auto* list = std::get_if<Array>(&kv.value.data);
-        if (list && list->size() > kMaxConfigListElements) {
-          return no_config(fmt::format("{} has {} elements, more than the {} accepted",
-                                       printable(kv.key), list->size(), kMaxConfigListElements));
-        }
-        config[std::string(row.config_key)] = field_json(kv.value, arch, updated);
-        source[std::string(row.config_key)] = kv.key;
-      }
+    config[std::string(config_key)] = field_json(kv.value, arch, updated);
+    source[std::string(config_key)] = kv.key;
+    return "";
+  };
+  for (const KeyValue& kv : file.kv) {
+    const std::string_view key = kv.key;
+    if (key == "tokenizer.ggml.tokens") tokens_len = python_len(kv.value, arch, updated);
+    for (const CommonKey& c : kCommon) {
+      if (key != c.gguf) continue;
+      if (std::string why = set(c.config, kv); !why.empty()) return no_config(why);
+    }
+    if (key.size() <= arch.size() || !key.starts_with(arch) || key[arch.size()] != '.') continue;
+    const std::string_view suffix = key.substr(arch.size() + 1);
+    for (const hf::ConfigKey& k : row->keys) {
+      if (k.gguf != suffix) continue;
+      if (std::string why = set(k.config, kv); !why.empty()) return no_config(why);
     }
   }
-  if (config["model_type"] == "gemma3") config["model_type"] = "gemma3_text";
+  config["model_type"] = row->model_type;
   // Gemma 2 and 3 scale queries by 1/sqrt(query_pre_attn_scalar), which the converter does not
   // write; llama.cpp computes the scale as 1/sqrt(head_dim), but for the 27B models (46 and 62
   // layers) as 1/sqrt(hidden / heads) (src/models/gemma2.cpp and gemma3.cpp,
@@ -621,9 +336,8 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       config["query_pre_attn_scalar"] = config["head_dim"];
     }
   }
-  for (const NotCarried& n : kNotCarried) {
-    if (config["model_type"] == std::string(n.model_type))
-      config[std::string(n.config_key)] = n.value;
+  for (const hf::ConfigConstant& c : row->constants) {
+    config[std::string(c.config)] = json::parse(c.json);
   }
 
   // vocab_size: the mapped key, else len(tokens) (a one-token list is its string: its length).
@@ -637,14 +351,13 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     source["vocab_size"] = "tokenizer.ggml.tokens";
   }
 
-  // The structural values llama.cpp needs too, under the architecture's own keys (the qwen2moe
-  // keys are never read by transformers: nothing to require).
+  // The structural values llama.cpp needs too, under the architecture's own keys.
   constexpr std::string_view kRequired[] = {"block_count", "embedding_length",
                                             "attention.head_count", "context_length"};
   for (const std::string_view suffix : kRequired) {
-    for (const MappingRow& row : kConfigMapping) {
-      if (row.prefix != updated || row.suffix != suffix) continue;
-      const std::string ck(row.config_key);
+    for (const hf::ConfigKey& k : row->keys) {
+      if (k.gguf != suffix) continue;
+      const std::string ck(k.config);
       if (!config.contains(ck)) {
         return no_config(fmt::format("no {}.{}", printable(arch), suffix));
       }
@@ -689,29 +402,25 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   // A hand-built GgufFile may repeat general.architecture: only a string names a class.
   if (!config["model_type"].is_string()) return no_config("general.architecture is not a string");
   HfConfig out;
-  out.model_type = config["model_type"].get<std::string>();
-  for (const ModelClass& c : kModelClasses) {
-    if (c.model_type == out.model_type)
-      config["architectures"] = json::array({std::string(c.class_name)});
-  }
+  out.model_type = row->model_type;
+  // save_pretrained writes the model's class (transformers' own import writes none).
+  config["architectures"] = json::array({std::string(row->class_name)});
   out.torch_dtype = "float32";
 
   // generation_config.json: the config's token ids (its class defaults where the GGUF has
   // none), the ones that are not None; GenerationConfig's own defaults for them are None.
   json generation = json::object();
   generation["_from_model_config"] = true;
-  for (const TokenDefaults& d : kTokenDefaults) {
-    if (d.model_type != out.model_type) continue;
-    const std::pair<const char*, std::int64_t> ids[] = {{"bos_token_id", d.bos},
-                                                        {"eos_token_id", d.eos},
-                                                        {"pad_token_id", d.pad},
-                                                        {"decoder_start_token_id", -1}};
-    for (const auto& [name, fallback] : ids) {
-      if (config.contains(name)) {
-        generation[name] = config[name];
-      } else if (fallback >= 0) {
-        generation[name] = fallback;
-      }
+  const hf::ClassDefaults& d = row->defaults;
+  const std::pair<const char*, std::int64_t> ids[] = {{"bos_token_id", d.bos},
+                                                      {"eos_token_id", d.eos},
+                                                      {"pad_token_id", d.pad},
+                                                      {"decoder_start_token_id", -1}};
+  for (const auto& [name, fallback] : ids) {
+    if (config.contains(name)) {
+      generation[name] = config[name];
+    } else if (fallback >= 0) {
+      generation[name] = fallback;
     }
   }
   generation["transformers_version"] = kTransformersVersion;

@@ -18,6 +18,7 @@
 
 #include "ggufs/hf_config.h"
 #include "ggufs/names.h"
+#include "hf_architectures.h"
 
 namespace ggufs {
 namespace {
@@ -26,212 +27,9 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxWeights = 10'000'000;
 
-// The torch shape the model gives a parameter, in terms of its config (see Dims).
-enum class Shape {
-  kVocabHidden,      // (V, H): embeddings, lm_head
-  kPositionsHidden,  // (P, H): gpt2's wpe
-  kHidden,           // (H): norms, output biases
-  kQ,                // (nh·hd, H)
-  kKv,               // (nkv·hd, H)
-  kO,                // (H, nh·hd)
-  kQBias,            // (nh·hd)
-  kKvBias,           // (nkv·hd)
-  kFfHidden,         // (F, H)
-  kHiddenFf,         // (H, F)
-  kFf,               // (F)
-  kHeadDim,          // (hd): per-head q/k norms
-  kRouter,           // (E, H)
-  kExpertFfHidden,   // (Fm, H): one expert's gate/up
-  kExpertHiddenFf,   // (H, Fm): one expert's down
-  kFusedQkv,         // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
-  kFusedGateUp,      // (2F, H): phi3's gate_up_proj
-  kConvQkv,          // (H, 3H): gpt2's Conv1D c_attn
-  kThreeHidden,      // (3H)
-  kHiddenHidden,     // (H, H)
-};
-
-// Which TensorProcessor TENSOR_PROCESSORS gives the GGUF architecture (none: the base class).
-enum class Processor { kNone, kLlama, kMoe, kGpt2, kGemma };
-
-// One state_dict parameter: the GGUF tensor name transformers maps it from (after "blk.N." for
-// a layer's), its HF name (after the layer prefix for a layer's) and shape. `expert`: one per
-// expert, from a stacked tensor (consecutive expert entries are emitted expert by expert).
-struct Entry {
-  std::string_view gguf;
-  std::string_view hf;
-  Shape shape;
-  bool expert = false;
-};
-
-struct Arch {
-  std::string_view gguf_arch;   // general.architecture
-  std::string_view model_type;  // the config's model_type
-  Processor processor;
-  std::string_view layer_prefix;  // state_dict prefix of layer N, "{}" = N
-  // Config class defaults where the GGUF gives no value (configuration_<model>.py __init__): 0 =
-  // the attention head count (num_key_value_heads) or hidden_size // heads (head_dim).
-  std::uint64_t default_kv_heads;
-  std::uint64_t default_head_dim;
-  std::uint64_t default_ff;   // 0: 4·H (gpt2's n_inner None; never mapped from GGUF)
-  std::vector<Entry> before;  // state_dict order: what precedes the layers
-  std::vector<Entry> layer;
-  std::vector<Entry> after;
-};
-
-// The state_dict of each model class (<Model>ForCausalLM of transformers 4.57.6, in
-// registration order), restricted to the parameters gguf-py 0.19.0's name map gives a GGUF name.
-const std::vector<Arch>& arches() {
-  static const std::vector<Entry> kLlamaAttention = {
-      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
-      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
-      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
-      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
-  };
-  // qwen2 and stablelm: q, k and v with biases, o without.
-  static const std::vector<Entry> kBiasedAttention = {
-      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
-      {"attn_q.bias", "self_attn.q_proj.bias", Shape::kQBias},
-      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
-      {"attn_k.bias", "self_attn.k_proj.bias", Shape::kKvBias},
-      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
-      {"attn_v.bias", "self_attn.v_proj.bias", Shape::kKvBias},
-      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
-  };
-  static const std::vector<Entry> kGatedMlp = {
-      {"ffn_gate.weight", "mlp.gate_proj.weight", Shape::kFfHidden},
-      {"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
-      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf},
-  };
-  static const std::vector<Entry> kTwoNorms = {
-      {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
-      {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
-  };
-  static const std::vector<Entry> kQkNorms = {
-      {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
-      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim},
-  };
-  static const std::vector<Entry> kGemmaNorms = {
-      {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
-      {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
-      {"ffn_norm.weight", "pre_feedforward_layernorm.weight", Shape::kHidden},
-      {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden},
-  };
-  static const std::vector<Entry> kEmbed = {
-      {"token_embd.weight", "model.embed_tokens.weight", Shape::kVocabHidden}};
-  static const std::vector<Entry> kNormHead = {
-      {"output_norm.weight", "model.norm.weight", Shape::kHidden},
-      {"output.weight", "lm_head.weight", Shape::kVocabHidden},
-  };
-  static const std::vector<Entry> kNormBiasHead = {
-      {"output_norm.weight", "model.norm.weight", Shape::kHidden},
-      {"output_norm.bias", "model.norm.bias", Shape::kHidden},
-      {"output.weight", "lm_head.weight", Shape::kVocabHidden},
-  };
-  auto cat = [](std::initializer_list<std::vector<Entry>> parts) {
-    std::vector<Entry> out;
-    for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-    return out;
-  };
-  constexpr std::string_view kModelLayer = "model.layers.{}.";
-  static const std::vector<Arch> kArches = {
-      {"llama", "llama", Processor::kLlama, kModelLayer, 0, 0, 11008, kEmbed,
-       cat({kLlamaAttention, kGatedMlp, kTwoNorms}), kNormHead},
-      {"qwen2", "qwen2", Processor::kNone, kModelLayer, 32, 0, 22016, kEmbed,
-       cat({kBiasedAttention, kGatedMlp, kTwoNorms}), kNormHead},
-      {"qwen3", "qwen3", Processor::kNone, kModelLayer, 32, 128, 22016, kEmbed,
-       cat({kLlamaAttention, kQkNorms, kGatedMlp, kTwoNorms}), kNormHead},
-      {"qwen3moe", "qwen3_moe", Processor::kMoe, kModelLayer, 4, 0, 6144, kEmbed,
-       cat({kLlamaAttention,
-            kQkNorms,
-            {{"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
-             {"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden,
-              true},
-             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
-             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf,
-              true}},
-            kTwoNorms}),
-       kNormHead},
-      // gguf-py's GEMMA2 tensors have no OUTPUT: an output.weight is skipped.
-      {"gemma2",
-       "gemma2",
-       Processor::kGemma,
-       kModelLayer,
-       4,
-       256,
-       9216,
-       kEmbed,
-       cat({kLlamaAttention, kGatedMlp, kGemmaNorms}),
-       {{"output_norm.weight", "model.norm.weight", Shape::kHidden}}},
-      {"gemma3", "gemma3_text", Processor::kGemma, kModelLayer, 4, 256, 9216, kEmbed,
-       cat({kLlamaAttention, kQkNorms, kGatedMlp, kGemmaNorms}), kNormHead},
-      // Phi3Attention registers o_proj before qkv_proj; transformers keeps both fusions.
-      {"phi3", "phi3", Processor::kNone, kModelLayer, 0, 0, 8192, kEmbed,
-       cat({{{"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
-             {"attn_qkv.weight", "self_attn.qkv_proj.weight", Shape::kFusedQkv},
-             {"ffn_up.weight", "mlp.gate_up_proj.weight", Shape::kFusedGateUp},
-             {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
-            kTwoNorms}),
-       kNormHead},
-      {"gpt2",
-       "gpt2",
-       Processor::kGpt2,
-       "transformer.h.{}.",
-       0,
-       0,
-       0,
-       {{"token_embd.weight", "transformer.wte.weight", Shape::kVocabHidden},
-        {"position_embd.weight", "transformer.wpe.weight", Shape::kPositionsHidden}},
-       {{"attn_norm.weight", "ln_1.weight", Shape::kHidden},
-        {"attn_norm.bias", "ln_1.bias", Shape::kHidden},
-        {"attn_qkv.weight", "attn.c_attn.weight", Shape::kConvQkv},
-        {"attn_qkv.bias", "attn.c_attn.bias", Shape::kThreeHidden},
-        {"attn_output.weight", "attn.c_proj.weight", Shape::kHiddenHidden},
-        {"attn_output.bias", "attn.c_proj.bias", Shape::kHidden},
-        {"ffn_norm.weight", "ln_2.weight", Shape::kHidden},
-        {"ffn_norm.bias", "ln_2.bias", Shape::kHidden},
-        {"ffn_up.weight", "mlp.c_fc.weight", Shape::kHiddenFf},
-        {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
-        {"ffn_down.weight", "mlp.c_proj.weight", Shape::kFfHidden},
-        {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
-       {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
-        {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
-        {"output.weight", "lm_head.weight", Shape::kVocabHidden}}},
-      {"starcoder2",
-       "starcoder2",
-       Processor::kNone,
-       kModelLayer,
-       2,
-       0,
-       12288,
-       kEmbed,
-       {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
-        {"attn_q.bias", "self_attn.q_proj.bias", Shape::kQBias},
-        {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
-        {"attn_k.bias", "self_attn.k_proj.bias", Shape::kKvBias},
-        {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
-        {"attn_v.bias", "self_attn.v_proj.bias", Shape::kKvBias},
-        {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
-        {"attn_output.bias", "self_attn.o_proj.bias", Shape::kHidden},
-        {"ffn_up.weight", "mlp.c_fc.weight", Shape::kFfHidden},
-        {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
-        {"ffn_down.weight", "mlp.c_proj.weight", Shape::kHiddenFf},
-        {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden},
-        {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
-        {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden},
-        {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
-        {"ffn_norm.bias", "post_attention_layernorm.bias", Shape::kHidden}},
-       kNormBiasHead},
-      {"stablelm", "stablelm", Processor::kNone, kModelLayer, 32, 0, 6912, kEmbed,
-       cat({kBiasedAttention,
-            kGatedMlp,
-            {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
-             {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden},
-             {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
-             {"ffn_norm.bias", "post_attention_layernorm.bias", Shape::kHidden}}}),
-       kNormBiasHead},
-  };
-  return kArches;
-}
+using hf::Shape;
+using hf::Transforms;
+using hf::WeightEntry;
 
 bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
@@ -251,7 +49,7 @@ std::optional<std::uint64_t> count(const json& config, const char* key) {
 // The dimensions the model class builds its parameters from.
 struct Dims {
   std::uint64_t vocab = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ff = 0;
-  std::uint64_t experts = 0, expert_ff = 0, positions = 0;
+  std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -304,6 +102,12 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.expert_ff, d.hidden};
     case Shape::kExpertHiddenFf:
       return V{d.hidden, d.expert_ff};
+    case Shape::kSharedFfHidden:
+      return V{d.shared_expert_ff, d.hidden};
+    case Shape::kHiddenSharedFf:
+      return V{d.hidden, d.shared_expert_ff};
+    case Shape::kOneHidden:
+      return V{1, d.hidden};
     case Shape::kFusedQkv: {
       const auto kv2 = kv ? mul(*kv, 2) : std::nullopt;
       if (!q || !kv2 || *q > UINT64_MAX - *kv2) return std::nullopt;
@@ -355,24 +159,12 @@ HfWeightsResult build(const GgufFile& file) {
   if (!rendered.config) return refuse(rendered.reason);
   const json config = json::parse(rendered.config->config_json);
   const std::string model_type = config.value("model_type", "");
-  // get_gguf_hf_weights_map looks the model type up in gguf-py's MODEL_ARCH_NAMES.
-  if (model_type == "mistral") {
-    return refuse(
-        "model_type 'mistral': gguf-py 0.19.0 has no mistral tensor map, transformers 4.57.6 "
-        "loads no tensors for it");
-  }
-  if (model_type == "qwen2_moe") {
-    return refuse(
-        "qwen2moe: transformers 4.57.6 maps none of its qwen2moe.* keys, its model keeps "
-        "Qwen2MoeConfig's default dimensions");
-  }
-  const Arch* arch = nullptr;
-  for (const Arch& a : arches()) {
-    if (a.model_type == model_type) arch = &a;
-  }
+  const hf::Architecture* arch = hf::find_architecture(model_type);
   if (!arch) return refuse(fmt::format("model_type '{}' has no weight map", printable(model_type)));
-  // TENSOR_PROCESSORS is keyed by general.architecture as written: a qwen3moe file named
-  // "qwen3_moe" gets no expert split, and its stacked experts would match no parameter.
+  if (arch->layer.empty()) return refuse(std::string(arch->no_weights));
+  // The converter writes the row's general.architecture; a qwen3moe file named "qwen3_moe"
+  // (transformers' name) gets no expert split in transformers' import (TENSOR_PROCESSORS is
+  // keyed by the name as written), and its stacked experts would match no parameter.
   std::string_view raw_arch;
   for (const KeyValue& kv : file.kv) {
     if (const auto* s = std::get_if<std::string>(&kv.value.data);
@@ -382,12 +174,12 @@ HfWeightsResult build(const GgufFile& file) {
   }
   if (raw_arch != arch->gguf_arch) {
     return refuse(fmt::format(
-        "general.architecture '{}' is not '{}': transformers 4.57.6 processes its tensors as "
+        "general.architecture '{}' is not '{}': transformers' import processes its tensors as "
         "another architecture's",
         printable(raw_arch), arch->gguf_arch));
   }
 
-  const bool gpt2 = arch->processor == Processor::kGpt2;
+  const bool gpt2 = arch->transforms == Transforms::kGpt2;
   Dims d;
   d.vocab = count(config, "vocab_size").value_or(0);
   d.hidden = count(config, gpt2 ? "n_embd" : "hidden_size").value_or(0);
@@ -397,21 +189,22 @@ HfWeightsResult build(const GgufFile& file) {
     return refuse("the config has no positive hidden size and head count");
   }
   const auto config_kv = count(config, "num_key_value_heads");
-  d.kv_heads = config_kv.value_or(arch->default_kv_heads ? arch->default_kv_heads : d.heads);
+  const hf::ClassDefaults& defaults = arch->defaults;
+  d.kv_heads = config_kv.value_or(defaults.kv_heads ? defaults.kv_heads : d.heads);
   d.head_dim = count(config, "head_dim")
-                   .value_or(arch->default_head_dim ? arch->default_head_dim : d.hidden / d.heads);
-  if (arch->default_ff == 0) {
+                   .value_or(defaults.head_dim ? defaults.head_dim : d.hidden / d.heads);
+  if (defaults.ff == 0) {
     const auto ff = mul(d.hidden, 4);
     if (!ff) return refuse("4 × hidden size overflows");
     d.ff = *ff;
   } else {
-    d.ff = count(config, "intermediate_size").value_or(arch->default_ff);
+    d.ff = count(config, "intermediate_size").value_or(defaults.ff);
   }
-  d.experts = count(config, "num_experts").value_or(128);  // Qwen3MoeConfig's default
-  // moe_intermediate_size: the file's expert_feed_forward_length (render_hf_config), else
-  // Qwen3MoeConfig's default.
-  d.expert_ff = count(config, "moe_intermediate_size").value_or(768);
-  d.positions = count(config, "n_positions").value_or(1024);  // GPT2Config's default
+  d.experts = count(config, "num_experts").value_or(defaults.experts);
+  d.expert_ff = count(config, "moe_intermediate_size").value_or(defaults.expert_ff);
+  d.shared_expert_ff =
+      count(config, "shared_expert_intermediate_size").value_or(defaults.shared_expert_ff);
+  d.positions = count(config, "n_positions").value_or(defaults.positions);
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts.
   const std::uint64_t split_experts = count(config, "num_experts").value_or(60);
 
@@ -427,11 +220,11 @@ HfWeightsResult build(const GgufFile& file) {
       globals[name] = i;
     }
     // Qwen2MoeTensorProcessor looks every "_exp" tensor up in the name map: a KeyError if absent.
-    if (arch->processor == Processor::kMoe && contains(name, "_exp")) {
+    if (arch->transforms == Transforms::kMoe && contains(name, "_exp")) {
       bool known = blk && blk->first < layers;
       if (known) {
         known = false;
-        for (const Entry& e : arch->layer) known |= e.expert && e.gguf == blk->second;
+        for (const WeightEntry& e : arch->layer) known |= e.expert && e.gguf == blk->second;
       }
       if (!known) {
         return refuse(fmt::format(
@@ -443,7 +236,7 @@ HfWeightsResult build(const GgufFile& file) {
 
   std::vector<HfWeight> out;
   // Appends the parameter `hf_name` from tensor `source` with the processor's transform.
-  auto add = [&](std::string hf_name, const Entry& entry, std::size_t source,
+  auto add = [&](std::string hf_name, const WeightEntry& entry, std::size_t source,
                  std::uint64_t expert) -> std::string {
     const TensorInfo& t = file.tensors[source];
     const std::string_view name = t.name;
@@ -451,10 +244,10 @@ HfWeightsResult build(const GgufFile& file) {
     w.hf_name = std::move(hf_name);
     w.source = source;
     w.shape = numpy_shape(t);
-    switch (arch->processor) {
-      case Processor::kNone:
+    switch (arch->transforms) {
+      case Transforms::kNone:
         break;
-      case Processor::kLlama: {
+      case Transforms::kLlama: {
         // LlamaTensorProcessor: only when the config holds both head counts.
         const bool q = contains(name, ".attn_q."), k = contains(name, ".attn_k.");
         if ((q || k) && config_kv) {
@@ -469,7 +262,7 @@ HfWeightsResult build(const GgufFile& file) {
         }
         break;
       }
-      case Processor::kMoe:
+      case Transforms::kMoe:
         if (entry.expert) {
           if (w.shape.empty() || w.shape[0] < split_experts) {
             return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
@@ -480,7 +273,7 @@ HfWeightsResult build(const GgufFile& file) {
           w.index = expert;
         }
         break;
-      case Processor::kGpt2:
+      case Transforms::kGpt2:
         if (contains(name, "attn_qkv.weight") || contains(name, "ffn_down.weight") ||
             contains(name, "ffn_up.weight") || contains(name, "attn_output.weight")) {
           if (w.shape.size() != 2) {
@@ -490,7 +283,7 @@ HfWeightsResult build(const GgufFile& file) {
           w.transform = HfTransform::kTranspose;
         }
         break;
-      case Processor::kGemma:
+      case Transforms::kGemma:
         if (contains(name, "norm.weight")) {
           w.transform = HfTransform::kAddConstant;
           w.constant = -1.0f;
@@ -507,8 +300,8 @@ HfWeightsResult build(const GgufFile& file) {
     out.push_back(std::move(w));
     return "";
   };
-  auto add_globals = [&](const std::vector<Entry>& entries) -> std::string {
-    for (const Entry& e : entries) {
+  auto add_globals = [&](const std::vector<WeightEntry>& entries) -> std::string {
+    for (const WeightEntry& e : entries) {
       const auto it = globals.find(e.gguf);
       if (it == globals.end()) continue;
       if (std::string why = add(std::string(e.hf), e, it->second, 0); !why.empty()) return why;
@@ -521,7 +314,7 @@ HfWeightsResult build(const GgufFile& file) {
     const std::string prefix = fmt::format(fmt::runtime(arch->layer_prefix), n);
     for (std::size_t i = 0; i < arch->layer.size();) {
       if (!arch->layer[i].expert) {
-        const Entry& e = arch->layer[i++];
+        const WeightEntry& e = arch->layer[i++];
         const auto it = tensors.find(e.gguf);
         if (it == tensors.end()) continue;
         if (std::string why = add(prefix + std::string(e.hf), e, it->second, 0); !why.empty()) {
@@ -533,7 +326,7 @@ HfWeightsResult build(const GgufFile& file) {
       // Only the stacks this layer holds, each checked to hold the experts before any is
       // emitted: the loop then runs at most once per stacked expert, whatever expert_count says.
       std::size_t end = i;
-      std::vector<std::pair<const Entry*, std::size_t>> stacks;
+      std::vector<std::pair<const WeightEntry*, std::size_t>> stacks;
       for (; end < arch->layer.size() && arch->layer[end].expert; ++end) {
         const auto it = tensors.find(arch->layer[end].gguf);
         if (it == tensors.end()) continue;

@@ -98,6 +98,10 @@ def corrected(path, expected):
     - gemma2 and gemma3: query_pre_attn_scalar is not in the file; llama.cpp scales queries by
       1/sqrt(head_dim), by 1/sqrt(hidden / heads) for the 27B models of 46 and 62 layers
       (src/models/gemma2.cpp, gemma3.cpp), where the import keeps the default 256;
+    - qwen2moe: load_gguf_checkpoint renames the architecture to qwen2_moe before it looks the
+      keys up, and GGUF_CONFIG_MAPPING lists them as qwen2moe: not one maps, and every dimension
+      is Qwen2MoeConfig's default; the converter wrote them (qwen.py,
+      Qwen2MoeModel.set_gguf_parameters), the expert widths included;
     - architectures: save_pretrained writes the model's class (transformers' own mapping of the
       model_type), the import none."""
     out = dict(expected)
@@ -128,6 +132,25 @@ def corrected(path, expected):
             out["query_pre_attn_scalar"] = fields[f"{arch}.embedding_length"] // heads
         elif f"{arch}.attention.key_length" in fields:
             out["query_pre_attn_scalar"] = fields[f"{arch}.attention.key_length"]
+    if arch == "qwen2moe":
+        for suffix, field in [
+            ("context_length", "max_position_embeddings"),
+            ("block_count", "num_hidden_layers"),
+            ("feed_forward_length", "intermediate_size"),
+            ("embedding_length", "hidden_size"),
+            ("rope.freq_base", "rope_theta"),
+            ("attention.head_count", "num_attention_heads"),
+            ("attention.head_count_kv", "num_key_value_heads"),
+            ("attention.layer_norm_rms_epsilon", "rms_norm_eps"),
+            ("vocab_size", "vocab_size"),
+            ("expert_count", "num_experts"),
+            ("expert_used_count", "num_experts_per_tok"),
+            ("expert_feed_forward_length", "moe_intermediate_size"),
+            ("expert_shared_feed_forward_length", "shared_expert_intermediate_size"),
+        ]:
+            if f"qwen2moe.{suffix}" in fields:
+                value = fields[f"qwen2moe.{suffix}"]
+                out[field] = float(str(np.float32(value))) if isinstance(value, float) else value
     model_type = expected.get("model_type")
     causal_lm = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     if model_type in causal_lm:
@@ -299,9 +322,13 @@ def llama_odd_types(w):
     add_llama_tokenizer(w)
 
 
+def llama_with_pre(w):
+    llama(w)
+    w.add_string("tokenizer.ggml.pre", "llama-bpe")
+
+
 def llama_foreign_keys(w):
-    """Keys under another architecture's prefix: transformers maps every prefix of its table, a
-    later key overwriting an earlier one."""
+    """Keys under another architecture's prefix."""
     llama(w)
     w.add_uint32("gpt2.block_count", 9)  # n_layer
     w.add_uint32("falcon.block_count", 3)  # num_hidden_layers, after llama.block_count
@@ -324,7 +351,6 @@ CASES = {
     "llama-vocab-from-tokens": ("llama", llama_no_vocab_key, None, UNTIED),
     "llama-named-mistral": ("llama", llama, "mistral", UNTIED),
     "llama-odd-types": ("llama", llama_odd_types, "tiny", UNTIED),
-    "llama-foreign-keys": ("llama", llama_foreign_keys, "tiny", UNTIED),
     "llama-name-list-mistral": ("llama", llama_name_list, None, UNTIED),
     "mistral": ("mistral", llama, "Mistral-7B", UNTIED),
     "qwen3_moe-as-named-by-transformers": ("qwen3_moe", qwen3moe, "qwen3moe tiny", UNTIED),
@@ -353,6 +379,24 @@ def test_architecture(dump_tool, tmp_path, case):
     path = write_gguf(tmp_path / f"{case}.gguf", arch, fill, name=name, tensors=tensors)
     written = assert_same_config(dump_tool, path, tmp_path)
     assert "model_type" in written and written["transformers_version"] == "4.57.6"
+
+
+def test_foreign_keys_are_not_the_models(dump_tool, tmp_path):
+    """transformers' import applies every prefix of GGUF_CONFIG_MAPPING (integrations/ggml.py) to
+    every file, so a llama's gpt2.block_count lands in its config as n_layer, falcon.block_count
+    overwrites num_hidden_layers and t5.decoder_start_token_id becomes one: a transformers bug.
+    The converter writes the model's own prefix only, and hf/ reads only that: the config is the
+    import of the same file without the foreign keys."""
+    foreign = write_gguf(tmp_path / "foreign.gguf", "llama", llama_foreign_keys, tensors=UNTIED)
+    own = write_gguf(tmp_path / "own.gguf", "llama", llama_with_pre, tensors=UNTIED)
+    assert theirs(foreign).num_hidden_layers == 3  # the bug is there to correct
+    rc, out, err = ours(dump_tool, foreign)
+    assert rc == 0, err
+    (tmp_path / "config.json").write_text(out)
+    mine = AutoConfig.from_pretrained(str(tmp_path))
+    expected = corrected(own, without_ignored(theirs(own).to_dict()))
+    assert without_ignored(mine.to_dict()) == expected
+    assert mine.num_hidden_layers == 2 and "n_layer" not in json.loads(out)
 
 
 @pytest.mark.parametrize(

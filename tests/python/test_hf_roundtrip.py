@@ -102,6 +102,12 @@ ARCHS = {
     ),
     "mistral": dict(
         cls="MistralForCausalLM",
+        # The converter writes general.architecture llama for MistralForCausalLM
+        # (conversion/llama.py, LlamaModel): the file names no class, and hf/ is the llama that
+        # builds the same model. Mistral's sliding_window is not in the file either (None here,
+        # as in Mistral 7B v0.2 and later).
+        hf_class="LlamaForCausalLM",
+        not_carried=("model_type", "architectures", "sliding_window"),
         tokenizer="spm-llama",
         config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=1000000.0,
                     max_position_embeddings=512, sliding_window=None, tie_word_embeddings=False),
@@ -115,6 +121,7 @@ ARCHS = {
     ),
     "qwen3moe": dict(
         cls="Qwen3MoeForCausalLM",
+        outtypes=("f32", "bf16"),
         tokenizer="qwen2",
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
                     rope_theta=1000000.0, max_position_embeddings=512, tie_word_embeddings=False,
@@ -144,6 +151,7 @@ ARCHS = {
     ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
+        outtypes=("f32", "f16"),
         tokenizer="spm-gemma",
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
                     rope_theta=10000.0, max_position_embeddings=512, sliding_window=64,
@@ -165,6 +173,7 @@ ARCHS = {
     ),
     "qwen2moe": dict(
         cls="Qwen2MoeForCausalLM",
+        outtypes=("f32", "q8_0"),
         tokenizer="qwen2",
         config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=1000000.0,
                     max_position_embeddings=512, tie_word_embeddings=False, num_experts=4,
@@ -174,6 +183,7 @@ ARCHS = {
     ),
     "gpt2": dict(
         cls="GPT2LMHeadModel",
+        outtypes=("f32", "q8_0"),
         tokenizer="gpt2",
         # n_ctx: as in GPT-2's own config.json (the converter reads it)
         config=dict(n_embd=64, n_layer=2, n_head=4, n_positions=512, n_ctx=512,
@@ -185,19 +195,7 @@ ARCHS = {
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
 # (architecture, "*") -> reason. The checks: state_dict, logits, generate, tokenizer, config,
 # generation_config.
-_NO_HF = "hf/ is not offered ({}): ggufs's warning: "
-XFAIL = {
-    ("mistral", "config"): (
-        "mistral: hf/ gives LlamaConfig (model_type llama); the original is "
-        "MistralConfig/MistralForCausalLM. The converter writes general.architecture llama for "
-        "MistralForCausalLM (conversion/llama.py), so the file holds no class; the model is the "
-        "same but for Mistral's sliding_window, which the file does not carry either"),
-    ("qwen2moe", "*"): _NO_HF.format("qwen2moe") + (
-        "'transformers 4.57.6 maps none of its qwen2moe.* keys, its model keeps "
-        "Qwen2MoeConfig's default dimensions': the file has them all (qwen2moe.expert_count, "
-        "expert_feed_forward_length, expert_shared_feed_forward_length...), and hf/ has no "
-        "weight rows for the shared expert yet"),
-}
+XFAIL = {}
 if transformers.__version__.split(".")[0] == "5":
     # transformers 5's tokenizer classes: save_pretrained and from_pretrained of the original
     # differ from 4.57.6's in the special tokens they list; the ids of the text are equal.
@@ -552,8 +550,10 @@ def _hf(m, arch):
     return hf
 
 
-def _load_model(path, arch):
-    cls = getattr(transformers, ARCHS[arch]["cls"])
+def _load_model(path, arch, hf=False):
+    """The original's class, or for hf/ the class hf/'s config names."""
+    row = ARCHS[arch]
+    cls = getattr(transformers, row.get("hf_class", row["cls"]) if hf else row["cls"])
     model = cls.from_pretrained(str(path), dtype=torch.float32, attn_implementation="eager")
     return model.eval()
 
@@ -735,7 +735,7 @@ def test_state_dict(case, mount, request):
     _known_gap(request, case.arch, case.outtype, "state_dict")
     expected = case.expected
     m = mount(case.path)
-    got = _load_model(_hf(m, case.arch), case.arch).state_dict()
+    got = _load_model(_hf(m, case.arch), case.arch, hf=True).state_dict()
     assert sorted(got) == sorted(expected), (
         f"names: missing {sorted(set(expected) - set(got))}, "
         f"extra {sorted(set(got) - set(expected))}"
@@ -752,7 +752,7 @@ def test_logits(case, mount, request):
     _known_gap(request, case.arch, case.outtype, "logits")
     m = mount(case.path)
     with torch.no_grad():
-        got = _load_model(_hf(m, case.arch), case.arch)(case.ids).logits
+        got = _load_model(_hf(m, case.arch), case.arch, hf=True)(case.ids).logits
     want = case.logits
     assert got.shape == want.shape
     assert torch.equal(got, want), f"max abs diff {float((got - want).abs().max())}"
@@ -761,7 +761,8 @@ def test_logits(case, mount, request):
 def test_generate(case, mount, request):
     _known_gap(request, case.arch, case.outtype, "generate")
     m = mount(case.path)
-    got = _load_model(_hf(m, case.arch), case.arch).generate(case.ids, **case.generate_kwargs)
+    model = _load_model(_hf(m, case.arch), case.arch, hf=True)
+    got = model.generate(case.ids, **case.generate_kwargs)
     want = case.generated
     assert want.shape[1] == case.ids.shape[1] + N_NEW
     i = _first_difference(got[0].tolist(), want[0].tolist()) - case.ids.shape[1]
@@ -834,9 +835,18 @@ def test_config(originals, mount, request, arch):
     want = AutoConfig.from_pretrained(str(originals.original(arch)))
     m = mount(originals.converted(arch, "f32"))
     got = AutoConfig.from_pretrained(str(_hf(m, arch)))
-    assert type(got) is type(want)
+    row = ARCHS[arch]
+    assert got.architectures == [row.get("hf_class", row["cls"])]
+    if "hf_class" not in row:
+        assert type(got) is type(want)
     assert _same(_rope_theta(got), _rope_theta(want)), "rope_theta"
-    _compare(want.to_dict(), got.to_dict(), "config")
+    not_carried = row.get("not_carried", ())
+    expected = {k: v for k, v in want.to_dict().items() if k not in not_carried}
+    if "head_dim" in expected and expected["head_dim"] is None:
+        # MistralConfig's head_dim None stands for hidden_size // num_attention_heads
+        # (modeling_mistral.py, MistralAttention), which llama.cpp's rope.dimension_count holds.
+        expected["head_dim"] = expected["hidden_size"] // expected["num_attention_heads"]
+    _compare(expected, got.to_dict(), "config")
 
 
 @pytest.mark.parametrize("arch", list(ARCHS))

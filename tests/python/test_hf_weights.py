@@ -469,28 +469,57 @@ def qwen3moe_meta_under(w, arch):
     add_gpt2_tokenizer(w)
 
 
-def test_qwen2moe_refused(dump_tool, tmp_path):
-    """Its config keeps Qwen2MoeConfig's defaults (60 experts, hidden 2048): transformers fails."""
+def test_qwen2moe_shared_expert(dump_tool, tmp_path):
+    """qwen2moe as llama.cpp's converter writes it (qwen.py, Qwen2MoeModel): expert width 8 and
+    shared-expert width 24 as expert_feed_forward_length and expert_shared_feed_forward_length,
+    the shared expert as ffn_*_shexp and its gate as ffn_gate_inp_shexp. transformers' import
+    maps none of the qwen2moe keys (it renames the architecture to qwen2_moe first) and fails on
+    the default shapes; the original model is Qwen2MoeForCausalLM of these numbers, and our map
+    lists its state_dict, names and shapes, parameter for parameter."""
+    E, FM, FS = 4, 8, 24
 
     def meta(w):
         hparams(w)
-        w.add_expert_count(4)
+        w.add_expert_count(E)
         w.add_expert_used_count(2)
+        w.add_expert_feed_forward_length(FM)
+        w.add_expert_shared_feed_forward_length(FS)
         add_gpt2_tokenizer(w)
 
     per_layer = {
         **attention(4, bias=True),
-        "ffn_gate_inp.weight": (4, H),
-        "ffn_gate_exps.weight": (4, 8, H),
-        "ffn_up_exps.weight": (4, 8, H),
-        "ffn_down_exps.weight": (4, H, 8),
+        "ffn_gate_inp.weight": (E, H),
+        "ffn_gate_exps.weight": (E, FM, H),
+        "ffn_up_exps.weight": (E, FM, H),
+        "ffn_down_exps.weight": (E, H, FM),
+        "ffn_gate_shexp.weight": (FS, H),
+        "ffn_up_shexp.weight": (FS, H),
+        "ffn_down_shexp.weight": (H, FS),
+        "ffn_gate_inp_shexp.weight": (1, H),
         **NORMS,
     }
     path = write_gguf(tmp_path / "m.gguf", "qwen2moe", meta, per_layer, {**EMBED, **HEAD})
     with pytest.raises(Exception):
         theirs(path)
-    rc, _, err = our_map(dump_tool, path)
-    assert rc == 3 and "qwen2moe" in err
+    original = transformers.Qwen2MoeConfig(
+        vocab_size=VOCAB,
+        hidden_size=H,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV,
+        num_hidden_layers=LAYERS,
+        intermediate_size=FF,
+        num_experts=E,
+        num_experts_per_tok=2,
+        moe_intermediate_size=FM,
+        shared_expert_intermediate_size=FS,
+        tie_word_embeddings=False,
+    )
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(original)
+    expected = [[name, list(t.shape)] for name, t in model.state_dict().items()]
+    rc, lines, err = our_map(dump_tool, path)
+    assert rc == 0, err
+    assert [[e["name"], e["shape"]] for e in lines] == expected
 
 
 def test_head_dim_from_key_length(dump_tool, tmp_path):

@@ -1,0 +1,325 @@
+// The architecture table (hf_architectures.h). Sources, per row: the converter's keys and
+// transforms from llama.cpp's convert_hf_to_gguf.py and conversion/ (base.py
+// TextModel.set_gguf_parameters; llama.py, qwen.py, gemma.py, phi.py, gpt2.py, ...); GGUF tensor
+// names from gguf-py's tensor_mapping.py; classes from transformers' modeling_auto.py
+// (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES); defaults from configuration_<model>.py; state_dict order
+// and shapes from modeling_<model>.py.
+#include "hf_architectures.h"
+
+#include <array>
+#include <initializer_list>
+#include <iterator>
+
+namespace ggufs::hf {
+namespace {
+
+// The keys every decoder-only row shares (base.py writes each when the config has it).
+constexpr ConfigKey kBaseKeys[] = {{"context_length", "max_position_embeddings"},
+                                   {"block_count", "num_hidden_layers"},
+                                   {"feed_forward_length", "intermediate_size"},
+                                   {"embedding_length", "hidden_size"},
+                                   {"rope.freq_base", "rope_theta"},
+                                   {"attention.head_count", "num_attention_heads"},
+                                   {"attention.head_count_kv", "num_key_value_heads"},
+                                   {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
+                                   {"vocab_size", "vocab_size"}};
+
+// kBaseKeys followed by a row's own keys.
+template <std::size_t N>
+constexpr std::array<ConfigKey, std::size(kBaseKeys) + N> base_and(const ConfigKey (&own)[N]) {
+  std::array<ConfigKey, std::size(kBaseKeys) + N> out{};
+  std::size_t i = 0;
+  for (const ConfigKey& k : kBaseKeys) out[i++] = k;
+  for (const ConfigKey& k : own) out[i++] = k;
+  return out;
+}
+
+constexpr auto kLlamaKeys = base_and({{"rope.dimension_count", "head_dim"}});
+// qwen.py, Qwen2MoeModel.set_gguf_parameters: the expert widths.
+constexpr auto kQwen2MoeKeys =
+    base_and({{"expert_count", "num_experts"},
+              {"expert_used_count", "num_experts_per_tok"},
+              {"expert_feed_forward_length", "moe_intermediate_size"},
+              {"expert_shared_feed_forward_length", "shared_expert_intermediate_size"}});
+// head_dim is written as attention.key_length (base.py); Qwen3Config's default 128 is not every
+// model's.
+constexpr auto kQwen3Keys = base_and({{"attention.key_length", "head_dim"}});
+constexpr auto kQwen3MoeKeys = base_and({{"attention.key_length", "head_dim"},
+                                         {"expert_count", "num_experts"},
+                                         {"expert_used_count", "num_experts_per_tok"},
+                                         {"expert_feed_forward_length", "moe_intermediate_size"}});
+constexpr auto kGemmaKeys = base_and(
+    {{"attention.key_length", "head_dim"}, {"attention.sliding_window", "sliding_window"}});
+// phi.py, Phi3MiniModel.set_gguf_parameters.
+constexpr auto kPhi3Keys =
+    base_and({{"rope.scaling.original_context_length", "original_max_position_embeddings"}});
+// gpt2.py writes context_length from n_ctx, which every GPT-2 checkpoint has equal to
+// n_positions (the size of wpe); feed_forward_length (4·n_embd) has no GPT2Config field and is
+// kept under its own name, as transformers' own import keeps it.
+constexpr ConfigKey kGpt2Keys[] = {{"block_count", "n_layer"},
+                                   {"context_length", "n_ctx"},
+                                   {"context_length", "n_positions"},
+                                   {"embedding_length", "n_embd"},
+                                   {"feed_forward_length", "feed_forward_length"},
+                                   {"attention.head_count", "n_head"},
+                                   {"attention.layer_norm_epsilon", "layer_norm_epsilon"}};
+constexpr ConfigKey kStarcoder2Keys[] = {{"block_count", "num_hidden_layers"},
+                                         {"context_length", "max_position_embeddings"},
+                                         {"embedding_length", "hidden_size"},
+                                         {"feed_forward_length", "intermediate_size"},
+                                         {"attention.head_count", "num_attention_heads"},
+                                         {"attention.head_count_kv", "num_key_value_heads"},
+                                         {"attention.layer_norm_epsilon", "norm_epsilon"},
+                                         {"rope.freq_base", "rope_theta"}};
+constexpr ConfigKey kStablelmKeys[] = {{"context_length", "max_position_embeddings"},
+                                       {"block_count", "num_hidden_layers"},
+                                       {"feed_forward_length", "intermediate_size"},
+                                       {"embedding_length", "hidden_size"},
+                                       {"attention.head_count", "num_attention_heads"},
+                                       {"attention.head_count_kv", "num_key_value_heads"},
+                                       {"attention.layer_norm_epsilon", "layer_norm_eps"},
+                                       {"vocab_size", "vocab_size"}};
+
+// Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
+// Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
+// (integrations/ggml.py). The converter does not write it.
+constexpr ConfigConstant kQwen3MoeConstants[] = {{"norm_topk_prob", "true"}};
+
+std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
+  std::vector<WeightEntry> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::vector<Architecture> build() {
+  const std::vector<WeightEntry> llama_attention = {
+      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
+  };
+  // qwen2, qwen2moe and stablelm: q, k and v with biases, o without.
+  const std::vector<WeightEntry> biased_attention = {
+      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+      {"attn_q.bias", "self_attn.q_proj.bias", Shape::kQBias},
+      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+      {"attn_k.bias", "self_attn.k_proj.bias", Shape::kKvBias},
+      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+      {"attn_v.bias", "self_attn.v_proj.bias", Shape::kKvBias},
+      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
+  };
+  const std::vector<WeightEntry> gated_mlp = {
+      {"ffn_gate.weight", "mlp.gate_proj.weight", Shape::kFfHidden},
+      {"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
+      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf},
+  };
+  // The router and the stacked experts (T3: the converter stacks mlp.experts.X.*).
+  const std::vector<WeightEntry> experts = {
+      {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
+      {"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden, true},
+      {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
+      {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf, true},
+  };
+  // Qwen2MoeSparseMoeBlock's shared expert and its sigmoid gate.
+  const std::vector<WeightEntry> shared_expert = {
+      {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight", Shape::kSharedFfHidden},
+      {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight", Shape::kSharedFfHidden},
+      {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight", Shape::kHiddenSharedFf},
+      {"ffn_gate_inp_shexp.weight", "mlp.shared_expert_gate.weight", Shape::kOneHidden},
+  };
+  const std::vector<WeightEntry> two_norms = {
+      {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+      {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+  };
+  const std::vector<WeightEntry> biased_norms = {
+      {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+      {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden},
+      {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+      {"ffn_norm.bias", "post_attention_layernorm.bias", Shape::kHidden},
+  };
+  const std::vector<WeightEntry> qk_norms = {
+      {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
+      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim},
+  };
+  const std::vector<WeightEntry> gemma_norms = {
+      {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+      {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+      {"ffn_norm.weight", "pre_feedforward_layernorm.weight", Shape::kHidden},
+      {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden},
+  };
+  const std::vector<WeightEntry> embed = {
+      {"token_embd.weight", "model.embed_tokens.weight", Shape::kVocabHidden}};
+  const std::vector<WeightEntry> norm_head = {
+      {"output_norm.weight", "model.norm.weight", Shape::kHidden},
+      {"output.weight", "lm_head.weight", Shape::kVocabHidden},
+  };
+  const std::vector<WeightEntry> norm_bias_head = {
+      {"output_norm.weight", "model.norm.weight", Shape::kHidden},
+      {"output_norm.bias", "model.norm.bias", Shape::kHidden},
+      {"output.weight", "lm_head.weight", Shape::kVocabHidden},
+  };
+  constexpr std::string_view kModelLayer = "model.layers.{}.";
+
+  std::vector<Architecture> rows;
+  auto add = [&rows](Architecture a) { rows.push_back(std::move(a)); };
+
+  add({.gguf_arch = "llama",
+       .model_type = "llama",
+       .class_name = "LlamaForCausalLM",
+       .keys = kLlamaKeys,
+       .defaults = {.ff = 11008, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
+       .after = norm_head});
+  // transformers' own import takes a llama whose general.name is "mistral" for a mistral
+  // (load_gguf_checkpoint); gguf-py has no mistral tensor map, so that import loads no weights.
+  add({.gguf_arch = "mistral",
+       .model_type = "mistral",
+       .class_name = "MistralForCausalLM",
+       .keys = kLlamaKeys,
+       .defaults = {.bos = 1, .eos = 2},
+       .no_weights = "model_type 'mistral': gguf-py has no mistral tensor map, transformers' "
+                     "import loads no tensors for it"});
+  add({.gguf_arch = "qwen2",
+       .model_type = "qwen2",
+       .class_name = "Qwen2ForCausalLM",
+       .keys = kBaseKeys,
+       .defaults = {.kv_heads = 32, .ff = 22016},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({biased_attention, gated_mlp, two_norms}),
+       .after = norm_head});
+  add({.gguf_arch = "qwen2moe",
+       .model_type = "qwen2_moe",
+       .class_name = "Qwen2MoeForCausalLM",
+       .keys = kQwen2MoeKeys,
+       .defaults =
+           {.kv_heads = 16, .ff = 5632, .experts = 60, .expert_ff = 1408, .shared_expert_ff = 5632},
+       .transforms = Transforms::kMoe,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({biased_attention, experts, shared_expert, two_norms}),
+       .after = norm_head});
+  add({.gguf_arch = "qwen3",
+       .model_type = "qwen3",
+       .class_name = "Qwen3ForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.kv_heads = 32, .head_dim = 128, .ff = 22016},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, qk_norms, gated_mlp, two_norms}),
+       .after = norm_head});
+  add({.gguf_arch = "qwen3moe",
+       .model_type = "qwen3_moe",
+       .class_name = "Qwen3MoeForCausalLM",
+       .keys = kQwen3MoeKeys,
+       .constants = kQwen3MoeConstants,
+       .defaults = {.kv_heads = 4, .ff = 6144, .experts = 128, .expert_ff = 768},
+       .transforms = Transforms::kMoe,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, qk_norms, experts, two_norms}),
+       .after = norm_head});
+  // gguf-py's GEMMA2 tensors have no OUTPUT (Gemma 2 ties its embeddings).
+  add({.gguf_arch = "gemma2",
+       .model_type = "gemma2",
+       .class_name = "Gemma2ForCausalLM",
+       .keys = kGemmaKeys,
+       .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 9216, .bos = 2, .eos = 1, .pad = 0},
+       .transforms = Transforms::kGemma,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, gemma_norms}),
+       .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden}}});
+  add({.gguf_arch = "gemma3",
+       .model_type = "gemma3_text",
+       .class_name = "Gemma3ForCausalLM",
+       .keys = kGemmaKeys,
+       .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 9216, .bos = 2, .eos = 1, .pad = 0},
+       .transforms = Transforms::kGemma,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, qk_norms, gated_mlp, gemma_norms}),
+       .after = norm_head});
+  // Phi3Attention registers o_proj before qkv_proj; the converter keeps both fusions.
+  add({.gguf_arch = "phi3",
+       .model_type = "phi3",
+       .class_name = "Phi3ForCausalLM",
+       .keys = kPhi3Keys,
+       .defaults = {.ff = 8192, .bos = 1, .eos = 32000, .pad = 32000},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({{{"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
+                      {"attn_qkv.weight", "self_attn.qkv_proj.weight", Shape::kFusedQkv},
+                      {"ffn_up.weight", "mlp.gate_up_proj.weight", Shape::kFusedGateUp},
+                      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
+                     two_norms}),
+       .after = norm_head});
+  add({.gguf_arch = "gpt2",
+       .model_type = "gpt2",
+       .class_name = "GPT2LMHeadModel",
+       .keys = kGpt2Keys,
+       .defaults = {.positions = 1024, .bos = 50256, .eos = 50256},
+       .transforms = Transforms::kGpt2,
+       .layer_prefix = "transformer.h.{}.",
+       .before = {{"token_embd.weight", "transformer.wte.weight", Shape::kVocabHidden},
+                  {"position_embd.weight", "transformer.wpe.weight", Shape::kPositionsHidden}},
+       .layer = {{"attn_norm.weight", "ln_1.weight", Shape::kHidden},
+                 {"attn_norm.bias", "ln_1.bias", Shape::kHidden},
+                 {"attn_qkv.weight", "attn.c_attn.weight", Shape::kConvQkv},
+                 {"attn_qkv.bias", "attn.c_attn.bias", Shape::kThreeHidden},
+                 {"attn_output.weight", "attn.c_proj.weight", Shape::kHiddenHidden},
+                 {"attn_output.bias", "attn.c_proj.bias", Shape::kHidden},
+                 {"ffn_norm.weight", "ln_2.weight", Shape::kHidden},
+                 {"ffn_norm.bias", "ln_2.bias", Shape::kHidden},
+                 {"ffn_up.weight", "mlp.c_fc.weight", Shape::kHiddenFf},
+                 {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
+                 {"ffn_down.weight", "mlp.c_proj.weight", Shape::kFfHidden},
+                 {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
+       .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
+                 {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+  add({.gguf_arch = "starcoder2",
+       .model_type = "starcoder2",
+       .class_name = "Starcoder2ForCausalLM",
+       .keys = kStarcoder2Keys,
+       .defaults = {.kv_heads = 2, .ff = 12288, .bos = 50256, .eos = 50256},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({biased_attention,
+                     {{"attn_output.bias", "self_attn.o_proj.bias", Shape::kHidden},
+                      {"ffn_up.weight", "mlp.c_fc.weight", Shape::kFfHidden},
+                      {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
+                      {"ffn_down.weight", "mlp.c_proj.weight", Shape::kHiddenFf},
+                      {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
+                     biased_norms}),
+       .after = norm_bias_head});
+  add({.gguf_arch = "stablelm",
+       .model_type = "stablelm",
+       .class_name = "StableLmForCausalLM",
+       .keys = kStablelmKeys,
+       .defaults = {.kv_heads = 32, .ff = 6912, .bos = 0, .eos = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({biased_attention, gated_mlp, biased_norms}),
+       .after = norm_bias_head});
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<Architecture>& architectures() {
+  static const std::vector<Architecture> rows = build();
+  return rows;
+}
+
+const Architecture* find_architecture(std::string_view model_type) {
+  for (const Architecture& a : architectures()) {
+    if (a.model_type == model_type) return &a;
+  }
+  return nullptr;
+}
+
+}  // namespace ggufs::hf

@@ -1,0 +1,110 @@
+// The architecture table of hf/: one row per architecture, holding everything the inverse of
+// llama.cpp's converter (convert_hf_to_gguf.py and its conversion/ package) needs for it: the
+// transformers class, the config keys and the GGUF keys they became, what the file does not carry,
+// the class defaults, and the state_dict with the transform of each tensor. hf_config.cpp and
+// hf_weights.cpp read it; adding an architecture is adding a row (and a round-trip case in
+// tests/python/test_hf_roundtrip.py). Internal to the hf layer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace ggufs::hf {
+
+/// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
+/// holds the value of config field `config` (conversion/base.py,
+/// TextModel.set_gguf_parameters, and each model's own set_gguf_parameters).
+struct ConfigKey {
+  std::string_view gguf;
+  std::string_view config;
+};
+
+/// A config field the converter does not write, set to the value the models of this
+/// architecture use where the class default differs (JSON text, e.g. "true").
+struct ConfigConstant {
+  std::string_view config;
+  std::string_view json;
+};
+
+/// The torch shape the model class gives a parameter, in terms of its config (hf_weights.cpp,
+/// Dims): V vocab, P positions, H hidden, F feed-forward, Fm one expert's, Fs the shared
+/// expert's, E experts, nh/nkv heads, hd head_dim.
+enum class Shape {
+  kVocabHidden,      // (V, H): embeddings, lm_head
+  kPositionsHidden,  // (P, H): gpt2's wpe
+  kHidden,           // (H): norms, output biases
+  kQ,                // (nh·hd, H)
+  kKv,               // (nkv·hd, H)
+  kO,                // (H, nh·hd)
+  kQBias,            // (nh·hd)
+  kKvBias,           // (nkv·hd)
+  kFfHidden,         // (F, H)
+  kHiddenFf,         // (H, F)
+  kFf,               // (F)
+  kHeadDim,          // (hd): per-head q/k norms
+  kRouter,           // (E, H)
+  kExpertFfHidden,   // (Fm, H): one expert's gate/up
+  kExpertHiddenFf,   // (H, Fm): one expert's down
+  kSharedFfHidden,   // (Fs, H): the shared expert's gate/up
+  kHiddenSharedFf,   // (H, Fs): the shared expert's down
+  kOneHidden,        // (1, H): the shared expert's gate
+  kFusedQkv,         // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
+  kFusedGateUp,      // (2F, H): phi3's gate_up_proj
+  kConvQkv,          // (H, 3H): gpt2's Conv1D c_attn
+  kThreeHidden,      // (3H)
+  kHiddenHidden,     // (H, H)
+};
+
+/// The inverse of the converter's tensor transforms for an architecture (the closed set; see
+/// ggufs::HfTransform for each one's arithmetic).
+enum class Transforms {
+  kNone,
+  kLlama,  // q/k rows: the inverse of LlamaModel.permute (llama.py)
+  kMoe,    // stacked experts: one per expert (qwen.py, Qwen2MoeModel.modify_tensors)
+  kGpt2,   // Conv1D weights transposed back (gpt2.py)
+  kGemma,  // norms: the converter's + 1 taken off (gemma.py, Gemma2Model.modify_tensors)
+};
+
+/// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's
+/// tensor_mapping.py), its HF name (after the layer prefix for a layer's) and shape. `expert`:
+/// one per expert of a stacked tensor ("{}" in `hf` is the expert).
+struct WeightEntry {
+  std::string_view gguf;
+  std::string_view hf;
+  Shape shape;
+  bool expert = false;
+};
+
+/// The config class's __init__ defaults (transformers' configuration_<model>.py) that the shapes
+/// and the generation config need when the file has no value. 0 in kv_heads / head_dim: the
+/// head count / hidden // heads; 0 in ff: 4·hidden (gpt2's n_inner None). -1 token id: None.
+struct ClassDefaults {
+  std::uint64_t kv_heads = 0, head_dim = 0, ff = 0;
+  std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
+  std::int64_t bos = -1, eos = -1, pad = -1;
+};
+
+/// One architecture.
+struct Architecture {
+  std::string_view gguf_arch;   ///< general.architecture as the converter writes it
+  std::string_view model_type;  ///< config.json's model_type
+  std::string_view class_name;  ///< config.json's architectures[0]
+  std::span<const ConfigKey> keys;
+  std::span<const ConfigConstant> constants;
+  ClassDefaults defaults;
+  Transforms transforms = Transforms::kNone;
+  std::string_view layer_prefix;                  ///< state_dict prefix of layer N, "{}" = N
+  std::vector<WeightEntry> before, layer, after;  ///< state_dict order
+  /// Why no state_dict is offered, when `layer` is empty.
+  std::string_view no_weights;
+};
+
+/// Every row.
+const std::vector<Architecture>& architectures();
+
+/// The row whose model_type is `model_type`, or nullptr.
+const Architecture* find_architecture(std::string_view model_type);
+
+}  // namespace ggufs::hf
