@@ -2,9 +2,12 @@
 // the original Hugging Face tokenizer llama.cpp's converter read: keyed, as llama.cpp keys its
 // own tokenizer, on tokenizer.ggml.model and tokenizer.ggml.pre. Facts restated from llama.cpp's
 // src/llama-vocab.cpp (llama_vocab::impl::load, llm_tokenizer_bpe) and convert_hf_to_gguf.py
-// (token types of added tokens); from transformers 4.57.6's convert_slow_tokenizer.py
-// (LlamaConverter, GPT2Converter), tokenization_utils_fast.py (PreTrainedTokenizerFast) and
-// models/llama/tokenization_llama_fast.py (update_post_processor); and from tokenizers 0.22.2
+// (token types of added tokens), conversion/bert.py (BertModel.set_vocab: the phantom-space
+// WordPiece vocabulary) and conversion/gemma.py (Gemma4Model.set_vocab); from transformers
+// 4.57.6's convert_slow_tokenizer.py (LlamaConverter, GPT2Converter, BertConverter),
+// tokenization_utils_fast.py (PreTrainedTokenizerFast), models/llama/tokenization_llama_fast.py
+// (update_post_processor) and models/gemma/tokenization_gemma_fast.py, and 5.24.0's
+// models/gemma/tokenization_gemma.py (GemmaTokenizer's pipeline); and from tokenizers 0.22.2
 // (the JSON each component serializes to, AddedVocabulary's id for a new token).
 #include "ggufs/hf_tokenizer.h"
 
@@ -47,7 +50,7 @@ struct Added {
 struct Vocab {
   std::vector<std::string_view> tokens;
   std::uint64_t bytes = 0;  // of tokenizer.ggml.tokens in the file: 8 (length) + each token's
-  std::vector<std::string> rewritten;  // GGUFGemmaConverter.vocab's tokens, when rewritten
+  std::vector<std::string> rewritten;  // WordPiece's tokens, the converter's rewriting undone
   std::unordered_map<std::string_view, std::size_t> ids;
   std::optional<std::vector<double>> scores;
   std::optional<std::vector<std::int64_t>> types;
@@ -467,7 +470,7 @@ class AddedTokens {
 
 // The special tokens of the fast tokenizer (None is nullopt).
 struct Specials {
-  std::optional<std::string> bos, eos, unk, pad;
+  std::optional<std::string> bos, eos, unk, pad, cls, sep, mask;
 };
 
 // A token TemplateProcessing's template string can hold: it splits the template on whitespace
@@ -628,29 +631,151 @@ json pre_tokenizer_json(const PreTokenizerRow& row) {
   return {{"type", "Sequence"}, {"pretokenizers", list}};
 }
 
+// --- WordPiece (tokenizer.ggml.model "bert", llama.cpp's WPM) --------------------------------
+//
+// llama.cpp's converter (conversion/bert.py, BertModel.set_vocab) stores a WordPiece vocabulary
+// in "phantom space" form: a continuing-subword token "##x" as "x", any other token "x" as
+// "▁x", CONTROL tokens (token_type 3) as they are; converters before the token-type test kept
+// every "[...]" token as it is instead (the [unusedN] tokens of llama.cpp's own
+// ggml-vocab-bert-bge.gguf). llama.cpp's WPM tokenizer (src/llama-vocab.cpp,
+// llm_tokenizer_wpm_session) matches "▁" + word greedily longest-first against these. Undone
+// here, so that tokenizers' WordPiece with its "##" prefix holds the original vocabulary.
+std::string wordpiece_token(std::string_view t, std::int64_t type) {
+  constexpr std::string_view kPhantom = "\u2581";
+  if (type == 3) return std::string(t);
+  if (t.starts_with(kPhantom)) return std::string(t.substr(kPhantom.size()));
+  if (t.size() >= 2 && t.front() == '[' && t.back() == ']') return std::string(t);
+  return "##" + std::string(t);
+}
+
+// Rewrites vocab.tokens to the original WordPiece vocabulary (vocab.rewritten holds the strings);
+// an empty string when fine, else the reason.
+std::string undo_phantom_space(Vocab& vocab) {
+  const std::size_t n = vocab.tokens.size();
+  vocab.rewritten.clear();
+  vocab.rewritten.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    vocab.rewritten.push_back(
+        wordpiece_token(vocab.tokens[i], vocab.types ? (*vocab.types)[i] : 1));
+  }
+  vocab.ids.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    vocab.tokens[i] = vocab.rewritten[i];
+    if (!vocab.ids.emplace(vocab.tokens[i], i).second) {
+      return fmt::format(
+          "tokenizer.ggml.tokens: token {} ('{}') is token {} once the converter's phantom-space "
+          "rewriting is undone",
+          i, printable(valid_utf8(vocab.tokens[i])), vocab.ids[vocab.tokens[i]]);
+    }
+  }
+  return "";
+}
+
+// The WordPiece model of tokenizer.json (tokenizers' models/wordpiece serialization), as the
+// original BERT tokenizers have it: "##" prefix, 100 characters at most per word.
+std::string wordpiece_json(const Vocab& vocab, const std::string& unk_token) {
+  const json model = {{"type", "WordPiece"},
+                      {"unk_token", unk_token},
+                      {"continuing_subword_prefix", "##"},
+                      {"max_input_chars_per_word", 100}};
+  std::string vocab_text = "{\n    ";
+  for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
+    if (i) vocab_text += kNext;
+    append_json_string(vocab_text, vocab.tokens[i]);
+    fmt::format_to(std::back_inserter(vocab_text), ": {}", i);
+  }
+  vocab_text += "\n  }";
+  return with_members(model.dump(2, ' ', false, json::error_handler_t::replace),
+                      {{"vocab", vocab_text}});
+}
+
+// A bool key, or `fallback` when absent; nullopt when it has another type.
+std::optional<bool> bool_key(const GgufFile& file, std::string_view key, bool fallback) {
+  const Value* v = find(file, key);
+  if (!v) return fallback;
+  if (const auto* b = std::get_if<bool>(&v->data)) return *b;
+  return std::nullopt;
+}
+
 }  // namespace
 
 HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   Vocab vocab;
   if (!find(file, "tokenizer.ggml.model")) return no_tokenizer("no tokenizer.ggml.model");
   if (std::string why = read_vocab(file, vocab, true); !why.empty()) return no_tokenizer(why);
-  // The tokenizer models (llama-vocab.cpp, llama_vocab::impl::load: tokenizer.ggml.model).
+  // The tokenizer models (llama-vocab.cpp, llama_vocab::impl::load: tokenizer.ggml.model):
+  // "llama" SPM, "gpt2" BPE, "gemma4" BPE over raw UTF-8 with whitespace escaped to "\u2581"
+  // (pre-tokenizer type GEMMA4), "bert" WPM.
   const std::string& model = *vocab.model;
-  const bool spm = model == "llama";
-  if (!spm && model != "gpt2") {
+  const bool spm = model == "llama", gemma4 = model == "gemma4", wpm = model == "bert";
+  if (!spm && !gemma4 && !wpm && model != "gpt2") {
     return no_tokenizer(fmt::format(
-        "tokenizer.ggml.model '{}': ggufs renders the tokenizers of 'llama' (SentencePiece BPE) "
-        "and 'gpt2' (byte-level BPE) only",
+        "tokenizer.ggml.model '{}': ggufs renders the tokenizers of 'llama' (SentencePiece BPE), "
+        "'gpt2' (byte-level BPE), 'gemma4' (Gemma 4's BPE) and 'bert' (WordPiece) only",
         printable(valid_utf8(model))));
   }
   const PreTokenizerRow& row = pre_tokenizer_row(vocab.pre);
   if (spm) {
     // llama.cpp's default special tokens for "llama" where a key is absent (llama_vocab::impl::
     // load: unk 0, bos 1, eos 2, SentencePiece's own). Byte-level BPE has none worth taking
-    // (llama.cpp's 11 is Falcon's "<|endoftext|>").
+    // (llama.cpp's 11 is Falcon's "<|endoftext|>"); "gemma4" has none.
     if (!vocab.unk) vocab.unk = 0;  // read_vocab: 2 tokens at least
     if (!vocab.bos) vocab.bos = 1;
     if (!vocab.eos && vocab.tokens.size() > 2) vocab.eos = 2;
+  }
+  std::optional<std::size_t> cls, sep, mask;
+  bool lowercase = true, strip_accents = true;
+  if (gemma4) {
+    // Gemma's <mask> (tokenizer.ggml.mask_token_id), a special token of the original.
+    if (const Value* v = find(file, "tokenizer.ggml.mask_token_id")) {
+      const auto id = integer(*v);
+      if (!id || *id < 0 || static_cast<std::uint64_t>(*id) >= vocab.tokens.size()) {
+        return no_tokenizer(fmt::format("tokenizer.ggml.mask_token_id is not a token id below {}",
+                                        vocab.tokens.size()));
+      }
+      mask = static_cast<std::size_t>(*id);
+    }
+  }
+  // WPM: the special tokens are BERT's: [CLS] (llama.cpp's bos: tokenizer.ggml.bos_token_id;
+  // else tokenizer.ggml.cls_token_id, the original's cls_token as the converter writes it, which
+  // llama.cpp does not read; else 101), [SEP] (tokenizer.ggml.seperator_token_id, else 102),
+  // [UNK] (100), [PAD] (0), [MASK] (tokenizer.ggml.mask_token_id, else 103); no eos. The
+  // BertNormalizer's lowercase is tokenizer.ggml.normalizer.lowercase, else true; strip_accents
+  // is tokenizer.ggml.normalizer.strip_accents, else lowercase (llama_vocab::impl::load).
+  if (wpm) {
+    cls = vocab.bos;
+    vocab.bos.reset();
+    for (const auto& [key, out, fallback] :
+         {std::tuple{"tokenizer.ggml.cls_token_id", &cls, std::size_t{101}},
+          std::tuple{"tokenizer.ggml.seperator_token_id", &sep, std::size_t{102}},
+          std::tuple{"tokenizer.ggml.mask_token_id", &mask, std::size_t{103}},
+          std::tuple{"", &vocab.unk, std::size_t{100}},
+          std::tuple{"", &vocab.pad, std::size_t{0}}}) {
+      if (*out) continue;
+      if (const Value* v = *key ? find(file, key) : nullptr) {
+        const auto id = integer(*v);
+        if (!id || *id < 0 || static_cast<std::uint64_t>(*id) >= vocab.tokens.size()) {
+          return no_tokenizer(
+              fmt::format("{} is not a token id below {}", key, vocab.tokens.size()));
+        }
+        *out = static_cast<std::size_t>(*id);
+      } else if (fallback < vocab.tokens.size()) {
+        *out = fallback;
+      }
+    }
+    if (!cls || !sep || !vocab.unk) {
+      return no_tokenizer(
+          "tokenizer.ggml.model 'bert' without a [CLS], [SEP] or [UNK] token (tokenizer.ggml."
+          "bos_token_id/cls_token_id, seperator_token_id, unknown_token_id, or llama.cpp's "
+          "default ids 101, 102, 100)");
+    }
+    const auto lower = bool_key(file, "tokenizer.ggml.normalizer.lowercase", true);
+    if (!lower) return no_tokenizer("tokenizer.ggml.normalizer.lowercase is not a bool");
+    const auto strip = bool_key(file, "tokenizer.ggml.normalizer.strip_accents", *lower);
+    if (!strip) return no_tokenizer("tokenizer.ggml.normalizer.strip_accents is not a bool");
+    lowercase = *lower;
+    strip_accents = *strip;
+    if (std::string why = undo_phantom_space(vocab); !why.empty()) return no_tokenizer(why);
   }
 
   AddedTokens added(vocab);
@@ -662,7 +787,9 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   // The special tokens: the ids llama.cpp's converter wrote (the original's bos/eos/unk/pad).
   for (const auto& [id, out] :
        {std::pair{&vocab.bos, &specials.bos}, std::pair{&vocab.eos, &specials.eos},
-        std::pair{&vocab.unk, &specials.unk}, std::pair{&vocab.pad, &specials.pad}}) {
+        std::pair{&vocab.unk, &specials.unk}, std::pair{&vocab.pad, &specials.pad},
+        std::pair{&cls, &specials.cls}, std::pair{&sep, &specials.sep},
+        std::pair{&mask, &specials.mask}}) {
     if (*id) *out = std::string(vocab.tokens[**id]);
   }
   // The added tokens: llama.cpp's converter marks the original's special added tokens CONTROL
@@ -674,19 +801,24 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
       if (t == 3 || t == 4) added.add(vocab.tokens[i], t == 3);
     }
   }
-  for (const auto* t : {&specials.bos, &specials.eos, &specials.unk, &specials.pad}) {
+  for (const auto* t : {&specials.bos, &specials.eos, &specials.unk, &specials.sep, &specials.pad,
+                        &specials.cls, &specials.mask}) {
     if (*t) added.add(**t);
   }
 
   // llama.cpp's add_bos/add_eos: tokenizer.ggml.add_bos_token / add_eos_token, else true for
-  // SentencePiece and the Llama 3 pre-tokenizer, false otherwise. The original tokenizer adds
-  // them by its post_processor: a TemplateProcessing (LlamaTokenizerFast.update_post_processor's).
-  const bool add_bos =
-      vocab.add_bos.value_or(spm || row.names.front() == "llama3") && specials.bos.has_value();
+  // SentencePiece and the Llama 3 pre-tokenizer, false otherwise; always true for Gemma 4
+  // (llama_vocab::impl::load's "workaround for Gemma 4"). The original tokenizer adds them by
+  // its post_processor: a TemplateProcessing (LlamaTokenizerFast.update_post_processor's). WPM
+  // always adds [CLS] and [SEP] (llama_vocab::impl::tokenize), as BERT's template does.
+  const bool add_bos = (gemma4 || vocab.add_bos.value_or(spm || row.names.front() == "llama3")) &&
+                       specials.bos.has_value();
   const bool add_eos = vocab.add_eos.value_or(false) && specials.eos.has_value();
   for (const auto& [on, token, key] :
        {std::tuple{add_bos, &specials.bos, "tokenizer.ggml.bos_token_id"},
-        std::tuple{add_eos, &specials.eos, "tokenizer.ggml.eos_token_id"}}) {
+        std::tuple{add_eos, &specials.eos, "tokenizer.ggml.eos_token_id"},
+        std::tuple{wpm, &specials.cls, "tokenizer.ggml.cls_token_id"},
+        std::tuple{wpm, &specials.sep, "tokenizer.ggml.seperator_token_id"}}) {
     if (on && !templatable(**token)) {
       return no_tokenizer(
           fmt::format("{}: its token cannot stand in a TemplateProcessing template", key));
@@ -718,22 +850,28 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   };
 
   bool clean_up;
-  if (spm) {
+  if (spm || gemma4) {
     // SentencePiece BPE as transformers' LlamaConverter writes it (convert_slow_tokenizer.py:
-    // normalizer Prepend("▁") when add_prefix_space, Replace(" ", "▁"); BPE with unk,
+    // normalizer Prepend("\u2581") when add_prefix_space, Replace(" ", "\u2581"); BPE with unk,
     // fuse_unk, byte_fallback; decoder Replace, ByteFallback, Fuse, Strip). add_prefix_space
-    // is llama.cpp's add_space_prefix: tokenizer.ggml.add_space_prefix, else true.
+    // is llama.cpp's add_space_prefix: tokenizer.ggml.add_space_prefix, else true. Gemma 4's is
+    // the same BPE over the whole text (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_GEMMA4: whitespace
+    // escaped to "\u2581", raw UTF-8, no word splitting), with the file's merges (llama.cpp
+    // requires them), no prefix (BPE's add_space_prefix is false) and no defaults for the special
+    // tokens.
     if (!vocab.merges) {
+      if (gemma4)
+        return no_tokenizer("tokenizer.ggml.model 'gemma4' without tokenizer.ggml.merges");
       if (!vocab.scores)
         return no_tokenizer("no tokenizer.ggml.merges and no tokenizer.ggml.scores");
       if (std::string why = build_merges(vocab); !why.empty()) return no_tokenizer(why);
     }
-    const bool prefix = vocab.add_space_prefix.value_or(true);
+    const bool prefix = spm && vocab.add_space_prefix.value_or(true);
     model_text = bpe_json(vocab, specials.unk, kSpmBpe, false);
     json seq = json::array();
     if (prefix) seq.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
     seq.push_back(replace(" ", "\u2581"));
-    tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", seq}};
+    tok["normalizer"] = gemma4 ? seq.back() : json{{"type", "Sequence"}, {"normalizers", seq}};
     tok["pre_tokenizer"] = nullptr;
     json decoders =
         json::array({replace("\u2581", " "), {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
@@ -741,7 +879,43 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
       decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
     tok["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
     tok["post_processor"] = template_processing();
-    clean_up = false;  // llama.cpp's clean_spaces for SPM
+    // llama.cpp's clean_spaces is false for SPM; for Gemma 4 (BPE: true by default) the
+    // original's, GemmaTokenizerFast's default false (transformers 4.57.6), which transformers
+    // 5 also keeps for BPE (it ignores true there, as destructive).
+    clean_up = false;
+  } else if (wpm) {
+    // WordPiece as the original BERT tokenizer.json has it (transformers' BertConverter):
+    // BertNormalizer (clean_text, handle_chinese_chars, strip_accents, lowercase),
+    // BertPreTokenizer, TemplateProcessing "[CLS] $A [SEP]" / "[CLS] $A [SEP] $B:1 [SEP]:1",
+    // WordPiece decoder; clean_up_tokenization_spaces true (llama.cpp's clean_spaces for WPM).
+    model_text = wordpiece_json(vocab, *specials.unk);
+    tok["normalizer"] = {{"type", "BertNormalizer"},
+                         {"clean_text", true},
+                         {"handle_chinese_chars", true},
+                         {"strip_accents", strip_accents},
+                         {"lowercase", lowercase}};
+    tok["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
+    tok["decoder"] = {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}};
+    auto piece = [](bool sequence, std::string_view name, int type_id) {
+      return sequence ? json{{"Sequence", {{"id", name}, {"type_id", type_id}}}}
+                      : json{{"SpecialToken", {{"id", name}, {"type_id", type_id}}}};
+    };
+    const json single = {piece(false, *specials.cls, 0), piece(true, "A", 0),
+                         piece(false, *specials.sep, 0)};
+    json pair = single;
+    pair.push_back(piece(true, "B", 1));
+    pair.push_back(piece(false, *specials.sep, 1));
+    json special = json::object();
+    for (const std::string* t : {&*specials.cls, &*specials.sep}) {
+      special[*t] = {
+          {"id", *t}, {"ids", json::array({*added.id(*t)})}, {"tokens", json::array({*t})}};
+    }
+    tok["post_processor"] = {{"type", "TemplateProcessing"},
+                             {"single", single},
+                             {"pair", pair},
+                             {"special_tokens", special}};
+    clean_up = true;
+    config_json["do_lower_case"] = lowercase;
   } else {
     // Byte-level BPE (GPT2Converter's model and decoder) with the row's pre-tokenizer.
     if (!vocab.merges) return no_tokenizer("no tokenizer.ggml.merges");
@@ -789,7 +963,9 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   json map = json::object();
   for (const auto& [name, value] :
        {std::pair{"bos_token", &specials.bos}, std::pair{"eos_token", &specials.eos},
-        std::pair{"unk_token", &specials.unk}, std::pair{"pad_token", &specials.pad}}) {
+        std::pair{"unk_token", &specials.unk}, std::pair{"sep_token", &specials.sep},
+        std::pair{"pad_token", &specials.pad}, std::pair{"cls_token", &specials.cls},
+        std::pair{"mask_token", &specials.mask}}) {
     if (*value) {
       config_json[name] = **value;
       map[name] = **value;
@@ -800,9 +976,11 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   if (vocab.chat_template) config_json["chat_template"] = *vocab.chat_template;
   config_json["tokenizer_class"] = "PreTrainedTokenizerFast";
   // PreTrainedTokenizerFast's default model_input_names include token_type_ids, which the
-  // causal LMs' generate() refuses; LlamaTokenizerFast, GPT2TokenizerFast and Qwen2TokenizerFast
-  // name these two (their model_input_names).
-  config_json["model_input_names"] = {"input_ids", "attention_mask"};
+  // causal LMs' generate() refuses; LlamaTokenizerFast, GPT2TokenizerFast, Qwen2TokenizerFast
+  // and GemmaTokenizerFast name these two (their model_input_names); BertTokenizerFast has
+  // token_type_ids too.
+  config_json["model_input_names"] = wpm ? json{"input_ids", "token_type_ids", "attention_mask"}
+                                         : json{"input_ids", "attention_mask"};
 
   HfTokenizer out;
   out.tokenizer_json = with_members(tok.dump(2, ' ', false, json::error_handler_t::replace),
@@ -813,7 +991,6 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
                    {{"added_tokens_decoder", decoder}}) +
       "\n";
   out.special_tokens_map_json = dump(map);
-  out.tokenizer_class = "PreTrainedTokenizerFast";
   return {std::move(out), ""};
 }
 

@@ -38,19 +38,10 @@ VOCABS = ["bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon", "
           "llama-bpe", "llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"]
 
 
-def no_hf(model, why):
-    return {"hf": False, "cause": f"ggufs renders no tokenizer for tokenizer.ggml.model '{model}' "
-            f"({why}) yet, and a vocabulary-only file's hf/ holds only the tokenizer"}
-
-
 # Why the original tokenizer's ids are not hf/'s, per vocabulary: "hf" False when there is no
 # hf/ at all; else per transformers major version, "cases" the indices (0-based, in .inp order)
-# that mismatch and "total" how many there are.
-KNOWN = {
-    "bert-bge": no_hf("bert", "WordPiece: BertNormalizer, BertPreTokenizer, the '##' prefix "
-                      "llama.cpp's converter turned into a '\u2581' on word-initial tokens"),
-    "gemma-4": no_hf("gemma4", "Gemma 4's byte-level BPE over '\u2581'-escaped text"),
-}
+# that mismatch and "total" how many there are. Every vocabulary matches today.
+KNOWN = {}
 
 
 class KnownMismatch(AssertionError):

@@ -7,13 +7,17 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "ggufs/byte_source.h"
 #include "ggufs/gguf.h"
 #include "ggufs/hf_tokenizer.h"
 #include "metadata_builder.h"
+#include "test_util.h"
 
 namespace ggufs {
 namespace {
@@ -72,7 +76,6 @@ TEST(HfTokenizer, TinyModelsRender) {
       const HfTokenizerResult r = render_hf_tokenizer(tiny(arch, byte_level));
       ASSERT_TRUE(r.tokenizer.has_value()) << arch << ": " << r.reason;
       EXPECT_TRUE(r.reason.empty());
-      EXPECT_EQ(r.tokenizer->tokenizer_class, "PreTrainedTokenizerFast") << arch;
       EXPECT_EQ(r.tokenizer->tokenizer_json, base.tokenizer->tokenizer_json) << arch;
       EXPECT_EQ(r.tokenizer->tokenizer_config_json, base.tokenizer->tokenizer_config_json) << arch;
       const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
@@ -94,7 +97,7 @@ TEST(HfTokenizer, ModelMissingOrOther) {
   GgufFile f = tiny("llama", false);
   erase(f, "tokenizer.ggml.model");
   expect_refused(f, "tokenizer.ggml.model");
-  for (const char* model : {"bert", "t5", "gemma4", "rwkv"}) {
+  for (const char* model : {"t5", "rwkv", "plamo2", "BERT"}) {
     f = tiny("llama", false);
     *find(f, "tokenizer.ggml.model") = str(model);
     expect_refused(f, fmt::format("tokenizer.ggml.model '{}'", model));
@@ -490,6 +493,352 @@ TEST(HfTokenizer, PreQwen) {
   expect_row({"qwen35"}, {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|"
                           "\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
                           "\\s+(?!\\S)|\\s+"});
+}
+
+// --- tokenizer.ggml.model "bert" (llama.cpp's WPM) -----------------------------------------
+
+// A WordPiece vocabulary as llama.cpp's converter stores it (conversion/bert.py,
+// BertModel.set_vocab): the original "[PAD] [UNK] [CLS] [SEP] [MASK] the ##s [unused0]" with
+// "##s" as "s", "the" as "\u2581the", the CONTROL tokens as they are; `bracketed` as converters
+// before the token-type test stored "[unused0]" (as it is), else "\u2581[unused0]".
+GgufFile tiny_bert(bool bracketed) {
+  GgufFile f = tiny_decoder("bert", 1);
+  add(f, "tokenizer.ggml.model", str("bert"));
+  add(f, "tokenizer.ggml.pre", str("bert-bge"));
+  add(f, "tokenizer.ggml.tokens",
+      arr(ValueType::kString,
+          {str("[PAD]"), str("[UNK]"), str("[CLS]"), str("[SEP]"), str("[MASK]"),
+           str("\xE2\x96\x81the"), str("s"), str(bracketed ? "[unused0]" : "\xE2\x96\x81[unused0]"),
+           str("\xE2\x96\x81s")}));
+  add(f, "tokenizer.ggml.token_type",
+      arr(ValueType::kInt32,
+          {i32(3), i32(3), i32(3), i32(3), i32(3), i32(1), i32(1), i32(1), i32(1)}));
+  add(f, "tokenizer.ggml.unknown_token_id", u32(1));
+  add(f, "tokenizer.ggml.seperator_token_id", u32(3));
+  add(f, "tokenizer.ggml.padding_token_id", u32(0));
+  add(f, "tokenizer.ggml.cls_token_id", u32(2));
+  add(f, "tokenizer.ggml.mask_token_id", u32(4));
+  return f;
+}
+
+// The original BERT tokenizer.json (transformers' BertConverter, as bge-small-en's): WordPiece
+// with the "##" prefix and the original vocabulary, BertNormalizer, BertPreTokenizer,
+// "[CLS] $A [SEP]", WordPiece decoder; BERT's five special tokens.
+TEST(HfTokenizer, BertIsWordPiece) {
+  for (const bool bracketed : {false, true}) {
+    const HfTokenizerResult r = render_hf_tokenizer(tiny_bert(bracketed));
+    ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+    const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+    const auto& model = tok["model"];
+    EXPECT_EQ(model["type"], "WordPiece");
+    EXPECT_EQ(model["unk_token"], "[UNK]");
+    EXPECT_EQ(model["continuing_subword_prefix"], "##");
+    EXPECT_EQ(model["max_input_chars_per_word"], 100);
+    EXPECT_EQ(model["vocab"], (nlohmann::json{{"[PAD]", 0},
+                                              {"[UNK]", 1},
+                                              {"[CLS]", 2},
+                                              {"[SEP]", 3},
+                                              {"[MASK]", 4},
+                                              {"the", 5},
+                                              {"##s", 6},
+                                              {"[unused0]", 7},
+                                              {"s", 8}}))
+        << bracketed;
+    EXPECT_EQ(tok["normalizer"], (nlohmann::json{{"type", "BertNormalizer"},
+                                                 {"clean_text", true},
+                                                 {"handle_chinese_chars", true},
+                                                 {"strip_accents", true},
+                                                 {"lowercase", true}}));
+    EXPECT_EQ(tok["pre_tokenizer"], (nlohmann::json{{"type", "BertPreTokenizer"}}));
+    EXPECT_EQ(tok["decoder"],
+              (nlohmann::json{{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}));
+    const auto& post = tok["post_processor"];
+    EXPECT_EQ(post["type"], "TemplateProcessing");
+    auto ids = [](const nlohmann::json& seq) {
+      std::vector<std::string> out;
+      for (const auto& p : seq) {
+        const bool sequence = p.contains("Sequence");
+        const auto& v = sequence ? p["Sequence"] : p["SpecialToken"];
+        out.push_back((sequence ? "$" : "") + v["id"].get<std::string>() + ":" +
+                      std::to_string(v["type_id"].get<int>()));
+      }
+      return out;
+    };
+    EXPECT_EQ(ids(post["single"]), (std::vector<std::string>{"[CLS]:0", "$A:0", "[SEP]:0"}));
+    EXPECT_EQ(ids(post["pair"]),
+              (std::vector<std::string>{"[CLS]:0", "$A:0", "[SEP]:0", "$B:1", "[SEP]:1"}));
+    EXPECT_EQ(post["special_tokens"]["[CLS]"]["ids"], nlohmann::json::array({2}));
+    EXPECT_EQ(post["special_tokens"]["[SEP]"]["ids"], nlohmann::json::array({3}));
+    std::vector<int> added;
+    for (const auto& a : tok["added_tokens"]) {
+      added.push_back(a["id"]);
+      EXPECT_TRUE(a["special"].get<bool>()) << a.dump();
+    }
+    EXPECT_EQ(added, (std::vector<int>{0, 1, 2, 3, 4}));
+    const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
+    for (const auto& [name, value] :
+         {std::pair{"cls_token", "[CLS]"}, std::pair{"sep_token", "[SEP]"},
+          std::pair{"unk_token", "[UNK]"}, std::pair{"pad_token", "[PAD]"},
+          std::pair{"mask_token", "[MASK]"}}) {
+      EXPECT_EQ(config[name], value) << name;
+    }
+    EXPECT_FALSE(config.contains("bos_token"));
+    EXPECT_FALSE(config.contains("eos_token"));
+    EXPECT_EQ(config["do_lower_case"], true);
+    EXPECT_EQ(config["clean_up_tokenization_spaces"], true);
+    EXPECT_EQ(config["model_input_names"],
+              (nlohmann::json{"input_ids", "token_type_ids", "attention_mask"}));
+    const auto map = nlohmann::json::parse(r.tokenizer->special_tokens_map_json);
+    EXPECT_EQ(map["cls_token"], "[CLS]");
+    EXPECT_EQ(map["mask_token"], "[MASK]");
+  }
+}
+
+// The BertNormalizer's flags: tokenizer.ggml.normalizer.lowercase, else true; strip_accents,
+// else lowercase (llama.cpp's llama_vocab::impl::load, from the original's BertNormalizer).
+TEST(HfTokenizer, BertNormalizerFlags) {
+  auto normalizer = [](const GgufFile& f) {
+    const HfTokenizerResult r = render_hf_tokenizer(f);
+    EXPECT_TRUE(r.tokenizer.has_value()) << r.reason;
+    return r.tokenizer ? nlohmann::json::parse(r.tokenizer->tokenizer_json)["normalizer"]
+                       : nlohmann::json();
+  };
+  GgufFile f = tiny_bert(false);
+  add(f, "tokenizer.ggml.normalizer.lowercase", boolean(false));
+  EXPECT_EQ(normalizer(f)["lowercase"], false);
+  EXPECT_EQ(normalizer(f)["strip_accents"], false);
+  add(f, "tokenizer.ggml.normalizer.strip_accents", boolean(true));
+  EXPECT_EQ(normalizer(f)["lowercase"], false);
+  EXPECT_EQ(normalizer(f)["strip_accents"], true);
+  f = tiny_bert(false);
+  add(f, "tokenizer.ggml.normalizer.strip_accents", boolean(false));
+  EXPECT_EQ(normalizer(f)["lowercase"], true);
+  EXPECT_EQ(normalizer(f)["strip_accents"], false);
+  f = tiny_bert(false);
+  add(f, "tokenizer.ggml.normalizer.lowercase", u32(1));
+  expect_refused(f, "tokenizer.ggml.normalizer.lowercase");
+  f = tiny_bert(false);
+  add(f, "tokenizer.ggml.normalizer.strip_accents", str("yes"));
+  expect_refused(f, "tokenizer.ggml.normalizer.strip_accents");
+}
+
+// llama.cpp's defaults for "bert" where the keys are absent (llama_vocab::impl::load: bos 101,
+// unk 100, sep 102, pad 0, mask 103); refused without [CLS]/[SEP]/[UNK]; tokens that collide
+// once the phantom-space form is undone ("##x" and "[x]" both stored "x" is impossible, but
+// "\u2581x" and a CONTROL "x" are).
+TEST(HfTokenizer, BertSpecialIdsAndRefusals) {
+  GgufFile f = tiny_decoder("bert", 1);
+  add(f, "tokenizer.ggml.model", str("bert"));
+  std::vector<Value> tokens;
+  for (int i = 0; i < 104; ++i) tokens.push_back(str(fmt::format("[unused{}]", i)));
+  for (const auto& [id, name] :
+       {std::pair{0, "[PAD]"}, std::pair{100, "[UNK]"}, std::pair{101, "[CLS]"},
+        std::pair{102, "[SEP]"}, std::pair{103, "[MASK]"}}) {
+    tokens[id] = str(name);
+  }
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, tokens));
+  HfTokenizerResult r = render_hf_tokenizer(f);
+  ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+  const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
+  EXPECT_EQ(config["cls_token"], "[CLS]");
+  EXPECT_EQ(config["sep_token"], "[SEP]");
+  EXPECT_EQ(config["unk_token"], "[UNK]");
+  EXPECT_EQ(config["pad_token"], "[PAD]");
+  EXPECT_EQ(config["mask_token"], "[MASK]");
+  // bos_token_id, when present, is llama.cpp's [CLS].
+  add(f, "tokenizer.ggml.bos_token_id", u32(5));
+  r = render_hf_tokenizer(f);
+  ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+  EXPECT_EQ(nlohmann::json::parse(r.tokenizer->tokenizer_config_json)["cls_token"], "[unused5]");
+
+  GgufFile g = tiny_bert(false);
+  *find(g, "tokenizer.ggml.seperator_token_id") = u32(9);
+  expect_refused(g, "tokenizer.ggml.seperator_token_id");
+  g = tiny_bert(false);
+  *find(g, "tokenizer.ggml.cls_token_id") = str("[CLS]");
+  expect_refused(g, "tokenizer.ggml.cls_token_id");
+  g = tiny_bert(false);
+  erase(g, "tokenizer.ggml.seperator_token_id");  // and 102 is past the 9 tokens
+  expect_refused(g, "[SEP]");
+  g = tiny_bert(false);
+  *find(g, "tokenizer.ggml.tokens") =
+      arr(ValueType::kString, {str("[PAD]"), str("[UNK]"), str("[CLS]"), str("[SEP]"),
+                               str("[MASK]"), str("\xE2\x96\x81the"), str("s"),
+                               str("\xE2\x96\x81[unused0]"), str("\xE2\x96\x81[PAD]")});
+  expect_refused(g, "token 8");
+  g = tiny_bert(false);
+  *find(g, "tokenizer.ggml.tokens") =
+      arr(ValueType::kString,
+          {str("[PAD]"), str("[UNK]"), str("[CLS]"), str("[SEP]"), str("[MASK]"),
+           str("\xE2\x96\x81the"), str("s"), str("\xE2\x96\x81[unused0]"), str("\xE2\x96\x81s")});
+  *find(g, "tokenizer.ggml.cls_token_id") = u32(5);  // "the": fine in a template
+  EXPECT_TRUE(render_hf_tokenizer(g).tokenizer.has_value());
+  *find(g, "tokenizer.ggml.tokens") =
+      arr(ValueType::kString,
+          {str("[PAD]"), str("[UNK]"), str("[C LS]"), str("[SEP]"), str("[MASK]"),
+           str("\xE2\x96\x81the"), str("s"), str("\xE2\x96\x81[unused0]"), str("\xE2\x96\x81s")});
+  *find(g, "tokenizer.ggml.cls_token_id") = u32(2);
+  expect_refused(g, "tokenizer.ggml.cls_token_id");
+}
+
+// llama.cpp's ggml-vocab-bert-bge.gguf (BAAI/bge-small-en-v1.5, as in $GGUFS_TESTDATA/real):
+// the original tokenizer's ids for some of llama.cpp's test texts (models/ggml-vocab-bert-bge.
+// gguf.out) are, in the rendered vocabulary, the WordPiece pieces of the lowercased,
+// accent-stripped, punctuation-split text: word-initial tokens plain, the rest "##".
+TEST(HfTokenizer, BertBgeVocabularyIsTheOriginal) {
+  GGUFS_REQUIRE_TESTDATA(data);
+  const FileSource src(data / "real" / "ggml-vocab-bert-bge.gguf");
+  const HfTokenizerResult r = render_hf_tokenizer(parse_gguf(src, "bert-bge.gguf"));
+  ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+  const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+  std::vector<std::string> by_id(tok["model"]["vocab"].size());
+  for (const auto& [t, id] : tok["model"]["vocab"].items()) by_id.at(id.get<std::size_t>()) = t;
+  auto pieces = [&](const std::vector<int>& ids) {
+    std::string out;
+    for (const int id : ids) {
+      const std::string& t = by_id.at(static_cast<std::size_t>(id));
+      if (t.starts_with("##")) {
+        out += t.substr(2);
+      } else {
+        out += (out.empty() ? "" : " ") + t;
+      }
+    }
+    return out;
+  };
+  // .inp text → .out ids, and the text as BertNormalizer + BertPreTokenizer leave it.
+  EXPECT_EQ(pieces({7592, 1010, 2088, 999}), "hello , world !");  // #16 "Hello, world!"
+  EXPECT_EQ(pieces({1059, 2692, 18139, 1021, 8525, 28418, 2243, 16233, 20952, 6979}),
+            "w048 7tuijk dsdfhu");                                                 // #19
+  EXPECT_EQ(pieces({2023, 2003, 100, 1012, 18133, 2361}), "this is [UNK] . cpp");  // #18
+  EXPECT_EQ(pieces({12731, 2050, 19710}), "cua viet");         // #43 "Cửa Việt"
+  EXPECT_EQ(pieces({5860, 18117}), "discards");                // #44
+  EXPECT_EQ(pieces({21211, 22394, 22394, 2509}), "33333333");  // #41
+  EXPECT_EQ(pieces({9706, 7959, 2140}), "apfel");              // #1 "Äpfel"
+  EXPECT_EQ(tok["model"]["vocab"].size(), 30522u);
+  EXPECT_EQ(tok["normalizer"]["lowercase"], true);  // #13 "Hello World" is #11's ids
+  EXPECT_EQ(tok["normalizer"]["strip_accents"], true);
+  const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
+  EXPECT_EQ(config["cls_token"], "[CLS]");
+  EXPECT_EQ(config["sep_token"], "[SEP]");
+  EXPECT_EQ(config["unk_token"], "[UNK]");
+  EXPECT_EQ(by_id[101], "[CLS]");
+  EXPECT_EQ(by_id[999], "!");
+  EXPECT_EQ(by_id[1000], "\"");
+}
+
+// --- tokenizer.ggml.model "gemma4" ------------------------------------------------------------
+
+// A Gemma 4 vocabulary as llama.cpp's converter stores it (conversion/gemma.py,
+// Gemma4Model.set_vocab): Gemma's <pad> <eos> <bos> <unk> <mask>, byte tokens, merges.
+GgufFile tiny_gemma4() {
+  GgufFile f = tiny_decoder("gemma4", 1);
+  add(f, "tokenizer.ggml.model", str("gemma4"));
+  add(f, "tokenizer.ggml.tokens",
+      arr(ValueType::kString,
+          {str("<pad>"), str("<eos>"), str("<bos>"), str("<unk>"), str("<mask>"), str("<|turn>"),
+           str("<0x0A>"), str("\xE2\x96\x81"), str("a"),
+           str("\xE2\x96\x81"
+               "a"),
+           str("\xE2\x96\x81\xE2\x96\x81")}));
+  add(f, "tokenizer.ggml.scores",
+      arr(ValueType::kFloat32, {f32(-1000), f32(-1000), f32(-1000), f32(-1000), f32(-1000), f32(0),
+                                f32(0), f32(0), f32(0), f32(0), f32(0)}));
+  add(f, "tokenizer.ggml.token_type",
+      arr(ValueType::kInt32, {i32(3), i32(3), i32(3), i32(3), i32(3), i32(4), i32(6), i32(1),
+                              i32(1), i32(1), i32(1)}));
+  add(f, "tokenizer.ggml.merges",
+      arr(ValueType::kString, {str("\xE2\x96\x81 \xE2\x96\x81"), str("\xE2\x96\x81 a")}));
+  add(f, "tokenizer.ggml.bos_token_id", u32(2));
+  add(f, "tokenizer.ggml.eos_token_id", u32(1));
+  add(f, "tokenizer.ggml.unknown_token_id", u32(3));
+  add(f, "tokenizer.ggml.padding_token_id", u32(0));
+  add(f, "tokenizer.ggml.mask_token_id", u32(4));
+  add(f, "tokenizer.ggml.add_space_prefix", boolean(false));
+  add(f, "tokenizer.ggml.add_bos_token", boolean(true));
+  return f;
+}
+
+// Gemma's tokenizer (transformers 5.24.0's GemmaTokenizer): BPE with byte_fallback, fuse_unk and
+// unk "<unk>", normalizer Replace(" ", "\u2581") and no Prepend, decoder Replace, ByteFallback,
+// Fuse; the file's merges in order; <bos> added (llama.cpp forces add_bos for Gemma 4);
+// <mask> a special token; model_input_names without token_type_ids.
+TEST(HfTokenizer, Gemma4IsSentencePieceStyleBpe) {
+  GgufFile f = tiny_gemma4();
+  for (const bool add_bos_key : {true, false}) {
+    *find(f, "tokenizer.ggml.add_bos_token") = boolean(add_bos_key);
+    const HfTokenizerResult r = render_hf_tokenizer(f);
+    ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+    const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+    const auto& model = tok["model"];
+    EXPECT_EQ(model["type"], "BPE");
+    EXPECT_EQ(model["byte_fallback"], true);
+    EXPECT_EQ(model["fuse_unk"], true);
+    EXPECT_EQ(model["unk_token"], "<unk>");
+    EXPECT_EQ(model["ignore_merges"], false);
+    EXPECT_EQ(model["merges"], nlohmann::json::parse(R"([["\u2581", "\u2581"], ["\u2581", "a"]])"));
+    EXPECT_EQ(tok["normalizer"],
+              (nlohmann::json{
+                  {"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}));
+    EXPECT_TRUE(tok["pre_tokenizer"].is_null());
+    const auto& decoders = tok["decoder"]["decoders"];
+    ASSERT_EQ(decoders.size(), 3u) << tok["decoder"].dump();
+    EXPECT_EQ(decoders[0]["type"], "Replace");
+    EXPECT_EQ(decoders[1]["type"], "ByteFallback");
+    EXPECT_EQ(decoders[2]["type"], "Fuse");
+    const auto& single = tok["post_processor"]["single"];
+    ASSERT_EQ(single.size(), 2u) << tok["post_processor"].dump();
+    EXPECT_EQ(single[0]["SpecialToken"]["id"], "<bos>");
+    const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
+    EXPECT_EQ(config["bos_token"], "<bos>");
+    EXPECT_EQ(config["eos_token"], "<eos>");
+    EXPECT_EQ(config["unk_token"], "<unk>");
+    EXPECT_EQ(config["pad_token"], "<pad>");
+    EXPECT_EQ(config["mask_token"], "<mask>");
+    EXPECT_EQ(config["clean_up_tokenization_spaces"], false);
+    EXPECT_EQ(config["model_input_names"], (nlohmann::json{"input_ids", "attention_mask"}));
+    EXPECT_EQ(config["added_tokens_decoder"]["5"]["special"], false);  // USER_DEFINED
+    EXPECT_EQ(config["added_tokens_decoder"]["4"]["special"], true);
+  }
+  erase(f, "tokenizer.ggml.merges");
+  expect_refused(f, "tokenizer.ggml.merges");
+  f = tiny_gemma4();
+  *find(f, "tokenizer.ggml.mask_token_id") = u32(11);
+  expect_refused(f, "tokenizer.ggml.mask_token_id");
+}
+
+// llama.cpp's ggml-vocab-gemma-4.gguf (from $GGUFS_LLAMA_CPP, else the tests' copy of llama.cpp's
+// source): the rendered vocabulary and merges are the file's, and the original tokenizer's ids
+// for some of llama.cpp's test texts (models/ggml-vocab-gemma-4.gguf.out) spell the texts with
+// spaces as "\u2581".
+TEST(HfTokenizer, Gemma4VocabularyOfLlamaCpp) {
+  const char* env = std::getenv("GGUFS_LLAMA_CPP");
+  const std::filesystem::path path =
+      std::filesystem::path(env && *env ? env : "/var/cache/ggufs-tests/llama.cpp") / "models" /
+      "ggml-vocab-gemma-4.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent (set GGUFS_LLAMA_CPP)";
+  const FileSource src(path);
+  const HfTokenizerResult r = render_hf_tokenizer(parse_gguf(src, "gemma-4.gguf"));
+  ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+  const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+  EXPECT_EQ(tok["model"]["vocab"].size(), 262144u);
+  EXPECT_EQ(tok["model"]["merges"].size(), 514906u);
+  std::vector<std::string> by_id(tok["model"]["vocab"].size());
+  for (const auto& [t, id] : tok["model"]["vocab"].items()) by_id.at(id.get<std::size_t>()) = t;
+  auto text = [&](const std::vector<int>& ids) {
+    std::string out;
+    for (const int id : ids) out += by_id.at(static_cast<std::size_t>(id));
+    return out;
+  };
+  EXPECT_EQ(text({26352, 1902}), "\u2581Hello\u2581world");             // #12
+  EXPECT_EQ(text({9259, 236764, 1902, 236888}), "Hello,\u2581world!");  // #16
+  EXPECT_EQ(text({138, 9259}), "\u2581\u2581Hello");                    // #25
+  EXPECT_EQ(text({140, 9259, 107, 140, 9259}),
+            "\u2581\u2581\u2581\u2581Hello\n\u2581\u2581\u2581\u2581Hello");  // #28
+  EXPECT_EQ(text({255968, 107}), "\t\n");                                     // #10
+  EXPECT_EQ(tok["added_tokens"][0]["content"], "<pad>");
+  const auto config = nlohmann::json::parse(r.tokenizer->tokenizer_config_json);
+  EXPECT_EQ(config["bos_token"], "<bos>");
+  EXPECT_TRUE(config.contains("chat_template"));
 }
 
 }  // namespace
