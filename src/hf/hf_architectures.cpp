@@ -48,8 +48,18 @@ constexpr auto kQwen3MoeKeys = base_and({{"attention.key_length", "head_dim"},
                                          {"expert_count", "num_experts"},
                                          {"expert_used_count", "num_experts_per_tok"},
                                          {"expert_feed_forward_length", "moe_intermediate_size"}});
-constexpr auto kGemmaKeys = base_and(
-    {{"attention.key_length", "head_dim"}, {"attention.sliding_window", "sliding_window"}});
+// gemma.py, Gemma2Model and Gemma3Model.set_gguf_parameters: the logit soft-caps, and Gemma 3's
+// rope base of its sliding-window layers (rope_local_base_freq; 5.x reads it into
+// rope_parameters["sliding_attention"]).
+constexpr auto kGemma2Keys = base_and({{"attention.key_length", "head_dim"},
+                                       {"attention.sliding_window", "sliding_window"},
+                                       {"attn_logit_softcapping", "attn_logit_softcapping"},
+                                       {"final_logit_softcapping", "final_logit_softcapping"}});
+constexpr auto kGemma3Keys = base_and({{"attention.key_length", "head_dim"},
+                                       {"attention.sliding_window", "sliding_window"},
+                                       {"rope.freq_base_swa", "rope_local_base_freq"},
+                                       {"attn_logit_softcapping", "attn_logit_softcapping"},
+                                       {"final_logit_softcapping", "final_logit_softcapping"}});
 // phi.py, Phi3MiniModel.set_gguf_parameters.
 constexpr auto kPhi3Keys =
     base_and({{"rope.scaling.original_context_length", "original_max_position_embeddings"}});
@@ -226,7 +236,7 @@ std::vector<Architecture> build() {
   add({.gguf_arch = "gemma2",
        .model_type = "gemma2",
        .class_name = "Gemma2ForCausalLM",
-       .keys = kGemmaKeys,
+       .keys = kGemma2Keys,
        .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 9216, .bos = 2, .eos = 1, .pad = 0},
        .transforms = Transforms::kGemma,
        .layer_prefix = kModelLayer,
@@ -236,7 +246,7 @@ std::vector<Architecture> build() {
   add({.gguf_arch = "gemma3",
        .model_type = "gemma3_text",
        .class_name = "Gemma3ForCausalLM",
-       .keys = kGemmaKeys,
+       .keys = kGemma3Keys,
        .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 9216, .bos = 2, .eos = 1, .pad = 0},
        .transforms = Transforms::kGemma,
        .layer_prefix = kModelLayer,

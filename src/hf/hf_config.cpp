@@ -168,8 +168,10 @@ enum class Kind { kAny, kCount, kNumber, kTokenId };
 // What the config classes need of each mapped value (an integer count for dimensions, a number
 // for epsilons and the rope base, an integer for token ids).
 Kind kind_of(std::string_view config_key) {
-  constexpr std::string_view kNumbers[] = {"rope_theta",         "rms_norm_eps", "layer_norm_eps",
-                                           "layer_norm_epsilon", "norm_epsilon", "norm_eps"};
+  constexpr std::string_view kNumbers[] = {
+      "rope_theta",          "rms_norm_eps", "layer_norm_eps",         "layer_norm_epsilon",
+      "norm_epsilon",        "norm_eps",     "attn_logit_softcapping", "final_logit_softcapping",
+      "rope_local_base_freq"};
   constexpr std::string_view kTokens[] = {"bos_token_id", "eos_token_id", "unk_token_id",
                                           "pad_token_id", "decoder_start_token_id"};
   if (config_key == "_model_name_or_path" || config_key == "model_type") return Kind::kAny;

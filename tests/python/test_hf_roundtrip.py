@@ -155,8 +155,9 @@ ARCHS = {
         tokenizer="spm-gemma",
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
                     rope_theta=10000.0, max_position_embeddings=512, sliding_window=64,
-                    query_pre_attn_scalar=32, attn_logit_softcapping=50.0,
-                    final_logit_softcapping=30.0, tie_word_embeddings=True),
+                    # soft-caps other than the class defaults (50, 30): the file carries them
+                    query_pre_attn_scalar=32, attn_logit_softcapping=40.0,
+                    final_logit_softcapping=25.0, tie_word_embeddings=True),
         file=dict(plus_one=("norm.weight",)),
     ),
     "gemma3": dict(
@@ -164,6 +165,8 @@ ARCHS = {
         tokenizer="spm-gemma",
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
                     max_position_embeddings=512, sliding_window=16, query_pre_attn_scalar=32,
+                    # the sliding layers' rope base, not the class default 10000
+                    rope_local_base_freq=20000.0,
                     # The layer pattern is not in the GGUF: llama.cpp takes every 6th layer as
                     # full attention (src/models/gemma3.cpp, load_swa_pattern(ml, 6)), as
                     # Gemma 3's checkpoints and Gemma3TextConfig's default have it; a model of
