@@ -20,7 +20,8 @@ struct HfConfig {
   /// a `<general.architecture>.*` key, general.name as _model_name_or_path, the tokenizer's
   /// special token ids, tie_word_embeddings (no output.weight), vocab_size (else the token
   /// count), the row's constants and derived fields (stablelm's flags from tensor names,
-  /// gemma's query_pre_attn_scalar), "transformers_version": "4.57.6"; JSON with sorted keys,
+  /// gemma's query_pre_attn_scalar), rope_scaling of a linear or YaRN rope.scaling.type,
+  /// "transformers_version": "4.57.6"; JSON with sorted keys,
   /// indent 2, final newline (as PretrainedConfig.to_json_string writes). Integers as integers,
   /// float32 as the shortest decimal that reads back as it, float64 as it is.
   std::string config_json;
@@ -57,7 +58,9 @@ struct HfConfigResult {
 /// integer (block count, embedding length, head count, context length, vocab size from
 /// <arch>.vocab_size or the length of tokenizer.ggml.tokens); another count is not a
 /// non-negative integer; an epsilon or rope base is not a finite number; a token id is not an
-/// integer; a list value has more than 65536 elements. Never throws for any metadata.
+/// integer; a list value has more than 65536 elements; rope.scaling.type is not a string, or a
+/// linear/YaRN one has a factor or YaRN parameter that is not a finite number, or a YaRN one no
+/// original_context_length. Never throws for any metadata.
 ///
 /// `dtype` (a torch dtype name, "bfloat16"), when not empty, is written as config.json's "dtype",
 /// as save_pretrained writes it for a model of that dtype (from_pretrained(..., dtype="auto")

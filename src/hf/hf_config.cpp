@@ -190,6 +190,57 @@ std::string dump(const json& j) {
 
 HfConfigResult no_config(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
+// rope_scaling from the keys base.py (TextModel.set_gguf_parameters) writes for a linear or YaRN
+// rope_parameters / rope_scaling: rope.scaling.type, .factor, and for YaRN
+// .original_context_length and, where the original had them, .yarn_beta_fast, .yarn_beta_slow,
+// .yarn_attn_factor (its attention_factor). Other types (llama3, longrope) live in tensors the
+// config cannot restate and are left out. Both transformers lines read rope_scaling (5.x into
+// rope_parameters). An error text for a key of the wrong kind, else "".
+template <typename Find>
+std::string add_rope_scaling(json& config, std::string_view arch, const Find& find) {
+  const std::string prefix = fmt::format("{}.rope.scaling.", arch);
+  const Value* type = find(prefix + "type");
+  if (!type) return "";
+  const auto* name = std::get_if<std::string>(&type->data);
+  if (!name) return fmt::format("{}type is not a string", printable(prefix));
+  if (*name != "linear" && *name != "yarn") return "";
+  // A finite float or an integer, as JSON; nullopt otherwise.
+  auto number = [&](std::string_view key) -> std::optional<json> {
+    const Value* v = find(prefix + std::string(key));
+    if (!v) return json();
+    if (const auto* f = std::get_if<float>(&v->data)) {
+      if (!std::isfinite(*f)) return std::nullopt;
+      return json(shortest_decimal(*f));
+    }
+    if (const auto* d = std::get_if<double>(&v->data)) {
+      if (!std::isfinite(*d)) return std::nullopt;
+      return json(*d);
+    }
+    if (const auto* u = std::get_if<std::uint64_t>(&v->data)) return json(*u);
+    if (const auto* i = std::get_if<std::int64_t>(&v->data)) return json(*i);
+    return std::nullopt;
+  };
+  json scaling = {{"rope_type", *name}};
+  constexpr std::pair<std::string_view, std::string_view> kYarn[] = {
+      {"original_context_length", "original_max_position_embeddings"},
+      {"yarn_beta_fast", "beta_fast"},
+      {"yarn_beta_slow", "beta_slow"},
+      {"yarn_attn_factor", "attention_factor"}};
+  std::vector<std::pair<std::string_view, std::string_view>> fields = {{"factor", "factor"}};
+  if (*name == "yarn") fields.insert(fields.end(), std::begin(kYarn), std::end(kYarn));
+  for (const auto& [key, field] : fields) {
+    const std::optional<json> v = number(key);
+    if (!v) return fmt::format("{}{} is not a finite number", printable(prefix), key);
+    if (!v->is_null()) scaling[std::string(field)] = *v;
+  }
+  if (!scaling.contains("factor")) return "";  // base.py writes none without a factor
+  if (*name == "yarn" && !scaling.contains("original_max_position_embeddings")) {
+    return fmt::format("{}original_context_length is missing for YaRN", printable(prefix));
+  }
+  config["rope_scaling"] = std::move(scaling);
+  return "";
+}
+
 }  // namespace
 
 HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
@@ -341,6 +392,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   for (const hf::ConfigConstant& c : row->constants) {
     config[std::string(c.config)] = json::parse(c.json);
   }
+  if (std::string why = add_rope_scaling(config, arch, find); !why.empty()) return no_config(why);
 
   // vocab_size: the mapped key, else len(tokens) (a one-token list is its string: its length).
   if (!config.contains("vocab_size")) {

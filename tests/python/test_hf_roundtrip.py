@@ -96,9 +96,11 @@ ARCHS = {
     "qwen2": dict(
         cls="Qwen2ForCausalLM",
         tokenizer="qwen2",
-        # q/k/v biases; tied output
+        # q/k/v biases; tied output; YaRN (as Qwen2.5's long-context configs)
         config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=1000000.0,
-                    max_position_embeddings=512, tie_word_embeddings=True),
+                    max_position_embeddings=512, tie_word_embeddings=True,
+                    rope_scaling=dict(rope_type="yarn", factor=4.0,
+                                      original_max_position_embeddings=128)),
     ),
     "mistral": dict(
         cls="MistralForCausalLM",
@@ -165,8 +167,10 @@ ARCHS = {
         tokenizer="spm-gemma",
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
                     max_position_embeddings=512, sliding_window=16, query_pre_attn_scalar=32,
-                    # the sliding layers' rope base, not the class default 10000
+                    # the sliding layers' rope base, not the class default 10000; the global
+                    # layers' linear scaling (as Gemma 3 4B to 27B)
                     rope_local_base_freq=20000.0,
+                    rope_scaling=dict(rope_type="linear", factor=8.0),
                     # The layer pattern is not in the GGUF: llama.cpp takes every 6th layer as
                     # full attention (src/models/gemma3.cpp, load_swa_pattern(ml, 6)), as
                     # Gemma 3's checkpoints and Gemma3TextConfig's default have it; a model of

@@ -193,5 +193,42 @@ TEST(HfConfig, HostileValuesNeverThrow) {
   EXPECT_NO_THROW(render_hf_config(GgufFile{}));
 }
 
+// rope_scaling as base.py (TextModel.set_gguf_parameters) wrote it: the linear factor, YaRN's
+// factor and original context length, the float32 factor as its shortest decimal; types whose
+// parameters live in tensors (llama3, longrope) give none; hostile kinds are refused by key.
+TEST(HfConfig, RopeScaling) {
+  auto scaling = [](const GgufFile& f) {
+    const HfConfigResult r = render_hf_config(f);
+    EXPECT_TRUE(r.config.has_value()) << r.reason;
+    const auto config = nlohmann::json::parse(r.config ? r.config->config_json : "{}");
+    return config.value("rope_scaling", nlohmann::json());
+  };
+  GgufFile f = tiny_llama();
+  add(f, "llama.rope.scaling.type", str("linear"));
+  add(f, "llama.rope.scaling.factor", f32(8.0f));
+  EXPECT_EQ(scaling(f), nlohmann::json::parse(R"({"rope_type": "linear", "factor": 8.0})"));
+
+  *find(f, "llama.rope.scaling.type") = str("yarn");
+  *find(f, "llama.rope.scaling.factor") = f32(1.1f);  // float32 1.10000002384…
+  add(f, "llama.rope.scaling.original_context_length", u32(4096));
+  add(f, "llama.rope.scaling.yarn_beta_fast", f32(32.0f));
+  EXPECT_EQ(scaling(f), nlohmann::json::parse(R"({"rope_type": "yarn", "factor": 1.1,
+      "original_max_position_embeddings": 4096, "beta_fast": 32.0})"));
+
+  *find(f, "llama.rope.scaling.type") = str("longrope");
+  EXPECT_TRUE(scaling(f).is_null());
+
+  *find(f, "llama.rope.scaling.type") = str("yarn");
+  *find(f, "llama.rope.scaling.factor") = f32(std::numeric_limits<float>::quiet_NaN());
+  expect_refused(f, "llama.rope.scaling.factor");
+  *find(f, "llama.rope.scaling.factor") = str("8");
+  expect_refused(f, "llama.rope.scaling.factor");
+  *find(f, "llama.rope.scaling.factor") = f32(4.0f);
+  erase(f, "llama.rope.scaling.original_context_length");
+  expect_refused(f, "llama.rope.scaling.original_context_length");
+  *find(f, "llama.rope.scaling.type") = u32(2);
+  expect_refused(f, "llama.rope.scaling.type");
+}
+
 }  // namespace
 }  // namespace ggufs
