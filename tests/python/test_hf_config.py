@@ -151,6 +151,10 @@ def corrected(path, expected):
             if f"qwen2moe.{suffix}" in fields:
                 value = fields[f"qwen2moe.{suffix}"]
                 out[field] = float(str(np.float32(value))) if isinstance(value, float) else value
+    if "rope_theta" in out and "rope_parameters" in expected:
+        # transformers 5 holds rope_theta in rope_parameters
+        theta = out.pop("rope_theta")
+        out["rope_parameters"] = dict(expected["rope_parameters"], rope_theta=theta)
     model_type = expected.get("model_type")
     causal_lm = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     if model_type in causal_lm:

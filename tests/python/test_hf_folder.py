@@ -45,7 +45,18 @@ from test_hf_weights import CASES, write_gguf  # noqa: E402
 # Config keys left out of the comparison: _name_or_path is the folder each was loaded from
 # (MNT/hf, the GGUF file's folder). Every other key, "dtype" and "transformers_version" included,
 # must be equal.
-NAME_KEYS = ("_name_or_path",)
+# Bookkeeping, not the model: the folder's name; and under transformers 5, the import's record
+# that it came from a GGUF file (quantization_config: quant_method gguf, the file name; the
+# tensors are dequantized) and the runtime flags it leaves None where from_pretrained(folder)
+# gives the class's (output_attentions, output_hidden_states, use_cache), which change no weight
+# or logit.
+NAME_KEYS = (
+    "_name_or_path",
+    "quantization_config",
+    "output_attentions",
+    "output_hidden_states",
+    "use_cache",
+)
 
 
 def loadable(meta):
@@ -131,7 +142,7 @@ def assert_same_models(folder, path, **kw):
     # qwen3 keys), the original wins: test_hf_config.corrected.
     assert config_dict(config) == corrected(path, config_dict(ref_config))
     assert config_dict(mine.config) == corrected(path, config_dict(ref.config))
-    assert mine.generation_config.to_dict() == ref.generation_config.to_dict()
+    assert config_dict(mine.generation_config) == config_dict(ref.generation_config)
     assert_same_state(mine, ref)
     return mine, ref
 
@@ -301,6 +312,17 @@ def greedy(model, tokenizer):
     return out[0].tolist()
 
 
+TRANSFORMERS_5 = transformers.__version__.split(".")[0] == "5"
+
+
+@pytest.mark.xfail(
+    TRANSFORMERS_5,
+    strict=True,
+    reason="transformers 5.24's own GGUF import of this SentencePiece tokenizer is not the "
+    "original: it encodes the double space of the text as '  ' (id 259) where the original and "
+    "transformers 4.57.6 give '▁' (29871) and a word; hf/'s tokenizer encodes as the original "
+    "(llama.cpp's llama-spm test ids, test_llama_vocab.py, pass under 5.24)",
+)
 @pytest.mark.parametrize(
     "source,reference",
     [
@@ -359,6 +381,9 @@ def safetensors_header(path):
 def test_sharded(mount, tmp_path, model, size, option):
     """The files, the index and each shard's header (names, dtypes, shapes, offsets,
     __metadata__) are those the import model's save_pretrained(max_shard_size=…) writes."""
+    if TRANSFORMERS_5:
+        pytest.skip("transformers 5 refuses save_pretrained of a model loaded from GGUF (not "
+                    "serializable): the shards are checked against it under 4.57.6")
     if model == "tiny":
         path = shared("real", "llama-2-tiny-random.gguf")
     else:
