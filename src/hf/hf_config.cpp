@@ -205,20 +205,14 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   if (!name) return fmt::format("{}type is not a string", printable(prefix));
   if (*name != "linear" && *name != "yarn") return "";
   // A finite float or an integer, as JSON; nullopt otherwise.
+  // A finite number as scalar_json gives it (a float32 as its shortest decimal), null when the
+  // key is absent, nullopt for any other kind.
   auto number = [&](std::string_view key) -> std::optional<json> {
     const Value* v = find(prefix + std::string(key));
     if (!v) return json();
-    if (const auto* f = std::get_if<float>(&v->data)) {
-      if (!std::isfinite(*f)) return std::nullopt;
-      return json(shortest_decimal(*f));
-    }
-    if (const auto* d = std::get_if<double>(&v->data)) {
-      if (!std::isfinite(*d)) return std::nullopt;
-      return json(*d);
-    }
-    if (const auto* u = std::get_if<std::uint64_t>(&v->data)) return json(*u);
-    if (const auto* i = std::get_if<std::int64_t>(&v->data)) return json(*i);
-    return std::nullopt;
+    json j = scalar_json(*v, arch, arch);
+    if (!j.is_number() || !all_finite(j)) return std::nullopt;
+    return j;
   };
   json scaling = {{"rope_type", *name}};
   constexpr std::pair<std::string_view, std::string_view> kYarn[] = {
