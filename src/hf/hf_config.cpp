@@ -174,7 +174,7 @@ Kind kind_of(std::string_view config_key) {
       "rope_local_base_freq"};
   constexpr std::string_view kTokens[] = {"bos_token_id", "eos_token_id", "unk_token_id",
                                           "pad_token_id", "decoder_start_token_id"};
-  if (config_key == "_model_name_or_path" || config_key == "model_type") return Kind::kAny;
+  if (config_key == "_model_name_or_path") return Kind::kAny;
   for (const auto n : kNumbers) {
     if (config_key == n) return Kind::kNumber;
   }
@@ -204,7 +204,6 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   const auto* name = std::get_if<std::string>(&type->data);
   if (!name) return fmt::format("{}type is not a string", printable(prefix));
   if (*name != "linear" && *name != "yarn") return "";
-  // A finite float or an integer, as JSON; nullopt otherwise.
   // A finite number as scalar_json gives it (a float32 as its shortest decimal), null when the
   // key is absent, nullopt for any other kind.
   auto number = [&](std::string_view key) -> std::optional<json> {
@@ -215,17 +214,21 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
     return j;
   };
   json scaling = {{"rope_type", *name}};
-  constexpr std::pair<std::string_view, std::string_view> kYarn[] = {
-      {"original_context_length", "original_max_position_embeddings"},
-      {"yarn_beta_fast", "beta_fast"},
-      {"yarn_beta_slow", "beta_slow"},
-      {"yarn_attn_factor", "attention_factor"}};
-  std::vector<std::pair<std::string_view, std::string_view>> fields = {{"factor", "factor"}};
-  if (*name == "yarn") fields.insert(fields.end(), std::begin(kYarn), std::end(kYarn));
-  for (const auto& [key, field] : fields) {
-    const std::optional<json> v = number(key);
-    if (!v) return fmt::format("{}{} is not a finite number", printable(prefix), key);
-    if (!v->is_null()) scaling[std::string(field)] = *v;
+  struct Field {
+    std::string_view key, field;
+    bool yarn_only;
+  };
+  constexpr Field kFields[] = {
+      {"factor", "factor", false},
+      {"original_context_length", "original_max_position_embeddings", true},
+      {"yarn_beta_fast", "beta_fast", true},
+      {"yarn_beta_slow", "beta_slow", true},
+      {"yarn_attn_factor", "attention_factor", true}};
+  for (const Field& f : kFields) {
+    if (f.yarn_only && *name != "yarn") continue;
+    const std::optional<json> v = number(f.key);
+    if (!v) return fmt::format("{}{} is not a finite number", printable(prefix), f.key);
+    if (!v->is_null()) scaling[std::string(f.field)] = *v;
   }
   if (!scaling.contains("factor")) return "";  // base.py writes none without a factor
   if (*name == "yarn" && !scaling.contains("original_max_position_embeddings")) {
@@ -447,8 +450,6 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     return no_config(fmt::format("{} does not divide {}: transformers' GPT2Attention refuses it",
                                  printable(source["n_head"]), printable(source["n_embd"])));
   }
-  // A hand-built GgufFile may repeat general.architecture: only a string names a class.
-  if (!config["model_type"].is_string()) return no_config("general.architecture is not a string");
   HfConfig out;
   out.model_type = row->model_type;
   // save_pretrained writes the model's class (transformers' own import writes none).
