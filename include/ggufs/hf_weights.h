@@ -34,6 +34,11 @@ enum class HfTransform {
   kAddConstant,
   /// GPT2TensorProcessor: w.T (a 2-D tensor: GPT-2's Conv1D keeps weights as [in, out]).
   kTranspose,
+  /// The inverse of the converter's fused split (granite.py, GraniteMoeModel.modify_tensors:
+  /// `gate, up = w.split(F, dim=-2)`): torch.cat([w, p₁, …], dim=-2) of `source` and the
+  /// tensors of `parts`, each matrix's rows (ne[1]) of every part in turn, matrix by matrix
+  /// (the outer axes: ne[2], ne[3]). The parts share ne[0] and the outer axes.
+  kConcatRows,
 };
 
 /// One tensor of the state_dict.
@@ -44,9 +49,10 @@ struct HfWeight {
   std::vector<std::uint64_t> shape;
   std::size_t source = 0;  ///< index of the GGUF tensor in GgufFile::tensors
   HfTransform transform = HfTransform::kNone;
-  std::uint64_t n_head = 0;  ///< kReversePermute: the head count n
-  std::uint64_t index = 0;   ///< kSelect: the expert
-  float constant = 0;        ///< kAddConstant: the addend
+  std::uint64_t n_head = 0;        ///< kReversePermute: the head count n
+  std::uint64_t index = 0;         ///< kSelect: the expert
+  float constant = 0;              ///< kAddConstant: the addend
+  std::vector<std::size_t> parts;  ///< kConcatRows: the GGUF tensors after `source`, in order
 };
 
 /// The weight map, or why there is none.
@@ -64,7 +70,9 @@ struct HfWeightsResult {
 /// left out (transformers skips them), and tied or absent weights are not listed (the model keeps
 /// its own). Covered: llama, qwen2, qwen2moe (experts, the shared expert and its gate), qwen3,
 /// qwen3moe, gemma2, gemma3, phi3 (its fused qkv_proj and gate_up_proj stay fused, as in
-/// transformers), gpt2 (output.weight is lm_head.weight) and starcoder2, stablelm.
+/// transformers), gpt2 (output.weight is lm_head.weight) and starcoder2, stablelm; granite, and
+/// granitemoe (its stacked input_linear fused again from ffn_gate_exps and ffn_up_exps:
+/// kConcatRows).
 ///
 /// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture
 /// has no row, or its row no state_dict: mistral (also llama named "mistral": gguf-py 0.19.0 has

@@ -6,6 +6,7 @@
 // and shapes from modeling_<model>.py.
 #include "hf_architectures.h"
 
+#include <algorithm>
 #include <array>
 #include <initializer_list>
 #include <iterator>
@@ -13,26 +14,38 @@
 namespace ggufs::hf {
 namespace {
 
+constexpr ValueKind kNumber = ValueKind::kNumber;
+
 // The keys every decoder-only row shares (base.py writes each when the config has it).
 constexpr ConfigKey kBaseKeys[] = {{"context_length", "max_position_embeddings"},
                                    {"block_count", "num_hidden_layers"},
                                    {"feed_forward_length", "intermediate_size"},
                                    {"embedding_length", "hidden_size"},
-                                   {"rope.freq_base", "rope_theta"},
+                                   {"rope.freq_base", "rope_theta", kNumber},
                                    {"attention.head_count", "num_attention_heads"},
                                    {"attention.head_count_kv", "num_key_value_heads"},
-                                   {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
+                                   {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
                                    {"vocab_size", "vocab_size"}};
+
+// Key lists joined, in order.
+template <std::size_t... N>
+constexpr std::array<ConfigKey, (N + ...)> join(const ConfigKey (&... parts)[N]) {
+  std::array<ConfigKey, (N + ...)> out{};
+  std::size_t i = 0;
+  ((std::copy(std::begin(parts), std::end(parts), out.begin() + i), i += N), ...);
+  return out;
+}
 
 // kBaseKeys followed by a row's own keys.
 template <std::size_t N>
 constexpr std::array<ConfigKey, std::size(kBaseKeys) + N> base_and(const ConfigKey (&own)[N]) {
-  std::array<ConfigKey, std::size(kBaseKeys) + N> out{};
-  std::size_t i = 0;
-  for (const ConfigKey& k : kBaseKeys) out[i++] = k;
-  for (const ConfigKey& k : own) out[i++] = k;
-  return out;
+  return join(kBaseKeys, own);
 }
+
+// base.py: expert_count from num_local_experts / num_experts, expert_used_count from
+// num_experts_per_tok.
+constexpr ConfigKey kLocalExperts[] = {{"expert_count", "num_local_experts"},
+                                       {"expert_used_count", "num_experts_per_tok"}};
 
 constexpr auto kLlamaKeys = base_and({{"rope.dimension_count", "head_dim"}});
 // qwen.py, Qwen2MoeModel.set_gguf_parameters: the expert widths.
@@ -51,15 +64,25 @@ constexpr auto kQwen3MoeKeys = base_and({{"attention.key_length", "head_dim"},
 // gemma.py, Gemma2Model and Gemma3Model.set_gguf_parameters: the logit soft-caps, and Gemma 3's
 // rope base of its sliding-window layers (rope_local_base_freq; 5.x reads it into
 // rope_parameters["sliding_attention"]).
-constexpr auto kGemma2Keys = base_and({{"attention.key_length", "head_dim"},
-                                       {"attention.sliding_window", "sliding_window"},
-                                       {"attn_logit_softcapping", "attn_logit_softcapping"},
-                                       {"final_logit_softcapping", "final_logit_softcapping"}});
-constexpr auto kGemma3Keys = base_and({{"attention.key_length", "head_dim"},
-                                       {"attention.sliding_window", "sliding_window"},
-                                       {"rope.freq_base_swa", "rope_local_base_freq"},
-                                       {"attn_logit_softcapping", "attn_logit_softcapping"},
-                                       {"final_logit_softcapping", "final_logit_softcapping"}});
+constexpr auto kGemma2Keys =
+    base_and({{"attention.key_length", "head_dim"},
+              {"attention.sliding_window", "sliding_window"},
+              {"attn_logit_softcapping", "attn_logit_softcapping", kNumber},
+              {"final_logit_softcapping", "final_logit_softcapping", kNumber}});
+constexpr auto kGemma3Keys =
+    base_and({{"attention.key_length", "head_dim"},
+              {"attention.sliding_window", "sliding_window"},
+              {"rope.freq_base_swa", "rope_local_base_freq", kNumber},
+              {"attn_logit_softcapping", "attn_logit_softcapping", kNumber},
+              {"final_logit_softcapping", "final_logit_softcapping", kNumber}});
+// granite.py, GraniteModel.set_gguf_parameters: the four multipliers, each written only when
+// not 0 (a truthiness test). head_dim is dropped there: Granite's is hidden / heads.
+constexpr ConfigKey kGraniteScales[] = {{"attention.scale", "attention_multiplier", kNumber},
+                                        {"embedding_scale", "embedding_multiplier", kNumber},
+                                        {"residual_scale", "residual_multiplier", kNumber},
+                                        {"logit_scale", "logits_scaling", kNumber}};
+constexpr auto kGraniteKeys = join(kBaseKeys, kGraniteScales);
+constexpr auto kGraniteMoeKeys = join(kBaseKeys, kGraniteScales, kLocalExperts);
 // phi.py, Phi3MiniModel.set_gguf_parameters.
 constexpr auto kPhi3Keys =
     base_and({{"rope.scaling.original_context_length", "original_max_position_embeddings"}});
@@ -72,22 +95,22 @@ constexpr ConfigKey kGpt2Keys[] = {{"block_count", "n_layer"},
                                    {"embedding_length", "n_embd"},
                                    {"feed_forward_length", "feed_forward_length"},
                                    {"attention.head_count", "n_head"},
-                                   {"attention.layer_norm_epsilon", "layer_norm_epsilon"}};
+                                   {"attention.layer_norm_epsilon", "layer_norm_epsilon", kNumber}};
 constexpr ConfigKey kStarcoder2Keys[] = {{"block_count", "num_hidden_layers"},
                                          {"context_length", "max_position_embeddings"},
                                          {"embedding_length", "hidden_size"},
                                          {"feed_forward_length", "intermediate_size"},
                                          {"attention.head_count", "num_attention_heads"},
                                          {"attention.head_count_kv", "num_key_value_heads"},
-                                         {"attention.layer_norm_epsilon", "norm_epsilon"},
-                                         {"rope.freq_base", "rope_theta"}};
+                                         {"attention.layer_norm_epsilon", "norm_epsilon", kNumber},
+                                         {"rope.freq_base", "rope_theta", kNumber}};
 constexpr ConfigKey kStablelmKeys[] = {{"context_length", "max_position_embeddings"},
                                        {"block_count", "num_hidden_layers"},
                                        {"feed_forward_length", "intermediate_size"},
                                        {"embedding_length", "hidden_size"},
                                        {"attention.head_count", "num_attention_heads"},
                                        {"attention.head_count_kv", "num_key_value_heads"},
-                                       {"attention.layer_norm_epsilon", "layer_norm_eps"},
+                                       {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
                                        {"vocab_size", "vocab_size"}};
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
@@ -123,7 +146,8 @@ std::vector<Architecture> build() {
       {"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
       {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf},
   };
-  // The router and the stacked experts (T3: the converter stacks mlp.experts.X.*).
+  // The router and the stacked experts (qwen.py, Qwen2MoeModel.modify_tensors stacks
+  // mlp.experts.X.* into one tensor per projection).
   const std::vector<WeightEntry> experts = {
       {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
       {"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden, true},
@@ -266,6 +290,39 @@ std::vector<Architecture> build() {
                       {"ffn_up.weight", "mlp.gate_up_proj.weight", Shape::kFusedGateUp},
                       {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
                      two_norms}),
+       .after = norm_head});
+  add({.gguf_arch = "granite",
+       .model_type = "granite",
+       .class_name = "GraniteForCausalLM",
+       .keys = kGraniteKeys,
+       .defaults = {.ff = 11008, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
+       .after = norm_head});
+  // GraniteMoe keeps its experts stacked, gate and up fused in input_linear (E, 2F, H) with F its
+  // intermediate_size: the converter splits that into ffn_gate_exps and ffn_up_exps
+  // (granite.py, GraniteMoeModel.modify_tensors).
+  // transformers 5.x renames these names at load (conversion_mapping.py, "granitemoe").
+  add({.gguf_arch = "granitemoe",
+       .model_type = "granitemoe",
+       .class_name = "GraniteMoeForCausalLM",
+       .keys = kGraniteMoeKeys,
+       .defaults = {.ff = 11008, .experts = 8, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {llama_attention,
+            {{"ffn_gate_exps.weight",
+              "block_sparse_moe.input_linear.weight",
+              Shape::kExpertsGateUp,
+              false,
+              {"ffn_up_exps.weight"}},
+             {"ffn_down_exps.weight", "block_sparse_moe.output_linear.weight", Shape::kExpertsDown},
+             {"ffn_gate_inp.weight", "block_sparse_moe.router.layer.weight", Shape::kRouter}},
+            two_norms}),
        .after = norm_head});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",

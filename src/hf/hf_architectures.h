@@ -6,6 +6,7 @@
 // tests/python/test_hf_roundtrip.py). Internal to the hf layer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -13,12 +14,17 @@
 
 namespace ggufs::hf {
 
+/// What a config field must hold: any value, a non-negative integer (a dimension or count), a
+/// number (an epsilon, a rope base, a multiplier), an integer (a token id).
+enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId };
+
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
 /// TextModel.set_gguf_parameters, and each model's own set_gguf_parameters).
 struct ConfigKey {
   std::string_view gguf;
   std::string_view config;
+  ValueKind kind = ValueKind::kCount;
 };
 
 /// A config field the converter does not write, set to the value the models of this
@@ -50,6 +56,9 @@ enum class Shape {
   kSharedFfHidden,   // (Fs, H): the shared expert's gate/up
   kHiddenSharedFf,   // (H, Fs): the shared expert's down
   kOneHidden,        // (1, H): the shared expert's gate
+  kExpertsGateUp,    // (E, 2F, H): granitemoe's stacked input_linear (F: its intermediate_size)
+  kExpertsDown,      // (E, H, F): granitemoe's stacked output_linear
+  kSharedGateUp,     // (2Fs, H): granitemoe's shared_mlp.input_linear
   kFusedQkv,         // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
   kFusedGateUp,      // (2F, H): phi3's gate_up_proj
   kConvQkv,          // (H, 3H): gpt2's Conv1D c_attn
@@ -69,12 +78,16 @@ enum class Transforms {
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's
 /// tensor_mapping.py), its HF name (after the layer prefix for a layer's) and shape. `expert`:
-/// one per expert of a stacked tensor ("{}" in `hf` is the expert).
+/// one per expert of a stacked tensor ("{}" in `hf` is the expert). `then`: the GGUF tensors the
+/// converter split off the same HF tensor, in order (granite.py, GraniteMoeModel.modify_tensors:
+/// input_linear's gate half is `gguf`, its up half `then[0]`); their rows follow `gguf`'s in each
+/// matrix, the inverse of the fused split.
 struct WeightEntry {
   std::string_view gguf;
   std::string_view hf;
   Shape shape;
   bool expert = false;
+  std::array<std::string_view, 2> then{};
 };
 
 /// The config class's __init__ defaults (transformers' configuration_<model>.py) that the shapes

@@ -163,27 +163,6 @@ bool is_non_negative(const json& j) {
   return j.is_number_unsigned() || (j.is_number_integer() && j.get<std::int64_t>() >= 0);
 }
 
-enum class Kind { kAny, kCount, kNumber, kTokenId };
-
-// What the config classes need of each mapped value (an integer count for dimensions, a number
-// for epsilons and the rope base, an integer for token ids).
-Kind kind_of(std::string_view config_key) {
-  constexpr std::string_view kNumbers[] = {
-      "rope_theta",          "rms_norm_eps", "layer_norm_eps",         "layer_norm_epsilon",
-      "norm_epsilon",        "norm_eps",     "attn_logit_softcapping", "final_logit_softcapping",
-      "rope_local_base_freq"};
-  constexpr std::string_view kTokens[] = {"bos_token_id", "eos_token_id", "unk_token_id",
-                                          "pad_token_id", "decoder_start_token_id"};
-  if (config_key == "_model_name_or_path") return Kind::kAny;
-  for (const auto n : kNumbers) {
-    if (config_key == n) return Kind::kNumber;
-  }
-  for (const auto t : kTokens) {
-    if (config_key == t) return Kind::kTokenId;
-  }
-  return Kind::kCount;
-}
-
 std::string dump(const json& j) {
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -312,7 +291,8 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   const std::string updated(row->model_type == "gemma3_text" ? "gemma3" : row->model_type);
 
   json config = json::object();
-  std::map<std::string, std::string> source;  // config key -> GGUF key that set it
+  std::map<std::string, std::string> source;   // config key -> GGUF key that set it
+  std::map<std::string, hf::ValueKind> kinds;  // config key -> what it must hold
 
   // stablelm: qkv bias and parallel residual from the tensor names (substring tests).
   if (contains(arch, "stablelm")) {
@@ -334,16 +314,15 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   // Every key in file order: the row's keys under "<general.architecture>.", general.name and
   // the tokenizer's special token ids; a later key overwrites an earlier one. The tokens are kept
   // for the vocab_size fallback (len(tokenizer.ggml.tokens)).
-  struct CommonKey {
-    std::string_view gguf, config;
-  };
-  constexpr CommonKey kCommon[] = {{"general.name", "_model_name_or_path"},
-                                   {"tokenizer.ggml.bos_token_id", "bos_token_id"},
-                                   {"tokenizer.ggml.eos_token_id", "eos_token_id"},
-                                   {"tokenizer.ggml.unknown_token_id", "unk_token_id"},
-                                   {"tokenizer.ggml.padding_token_id", "pad_token_id"}};
+  using hf::ValueKind;
+  constexpr hf::ConfigKey kCommon[] = {
+      {"general.name", "_model_name_or_path", ValueKind::kAny},
+      {"tokenizer.ggml.bos_token_id", "bos_token_id", ValueKind::kTokenId},
+      {"tokenizer.ggml.eos_token_id", "eos_token_id", ValueKind::kTokenId},
+      {"tokenizer.ggml.unknown_token_id", "unk_token_id", ValueKind::kTokenId},
+      {"tokenizer.ggml.padding_token_id", "pad_token_id", ValueKind::kTokenId}};
   std::optional<std::optional<std::size_t>> tokens_len;  // outer: present; inner: has a len()
-  auto set = [&](std::string_view config_key, const KeyValue& kv) -> std::string {
+  auto set = [&](const hf::ConfigKey& k, const KeyValue& kv) -> std::string {
     // A config field that is a list is one value per layer at most: a longer one is hostile,
     // and held as json values it would cost 16 bytes and more per element.
     const auto* list = std::get_if<Array>(&kv.value.data);
@@ -351,22 +330,24 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       return fmt::format("{} has {} elements, more than the {} accepted", printable(kv.key),
                          list->size(), kMaxConfigListElements);
     }
-    config[std::string(config_key)] = field_json(kv.value, arch, updated);
-    source[std::string(config_key)] = kv.key;
+    const std::string config_key(k.config);
+    config[config_key] = field_json(kv.value, arch, updated);
+    source[config_key] = kv.key;
+    kinds[config_key] = k.kind;
     return "";
   };
   for (const KeyValue& kv : file.kv) {
     const std::string_view key = kv.key;
     if (key == "tokenizer.ggml.tokens") tokens_len = python_len(kv.value, arch, updated);
-    for (const CommonKey& c : kCommon) {
+    for (const hf::ConfigKey& c : kCommon) {
       if (key != c.gguf) continue;
-      if (std::string why = set(c.config, kv); !why.empty()) return no_config(why);
+      if (std::string why = set(c, kv); !why.empty()) return no_config(why);
     }
     if (key.size() <= arch.size() || !key.starts_with(arch) || key[arch.size()] != '.') continue;
     const std::string_view suffix = key.substr(arch.size() + 1);
     for (const hf::ConfigKey& k : row->keys) {
       if (k.gguf != suffix) continue;
-      if (std::string why = set(k.config, kv); !why.empty()) return no_config(why);
+      if (std::string why = set(k, kv); !why.empty()) return no_config(why);
     }
   }
   config["model_type"] = row->model_type;
@@ -400,6 +381,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     if (!*tokens_len) return no_config("tokenizer.ggml.tokens is not a list of strings");
     config["vocab_size"] = **tokens_len;
     source["vocab_size"] = "tokenizer.ggml.tokens";
+    kinds["vocab_size"] = ValueKind::kCount;
   }
 
   // The structural values llama.cpp needs too, under the architecture's own keys.
@@ -426,18 +408,18 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     if (it == source.end()) continue;  // set here, not from a key
     const std::string key = printable(it->second);
     if (!all_finite(value)) return no_config(fmt::format("{} is not finite", key));
-    switch (kind_of(ck)) {
-      case Kind::kAny:
+    switch (kinds[ck]) {
+      case ValueKind::kAny:
         break;
-      case Kind::kCount:
+      case ValueKind::kCount:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }
         break;
-      case Kind::kNumber:
+      case ValueKind::kNumber:
         if (!value.is_number()) return no_config(fmt::format("{} is not a number", key));
         break;
-      case Kind::kTokenId:
+      case ValueKind::kTokenId:
         if (!is_integer(value)) return no_config(fmt::format("{} is not an integer", key));
         break;
     }

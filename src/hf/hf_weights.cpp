@@ -108,6 +108,15 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.hidden, d.shared_expert_ff};
     case Shape::kOneHidden:
       return V{1, d.hidden};
+    case Shape::kExpertsGateUp: {
+      const auto ff2 = mul(d.ff, 2);
+      if (!ff2) return std::nullopt;
+      return V{d.experts, *ff2, d.hidden};
+    }
+    case Shape::kExpertsDown:
+      return V{d.experts, d.hidden, d.ff};
+    case Shape::kSharedGateUp:
+      return two(mul(d.shared_expert_ff, 2), d.hidden);
     case Shape::kFusedQkv: {
       const auto kv2 = kv ? mul(*kv, 2) : std::nullopt;
       if (!q || !kv2 || *q > UINT64_MAX - *kv2) return std::nullopt;
@@ -179,31 +188,36 @@ HfWeightsResult build(const GgufFile& file) {
         printable(raw_arch), arch->gguf_arch));
   }
 
-  const bool gpt2 = arch->transforms == Transforms::kGpt2;
+  // A dimension: the config field the row writes GGUF key `<arch>.<suffix>` to, if it has one.
+  auto dim = [&](std::string_view suffix) -> std::optional<std::uint64_t> {
+    for (const hf::ConfigKey& k : arch->keys) {
+      if (k.gguf == suffix) return count(config, std::string(k.config).c_str());
+    }
+    return std::nullopt;
+  };
   Dims d;
   d.vocab = count(config, "vocab_size").value_or(0);
-  d.hidden = count(config, gpt2 ? "n_embd" : "hidden_size").value_or(0);
-  d.heads = count(config, gpt2 ? "n_head" : "num_attention_heads").value_or(0);
-  const std::uint64_t layers = count(config, gpt2 ? "n_layer" : "num_hidden_layers").value_or(0);
+  d.hidden = dim("embedding_length").value_or(0);
+  d.heads = dim("attention.head_count").value_or(0);
+  const std::uint64_t layers = dim("block_count").value_or(0);
   if (d.hidden == 0 || d.heads == 0) {
     return refuse("the config has no positive hidden size and head count");
   }
-  const auto config_kv = count(config, "num_key_value_heads");
+  const auto config_kv = dim("attention.head_count_kv");
   const hf::ClassDefaults& defaults = arch->defaults;
   d.kv_heads = config_kv.value_or(defaults.kv_heads ? defaults.kv_heads : d.heads);
   d.head_dim = count(config, "head_dim")
                    .value_or(defaults.head_dim ? defaults.head_dim : d.hidden / d.heads);
-  if (defaults.ff == 0) {
+  if (defaults.ff == 0) {  // gpt2: n_inner None, 4·n_embd
     const auto ff = mul(d.hidden, 4);
     if (!ff) return refuse("4 × hidden size overflows");
     d.ff = *ff;
   } else {
-    d.ff = count(config, "intermediate_size").value_or(defaults.ff);
+    d.ff = dim("feed_forward_length").value_or(defaults.ff);
   }
-  d.experts = count(config, "num_experts").value_or(defaults.experts);
-  d.expert_ff = count(config, "moe_intermediate_size").value_or(defaults.expert_ff);
-  d.shared_expert_ff =
-      count(config, "shared_expert_intermediate_size").value_or(defaults.shared_expert_ff);
+  d.experts = dim("expert_count").value_or(defaults.experts);
+  d.expert_ff = dim("expert_feed_forward_length").value_or(defaults.expert_ff);
+  d.shared_expert_ff = dim("expert_shared_feed_forward_length").value_or(defaults.shared_expert_ff);
   d.positions = count(config, "n_positions").value_or(defaults.positions);
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts.
   const std::uint64_t split_experts = count(config, "num_experts").value_or(60);
@@ -237,14 +251,33 @@ HfWeightsResult build(const GgufFile& file) {
   std::vector<HfWeight> out;
   // Appends the parameter `hf_name` from tensor `source` with the processor's transform.
   auto add = [&](std::string hf_name, const WeightEntry& entry, std::size_t source,
-                 std::uint64_t expert) -> std::string {
+                 std::uint64_t expert, std::vector<std::size_t> parts = {}) -> std::string {
     const TensorInfo& t = file.tensors[source];
     const std::string_view name = t.name;
     HfWeight w;
     w.hf_name = std::move(hf_name);
     w.source = source;
     w.shape = numpy_shape(t);
-    switch (arch->transforms) {
+    // The fused split's inverse: the parts' rows (numpy axis -2) follow one another.
+    for (const std::size_t part : parts) {
+      std::vector<std::uint64_t> s = numpy_shape(file.tensors[part]);
+      const std::size_t n = w.shape.size();
+      if (n < 2 || s.size() != n) {
+        return fmt::format("tensor '{}': not a matrix stack of the shape of '{}'",
+                           printable(file.tensors[part].name), printable(name));
+      }
+      const std::uint64_t rows = s[n - 2];
+      s[n - 2] = w.shape[n - 2];
+      if (s != w.shape || rows > UINT64_MAX - w.shape[n - 2]) {
+        return fmt::format("tensor '{}' {} does not fit '{}' {}",
+                           printable(file.tensors[part].name), shape_text(s), printable(name),
+                           shape_text(w.shape));
+      }
+      w.shape[n - 2] += rows;
+      w.transform = HfTransform::kConcatRows;
+    }
+    w.parts = std::move(parts);
+    switch (w.parts.empty() ? arch->transforms : Transforms::kNone) {
       case Transforms::kNone:
         break;
       case Transforms::kLlama: {
@@ -317,7 +350,18 @@ HfWeightsResult build(const GgufFile& file) {
         const WeightEntry& e = arch->layer[i++];
         const auto it = tensors.find(e.gguf);
         if (it == tensors.end()) continue;
-        if (std::string why = add(prefix + std::string(e.hf), e, it->second, 0); !why.empty()) {
+        std::vector<std::size_t> parts;
+        for (const std::string_view then : e.then) {
+          if (then.empty()) break;
+          const auto part = tensors.find(then);
+          if (part == tensors.end()) {
+            return refuse(fmt::format("tensor 'blk.{}.{}' has no 'blk.{}.{}': {} is both", n,
+                                      e.gguf, n, then, e.hf));
+          }
+          parts.push_back(part->second);
+        }
+        if (std::string why = add(prefix + std::string(e.hf), e, it->second, 0, std::move(parts));
+            !why.empty()) {
           return refuse(why);
         }
         continue;

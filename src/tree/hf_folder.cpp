@@ -30,14 +30,57 @@ std::uint32_t stored_type_of(ViewData d) {
                                     : GGML_TYPE_F32;
 }
 
-// The piece that gives weight `w` in dtype `d`, or a reason it cannot be served.
-std::variant<Piece, std::string> weight_piece(const GgufFile& file, const HfWeight& w, ViewData d) {
-  const TensorInfo& t = file.tensors[w.source];
+// The pieces that give weight `w` in dtype `d`, in order, or a reason it cannot be served.
+std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file, const HfWeight& w,
+                                                            ViewData d) {
   std::uint64_t count = 1;
   for (const std::uint64_t n : w.shape) count *= n;  // the config's dimensions: checked, small
-  const std::string name = printable(t.name);
-  if (!t.n_bytes || !decodes_to_f32(file, t)) {
-    return fmt::format("tensor '{}': type {} cannot be decoded here", name, t.type);
+  // Where a range of a tensor's elements comes from: its stored bytes where they are the
+  // weight's (spliced), else decoded.
+  auto range = [&](const TensorInfo& t, std::size_t tensor, std::uint64_t first, std::uint64_t n,
+                   bool as_stored) {
+    Piece p;
+    p.size = n * element_bytes(d);
+    if (as_stored && t.type == stored_type_of(d) && !file.big_endian) {
+      p.kind = Piece::Kind::kSource;
+      p.from = t.file_offset + first * element_bytes(d);
+      p.shard = t.shard;
+      return p;
+    }
+    p.kind = Piece::Kind::kTensor;
+    p.tensor = tensor;
+    p.data = d;
+    p.from = first;
+    return p;
+  };
+  std::vector<std::size_t> sources = {w.source};
+  sources.insert(sources.end(), w.parts.begin(), w.parts.end());
+  std::uint64_t elements = 0;
+  for (const std::size_t s : sources) {
+    const TensorInfo& t = file.tensors[s];
+    if (!t.n_bytes || !decodes_to_f32(file, t)) {
+      return fmt::format("tensor '{}': type {} cannot be decoded here", printable(t.name), t.type);
+    }
+    elements += t.n_elements;
+  }
+  const TensorInfo& t = file.tensors[w.source];
+  if (w.transform == HfTransform::kConcatRows) {
+    // Matrix by matrix (ne[2]·ne[3] of them, the same in every part: hf_weight_map checked),
+    // each part's rows in turn.
+    if (count != elements) {
+      return fmt::format("tensor '{}' and its parts do not hold the {} elements of {}",
+                         printable(t.name), count, w.hf_name);
+    }
+    const std::uint64_t matrices = t.ne[2] * t.ne[3];
+    std::vector<Piece> pieces;
+    for (std::uint64_t m = 0; m < matrices; ++m) {
+      for (const std::size_t s : sources) {
+        const TensorInfo& part = file.tensors[s];
+        const std::uint64_t n = part.ne[0] * part.ne[1];
+        pieces.push_back(range(part, s, m * n, n, true));
+      }
+    }
+    return pieces;
   }
   // The source elements the weight covers: all of them, or one expert's slice of the stack.
   const bool select = w.transform == HfTransform::kSelect;
@@ -45,24 +88,15 @@ std::variant<Piece, std::string> weight_piece(const GgufFile& file, const HfWeig
   const std::uint64_t first = select ? w.index * slice : 0;
   if (count != slice || first + slice > t.n_elements ||
       (w.transform == HfTransform::kTranspose && t.n_dims != 2)) {
-    return fmt::format("tensor '{}' does not hold the {} elements of {}", name, count, w.hf_name);
+    return fmt::format("tensor '{}' does not hold the {} elements of {}", printable(t.name), count,
+                       w.hf_name);
   }
-  Piece p;
-  p.size = count * element_bytes(d);
   const bool as_stored = w.transform == HfTransform::kNone || w.transform == HfTransform::kSelect;
-  if (as_stored && t.type == stored_type_of(d) && !file.big_endian) {
-    p.kind = Piece::Kind::kSource;  // the stored bytes are the weight: spliced
-    p.from = t.file_offset + first * element_bytes(d);
-    p.shard = t.shard;
-    return p;
-  }
-  p.kind = Piece::Kind::kTensor;
-  p.tensor = w.source;
-  p.data = d;
-  p.from = first;
+  Piece p = range(t, w.source, first, count, as_stored);
   switch (w.transform) {
     case HfTransform::kNone:
     case HfTransform::kSelect:
+    case HfTransform::kConcatRows:
       break;
     case HfTransform::kReversePermute:
       p.order = Piece::Order::kPermuteRows;
@@ -75,7 +109,7 @@ std::variant<Piece, std::string> weight_piece(const GgufFile& file, const HfWeig
       p.order = Piece::Order::kTransposed;
       break;
   }
-  return p;
+  return std::vector<Piece>{p};
 }
 
 FolderFile text_file(std::string name, std::string text) {
@@ -118,18 +152,19 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
   std::vector<SafetensorsTensor> tensors;
   std::uint64_t total_size = 0, total_parameters = 0;
   for (const HfWeight& w : *weights.weights) {
-    std::variant<Piece, std::string> piece = weight_piece(file, w, dtype);
-    if (auto* reason = std::get_if<std::string>(&piece)) return {std::nullopt, std::move(*reason)};
-    const Piece& p = std::get<Piece>(piece);
-    total_size += p.size;
-    total_parameters += p.size / element_bytes(dtype);
-    tensors.push_back({w.hf_name, safetensors_dtype_name(dtype), w.shape, p});
+    auto pieces = weight_pieces(file, w, dtype);
+    if (auto* reason = std::get_if<std::string>(&pieces)) return {std::nullopt, std::move(*reason)};
+    SafetensorsTensor t{w.hf_name, safetensors_dtype_name(dtype), w.shape,
+                        std::move(std::get<std::vector<Piece>>(pieces))};
+    total_size += t.size();
+    total_parameters += t.size() / element_bytes(dtype);
+    tensors.push_back(std::move(t));
   }
   std::vector<std::vector<SafetensorsTensor>> shards;
   std::vector<SafetensorsTensor> current;
   std::uint64_t current_size = 0;
   for (SafetensorsTensor& t : tensors) {
-    const std::uint64_t size = t.piece.size;
+    const std::uint64_t size = t.size();
     if (size > options.hf_max_shard_size) {
       shards.push_back({std::move(t)});
       continue;

@@ -94,13 +94,15 @@ std::optional<ModelLayout> lay_out_safetensors(std::string metadata,
   std::string members;       // the members after "__metadata__", comma-separated
   std::uint64_t offset = 0;  // in the byte buffer
   for (const SafetensorsTensor& t : tensors) {
-    Piece p = t.piece;
-    p.at = offset;  // made absolute below, once the header's size is known
-    out.pieces.push_back(p);
+    const std::uint64_t size = t.size();
     append_member(
         members, t.key,
-        {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + p.size}}});
-    offset += p.size;
+        {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + size}}});
+    for (Piece p : t.pieces) {
+      p.at = offset;  // made absolute below, once the header's size is known
+      out.pieces.push_back(p);
+      offset += p.size;
+    }
   }
   std::string json = "{\"__metadata__\":" + metadata + (members.empty() ? "" : ",") + members + "}";
   json.resize((json.size() + 7) / 8 * 8, ' ');
@@ -197,7 +199,7 @@ std::optional<ModelLayout> safetensors_layout(const GgufFile& file, const TreeOp
     const TensorInfo& t = file.tensors[planned[k].tensor];
     std::vector<std::uint64_t> shape(t.ne.begin(), t.ne.begin() + t.n_dims);
     std::reverse(shape.begin(), shape.end());
-    tensors.push_back({keys[k], planned[k].dtype, std::move(shape), planned[k].piece});
+    tensors.push_back({keys[k], planned[k].dtype, std::move(shape), {planned[k].piece}});
   }
   if (!omitted.empty()) {
     std::string names;

@@ -19,7 +19,16 @@ struct SafetensorsTensor {
   std::string key;                   ///< its JSON key: valid UTF-8, unique in the file
   std::string_view dtype;            ///< "F32", "F16", "BF16", …
   std::vector<std::uint64_t> shape;  ///< elements, outermost first
-  Piece piece;                       ///< where its bytes come from (`at` is set here)
+  /// Where its bytes come from, in order (`at` is set here): one piece, or several for an hf/
+  /// weight the converter split (hf_weights.h, kConcatRows).
+  std::vector<Piece> pieces;
+
+  /// Its bytes.
+  std::uint64_t size() const {
+    std::uint64_t n = 0;
+    for (const Piece& p : pieces) n += p.size;
+    return n;
+  }
 };
 
 /// The safetensors dtype of float elements of form `d` ("F32", "F16", "BF16").

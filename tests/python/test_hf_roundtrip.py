@@ -188,6 +188,28 @@ ARCHS = {
                     shared_expert_intermediate_size=96, norm_topk_prob=False,
                     decoder_sparse_step=1),
     ),
+    "granite": dict(
+        cls="GraniteForCausalLM",
+        tokenizer="gpt2",
+        # the four multipliers other than the class defaults (1.0), as Granite 3's configs have
+        # them; tied output, as there
+        config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=10000.0,
+                    max_position_embeddings=512, attention_multiplier=0.0078125,
+                    embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0,
+                    tie_word_embeddings=True),
+    ),
+    "granitemoe": dict(
+        cls="GraniteMoeForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="gpt2",
+        # stacked experts, gate and up fused (input_linear), which the converter splits;
+        # intermediate_size is one expert's width
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, rms_norm_eps=1e-6,
+                    rope_theta=10000.0, max_position_embeddings=512, num_local_experts=4,
+                    num_experts_per_tok=2, attention_multiplier=0.015625,
+                    embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=6.0,
+                    tie_word_embeddings=False),
+    ),
     "gpt2": dict(
         cls="GPT2LMHeadModel",
         outtypes=("f32", "q8_0"),
@@ -576,6 +598,13 @@ def _arch_enum(name):
     raise AssertionError(f"gguf-py does not know the architecture {name}")
 
 
+# transformers 5 renames some checkpoint names at load (conversion_mapping.py,
+# _checkpoint_conversion_mapping): (5.x's name, the checkpoint's, which the converter reads).
+RENAMED_AT_LOAD = (
+    (r"block_sparse_moe\.router\.weight$", "block_sparse_moe.router.layer.weight"),
+    (r"block_sparse_moe\.experts\.down_proj$", "block_sparse_moe.output_linear.weight"),
+)
+
 OUTTYPES = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
             "bf16": gguf.GGMLQuantizationType.BF16, "q8_0": gguf.GGMLQuantizationType.Q8_0}
 
@@ -593,6 +622,10 @@ class Reference:
         self.layout = ARCHS[arch].get("file", {})
 
     def gguf_tensor(self, hf_name):
+        if hf_name.startswith("blk."):  # already the GGUF tensor's name (_file_views)
+            return self.tensors.get(hf_name)
+        for new, old in RENAMED_AT_LOAD:
+            hf_name = re.sub(new, old, hf_name)
         name = self.names.get_name(hf_name, try_suffixes=(".weight", ".bias")) or ""
         return self.tensors.get(name) or self.tensors.get(name + ".weight")
 
@@ -695,12 +728,20 @@ def test_reader_agrees_with_gguf_py(originals):
 
 
 def _file_views(expected):
-    """(Hugging Face name, name gguf-py's name map knows, value): each tensor; the halves of a
-    fused experts gate_up_proj (transformers 5); per-expert tensors stacked (transformers 4),
-    as the converter writes them."""
+    """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
+    tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
+    input_linear (granite.py, GraniteMoeModel.modify_tensors); per-expert tensors stacked
+    (transformers 4), as the converter writes them."""
     per_expert = {}
     for name, value in expected.items():
-        if m := re.fullmatch(r"(.*\.experts)\.(\d+)\.(\w+)\.weight", name):
+        granite = re.fullmatch(
+            r"model\.layers\.(\d+)\.block_sparse_moe\.(input_linear\.weight|experts\.gate_up_proj)",
+            name)
+        if granite:
+            half = value.shape[1] // 2
+            yield name, f"blk.{granite[1]}.ffn_gate_exps.weight", value[:, :half]
+            yield name, f"blk.{granite[1]}.ffn_up_exps.weight", value[:, half:]
+        elif m := re.fullmatch(r"(.*\.experts)\.(\d+)\.(\w+)\.weight", name):
             per_expert.setdefault((m[1], m[3]), {})[int(m[2])] = (name, value)
         elif m := re.fullmatch(r"(.*\.experts)\.gate_up_proj", name):
             half = value.shape[1] // 2

@@ -2,7 +2,8 @@
 // with --generation, its generation_config.json), for tests/python/test_hf_config.py to compare
 // with transformers (--dtype: the torch dtype, one line; --weights: hf_weight_map's tensors, one
 // JSON object a line: name, shape, source (the GGUF tensor's name), transform ("none",
-// "reverse_permute" with n_head, "select" with index, "add" with constant, "transpose"), for
+// "reverse_permute" with n_head, "select" with index, "add" with constant, "transpose",
+// "concat_rows" with parts: the names of the GGUF tensors after source), for
 // tests/python/test_hf_weights.py; --tokenizer, --tokenizer-config, --special-tokens-map: the
 // file render_hf_tokenizer gives, for tests/python/test_hf_tokenizer.py). Usage:
 // ggufs-test-hf-config [--generation|--dtype|--weights] FILE. Exit 0 with the output on stdout; 3
@@ -51,6 +52,13 @@ int print_weights(const ggufs::GgufFile& file) {
       case ggufs::HfTransform::kTranspose:
         line["transform"] = "transpose";
         break;
+      case ggufs::HfTransform::kConcatRows: {
+        line["transform"] = "concat_rows";
+        nlohmann::json parts = nlohmann::json::array();
+        for (const std::size_t p : w.parts) parts.push_back(file.tensors[p].name);
+        line["parts"] = parts;
+        break;
+      }
     }
     const std::string text = line.dump() + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
