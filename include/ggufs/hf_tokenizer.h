@@ -39,6 +39,10 @@ struct HfTokenizerResult {
 /// refused as hostile (the largest real vocabularies have about 260 000 tokens).
 inline constexpr std::size_t kMaxHfTokenizerVocab = std::size_t{1} << 21;
 
+/// Upper bound on tokenizer.ggml.precompiled_charsmap (bytes): SentencePiece's compiled
+/// normalization rules; nmt_nfkc's are about 240 000 bytes.
+inline constexpr std::size_t kMaxPrecompiledCharsmap = std::size_t{1} << 24;
+
 /// Bounds on the merges the llama converter builds from tokenizer.ggml.scores when the file has
 /// no tokenizer.ggml.merges (GGUFTokenizerSkeleton: every split of a token into two tokens):
 /// at most this many per token, and at most this many bytes of merged tokens (the length of
@@ -66,22 +70,28 @@ inline constexpr std::uint64_t kMaxBuiltMergeBytesPerVocabByte = 16;
 ///   strip_accents = tokenizer.ggml.normalizer.strip_accents else lowercase);
 ///   BertPreTokenizer; TemplateProcessing "[CLS] $A [SEP]" ([CLS] = bos_token_id, else
 ///   cls_token_id, else 101; [SEP] = seperator_token_id, else 102; [UNK] else 100; [PAD] else
-///   0; [MASK] = mask_token_id, else 103); WordPiece decoder.
+///   0; [MASK] = mask_token_id, else 103); WordPiece decoder;
+/// - "t5" (UGM) → Unigram as transformers' SpmConverter writes T5's: each token with its score,
+///   unk = unknown_token_id (else 2); normalizer Precompiled (tokenizer.ggml.
+///   precompiled_charsmap, base64), Strip(right), Replace(Regex(" {2,}"), "▁"); Metaspace
+///   pre-tokenizer and decoder, prepend_scheme "always" per tokenizer.ggml.add_space_prefix
+///   (else "never"); "$A </s>" (add_eos_token, else true, as llama.cpp's default for UGM).
 /// Added tokens: token_type 3 (special) and 4 (not special), then the special tokens of the
 /// tokenizer.ggml.*_token_id keys. For the BPE models bos/eos are added by a TemplateProcessing
 /// post-processor per tokenizer.ggml.add_bos_token / add_eos_token (else llama.cpp's defaults:
 /// bos for "llama" and the Llama 3 pre-tokenizer). tokenizer_config.json names
-/// PreTrainedTokenizerFast.
+/// PreTrainedTokenizerFast, and "unk_token": null where there is no unknown token.
 ///
 /// No tokenizer (with the reason) when: tokenizer.ggml.model is missing, not a string, or
-/// another model (t5, rwkv, plamo2, ...); tokenizer.ggml.tokens is missing, not an array of
+/// another model (rwkv, plamo2, ...); tokenizer.ggml.tokens is missing, not an array of
 /// strings, of fewer than 2 elements, larger than kMaxHfTokenizerVocab, or repeats a token (for
 /// "bert": also once the phantom-space form is undone); tokenizer.ggml.scores or token_type is
 /// not an array of numbers (integers) of the tokens' length, or a score is not finite; merges
 /// are not an array of strings each "LEFT RIGHT" (one space) with LEFT, RIGHT and LEFT+RIGHT
 /// tokens; "llama" has neither merges nor scores, or merges built from scores would pass
 /// kMaxBuiltMergesPerToken or kMaxBuiltMergeBytesPerVocabByte; "gpt2" or "gemma4" has no
-/// merges; "bert" has no [CLS], [SEP] or [UNK] token; a bos/eos/unk/pad/cls/sep/mask id is not
+/// merges; "bert" has no [CLS], [SEP] or [UNK] token; "t5" has no scores or unknown token, or
+/// its precompiled_charsmap is not an array of (u)int8 of at most kMaxPrecompiledCharsmap; a bos/eos/unk/pad/cls/sep/mask id is not
 /// an integer scalar below the token count; a bos/eos/[CLS]/[SEP] token to add cannot stand in a
 /// TemplateProcessing template; tokenizer.ggml.pre, add_space_prefix, add_bos_token,
 /// add_eos_token, normalizer.lowercase, normalizer.strip_accents or chat_template has the wrong

@@ -12,6 +12,7 @@
 #include "ggufs/hf_tokenizer.h"
 
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -59,6 +60,7 @@ struct Vocab {
   std::optional<std::string> model, pre;
   std::optional<bool> add_space_prefix, add_bos, add_eos;
   std::optional<std::string> chat_template;
+  std::optional<std::string> precompiled_charsmap;  // its bytes
 };
 
 // The first pair of `key`: gguf-py's GGUFReader keeps a repeated key under another name.
@@ -153,9 +155,6 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
     if (!a || a->elem_type() != ValueType::kString) {
       return "tokenizer.ggml.merges is not an array of strings";
     }
-    if (a->size() == 1) {
-      return "tokenizer.ggml.merges has one element: transformers unwraps it into its string";
-    }
     if (a->size() > 2 * kMaxHfTokenizerVocab) {
       return fmt::format("tokenizer.ggml.merges has {} elements, more than the {} accepted",
                          a->size(), 2 * kMaxHfTokenizerVocab);
@@ -226,6 +225,25 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
     const auto* s = std::get_if<std::string>(&v->data);
     if (!s) return "tokenizer.chat_template is not a string";
     vocab.chat_template = *s;
+  }
+  // SentencePiece's normalizer_spec.precompiled_charsmap, an array of int8 or uint8 (llama.cpp
+  // refuses other types: llama_vocab::impl::load).
+  if (const Value* v = find(file, "tokenizer.ggml.precompiled_charsmap")) {
+    const auto* a = std::get_if<Array>(&v->data);
+    if (!a || (a->elem_type() != ValueType::kUint8 && a->elem_type() != ValueType::kInt8)) {
+      return "tokenizer.ggml.precompiled_charsmap is not an array of bytes";
+    }
+    if (a->size() > kMaxPrecompiledCharsmap) {
+      return fmt::format(
+          "tokenizer.ggml.precompiled_charsmap has {} bytes, more than the {} "
+          "accepted",
+          a->size(), kMaxPrecompiledCharsmap);
+    }
+    std::string bytes(a->size(), '\0');
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      bytes[i] = static_cast<char>(Array::scalar_bits(a->at(i)) & 0xff);
+    }
+    vocab.precompiled_charsmap = std::move(bytes);
   }
   return "";
 }
@@ -421,6 +439,34 @@ std::string bpe_json(const Vocab& vocab, const std::optional<std::string>& unk_t
   merges_text += "\n  ]";
   return with_members(model.dump(2, ' ', false, json::error_handler_t::replace),
                       {{"vocab", vocab_text}, {"merges", merges_text}});
+}
+
+// The Unigram model of tokenizer.json (tokenizers' models/unigram serialization): each token
+// with its score, as SentencePiece's float32 widened to double (what transformers'
+// SpmConverter writes from the proto's scores).
+std::string unigram_json(const Vocab& vocab, std::size_t unk_id) {
+  const json model = {{"type", "Unigram"}, {"unk_id", unk_id}, {"byte_fallback", false}};
+  std::string vocab_text = "[\n    ";
+  for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
+    if (i) vocab_text += kNext;
+    vocab_text += '[';
+    append_json_string(vocab_text, vocab.tokens[i]);
+    fmt::format_to(std::back_inserter(vocab_text), ", {}]", (*vocab.scores)[i]);
+  }
+  vocab_text += "\n  ]";
+  return with_members(model.dump(2, ' ', false, json::error_handler_t::replace),
+                      {{"vocab", vocab_text}});
+}
+
+// RFC 4648 base64 of `bytes` (tokenizers' Precompiled normalizer holds its charsmap so), by
+// OpenSSL's EVP_EncodeBlock; `bytes` is below kMaxPrecompiledCharsmap.
+std::string base64(std::string_view bytes) {
+  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
 }
 
 json byte_level(bool add_prefix_space, bool trim_offsets) {
@@ -705,13 +751,15 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   if (std::string why = read_vocab(file, vocab, true); !why.empty()) return no_tokenizer(why);
   // The tokenizer models (llama-vocab.cpp, llama_vocab::impl::load: tokenizer.ggml.model):
   // "llama" SPM, "gpt2" BPE, "gemma4" BPE over raw UTF-8 with whitespace escaped to "\u2581"
-  // (pre-tokenizer type GEMMA4), "bert" WPM.
+  // (pre-tokenizer type GEMMA4), "bert" WPM, "t5" UGM (SentencePiece's Unigram).
   const std::string& model = *vocab.model;
-  const bool spm = model == "llama", gemma4 = model == "gemma4", wpm = model == "bert";
-  if (!spm && !gemma4 && !wpm && model != "gpt2") {
+  const bool spm = model == "llama", gemma4 = model == "gemma4", wpm = model == "bert",
+             ugm = model == "t5";
+  if (!spm && !gemma4 && !wpm && !ugm && model != "gpt2") {
     return no_tokenizer(fmt::format(
         "tokenizer.ggml.model '{}': ggufs renders the tokenizers of 'llama' (SentencePiece BPE), "
-        "'gpt2' (byte-level BPE), 'gemma4' (Gemma 4's BPE) and 'bert' (WordPiece) only",
+        "'gpt2' (byte-level BPE), 'gemma4' (Gemma 4's BPE), 'bert' (WordPiece) and 't5' "
+        "(Unigram) only",
         printable(valid_utf8(model))));
   }
   const PreTokenizerRow& row = pre_tokenizer_row(vocab.pre);
@@ -722,6 +770,15 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
     if (!vocab.unk) vocab.unk = 0;  // read_vocab: 2 tokens at least
     if (!vocab.bos) vocab.bos = 1;
     if (!vocab.eos && vocab.tokens.size() > 2) vocab.eos = 2;
+  }
+  if (ugm) {
+    // llama.cpp's defaults for "t5": pad 0, eos 1, unk 2, no bos (T5's SentencePiece ids).
+    if (!vocab.pad) vocab.pad = 0;
+    if (!vocab.eos) vocab.eos = 1;
+    if (!vocab.unk && vocab.tokens.size() > 2) vocab.unk = 2;
+    if (!vocab.scores)
+      return no_tokenizer("tokenizer.ggml.model 't5' without tokenizer.ggml.scores");
+    if (!vocab.unk) return no_tokenizer("tokenizer.ggml.model 't5' without an unknown token");
   }
   std::optional<std::size_t> cls, sep, mask;
   bool lowercase = true, strip_accents = true;
@@ -806,14 +863,15 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
     if (*t) added.add(**t);
   }
 
-  // llama.cpp's add_bos/add_eos: tokenizer.ggml.add_bos_token / add_eos_token, else true for
-  // SentencePiece and the Llama 3 pre-tokenizer, false otherwise; always true for Gemma 4
+  // llama.cpp's add_bos/add_eos: tokenizer.ggml.add_bos_token / add_eos_token, else add_bos
+  // true for SentencePiece and the Llama 3 pre-tokenizer, add_eos true for UGM (T5's "$A </s>"),
+  // false otherwise; add_bos always true for Gemma 4
   // (llama_vocab::impl::load's "workaround for Gemma 4"). The original tokenizer adds them by
   // its post_processor: a TemplateProcessing (LlamaTokenizerFast.update_post_processor's). WPM
   // always adds [CLS] and [SEP] (llama_vocab::impl::tokenize), as BERT's template does.
   const bool add_bos = (gemma4 || vocab.add_bos.value_or(spm || row.names.front() == "llama3")) &&
                        specials.bos.has_value();
-  const bool add_eos = vocab.add_eos.value_or(false) && specials.eos.has_value();
+  const bool add_eos = vocab.add_eos.value_or(ugm) && specials.eos.has_value();
   for (const auto& [on, token, key] :
        {std::tuple{add_bos, &specials.bos, "tokenizer.ggml.bos_token_id"},
         std::tuple{add_eos, &specials.eos, "tokenizer.ggml.eos_token_id"},
@@ -883,6 +941,31 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
     // original's, GemmaTokenizerFast's default false (transformers 4.57.6), which transformers
     // 5 also keeps for BPE (it ignores true there, as destructive).
     clean_up = false;
+  } else if (ugm) {
+    // Unigram as transformers' SpmConverter writes it (convert_slow_tokenizer.py, T5Converter):
+    // normalizer Precompiled(the SentencePiece model's charsmap, where the file has one),
+    // Strip(right), Replace(Regex(" {2,}"), "\u2581"); pre-tokenizer and decoder Metaspace,
+    // prepend_scheme "always" where add_space_prefix (SentencePiece's add_dummy_prefix, which
+    // the converter writes; llama.cpp's default false), else "never". llama.cpp's clean_spaces
+    // is true for UGM.
+    model_text = unigram_json(vocab, *vocab.unk);
+    json seq = json::array();
+    if (vocab.precompiled_charsmap) {
+      seq.push_back(
+          {{"type", "Precompiled"}, {"precompiled_charsmap", base64(*vocab.precompiled_charsmap)}});
+    }
+    seq.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
+    seq.push_back({{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", "\u2581"}});
+    tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", seq}};
+    const json metaspace = {
+        {"type", "Metaspace"},
+        {"replacement", "\u2581"},
+        {"prepend_scheme", vocab.add_space_prefix.value_or(false) ? "always" : "never"},
+        {"split", true}};
+    tok["pre_tokenizer"] = metaspace;
+    tok["decoder"] = metaspace;
+    tok["post_processor"] = template_processing();
+    clean_up = true;
   } else if (wpm) {
     // WordPiece as the original BERT tokenizer.json has it (transformers' BertConverter):
     // BertNormalizer (clean_text, handle_chinese_chars, strip_accents, lowercase),
@@ -971,6 +1054,11 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
       map[name] = **value;
     }
   }
+  // No unknown token: said so, as Qwen2's own tokenizer_config.json does ("unk_token": null).
+  // transformers 5 loads a model_type's own tokenizer class whatever tokenizer_class says
+  // (tokenization_auto.py, MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS), and a class default such
+  // as Qwen2Tokenizer's unk_token "<|endoftext|>" would otherwise apply.
+  if (!specials.unk) config_json["unk_token"] = nullptr;
   config_json["clean_up_tokenization_spaces"] = clean_up;
   config_json["extra_special_tokens"] = json::object();
   if (vocab.chat_template) config_json["chat_template"] = *vocab.chat_template;

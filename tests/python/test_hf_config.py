@@ -1,5 +1,5 @@
 """config.json and generation_config.json of a GGUF model (src/hf/hf_config.cpp) against
-transformers 4.57.6 itself.
+transformers 4.57.6 and 5.24.0 themselves.
 
 The oracle: AutoConfig.from_pretrained(<folder holding our config.json>).to_dict() must equal
 AutoConfig.from_pretrained(<dir>, gguf_file=<file>).to_dict(), transformers' own GGUF import.
@@ -31,6 +31,13 @@ transformers = pytest.importorskip("transformers")
 from transformers import AutoConfig, GenerationConfig  # noqa: E402
 
 IGNORED = ("_name_or_path", "transformers_version")
+TRANSFORMERS_5 = transformers.__version__.split(".")[0] == "5"
+# Runtime flags of a generation config, not the model: transformers 5's
+# GenerationConfig.from_model_config (generation/configuration_utils.py) copies them from the
+# model config (use_cache True, output_attentions and output_hidden_states False) where
+# GenerationConfig.from_pretrained leaves them None; generate() reads None as those same values
+# (_get_default_generation_params). Under 4.57.6 both sides hold the class defaults.
+RUNTIME_FLAGS = ("use_cache", "output_attentions", "output_hidden_states")
 
 
 def ours(tool, path, what=None):
@@ -42,6 +49,12 @@ def ours(tool, path, what=None):
 
 def without_ignored(d):
     return {k: v for k, v in d.items() if k not in IGNORED}
+
+
+def generation_dict(d):
+    """A generation config's dict less IGNORED, and under transformers 5 less RUNTIME_FLAGS."""
+    flags = RUNTIME_FLAGS if TRANSFORMERS_5 else ()
+    return {k: v for k, v in without_ignored(d).items() if k not in flags}
 
 
 def theirs(path):
@@ -66,9 +79,9 @@ def assert_same_config(tool, path, tmp_path):
     (folder / "generation_config.json").write_text(gen)
     expected = GenerationConfig.from_model_config(reference)
     got = GenerationConfig.from_pretrained(str(folder))
-    assert without_ignored(got.to_dict()) == without_ignored(expected.to_dict())
+    assert generation_dict(got.to_dict()) == generation_dict(expected.to_dict())
     # The file itself is what save_pretrained writes (its diff against the defaults).
-    assert without_ignored(json.loads(gen)) == without_ignored(expected.to_diff_dict())
+    assert generation_dict(json.loads(gen)) == generation_dict(expected.to_diff_dict())
     return json.loads(out)
 
 
@@ -100,8 +113,9 @@ def corrected(path, expected):
       (src/models/gemma2.cpp, gemma3.cpp), where the import keeps the default 256;
     - qwen2moe: load_gguf_checkpoint renames the architecture to qwen2_moe before it looks the
       keys up, and GGUF_CONFIG_MAPPING lists them as qwen2moe: not one maps, and every dimension
-      is Qwen2MoeConfig's default; the converter wrote them (qwen.py,
-      Qwen2MoeModel.set_gguf_parameters), the expert widths included;
+      is Qwen2MoeConfig's default (5.24.0 lists them as qwen2_moe, but for the expert widths);
+      the converter wrote them (qwen.py, Qwen2MoeModel.set_gguf_parameters), the expert widths
+      included;
     - architectures: save_pretrained writes the model's class (transformers' own mapping of the
       model_type), the import none."""
     out = dict(expected)
@@ -406,8 +420,8 @@ def test_foreign_keys_are_not_the_models(dump_tool, tmp_path):
 @pytest.mark.parametrize(
     "arch,why",
     [
-        ("gemma", "gemma (the first) is not in transformers 4.57.6's GGUF_CONFIG_MAPPING"),
-        ("bert", "transformers 4.57.6 does not import bert from GGUF"),
+        ("gemma", "gemma (the first) is not in GGUF_CONFIG_MAPPING (4.57.6, 5.24.0)"),
+        ("bert", "transformers (4.57.6, 5.24.0) does not import bert from GGUF"),
     ],
 )
 def test_unsupported_architecture(dump_tool, tmp_path, arch, why):
@@ -467,7 +481,7 @@ def test_shared_tiny_llama_model_load(dump_tool, tmp_path):
     assert rc == 0, err
     (tmp_path / "generation_config.json").write_text(gen)
     got = GenerationConfig.from_pretrained(str(tmp_path))
-    assert without_ignored(got.to_dict()) == without_ignored(model.generation_config.to_dict())
+    assert generation_dict(got.to_dict()) == generation_dict(model.generation_config.to_dict())
     rc, dtype, err = ours(dump_tool, path, "--dtype")
     assert rc == 0, err
     assert dtype.strip() == str(model.dtype).removeprefix("torch.")

@@ -60,9 +60,9 @@ NAME_KEYS = (
 
 
 def loadable(meta):
-    """test_hf_weights' metadata writer with a GPT-2 vocabulary transformers' import can read: its
-    single merge (a one-element array, which the import unwraps into a string and then fails
-    on, test_hf_tokenizer.test_one_element_merges_fail_both, so ggufs offers no hf/) becomes two.
+    """test_hf_weights' metadata writer with a GPT-2 vocabulary transformers 4.57.6's import can
+    read: its single merge (a one-element array, which that import unwraps into a string and then
+    fails on, test_hf_tokenizer.test_one_element_merges) becomes two.
     The vocabulary keeps its size, which the embedding's shape follows."""
 
     def fill(w):

@@ -824,12 +824,9 @@ def _first_difference(a, b):
     return min(len(a), len(b))
 
 
-@pytest.mark.parametrize("arch", list(ARCHS))
-def test_tokenizer(originals, mount, request, arch):
-    _known_gap(request, arch, "f32", "tokenizer")
-    want = AutoTokenizer.from_pretrained(str(originals.original(arch)))
-    m = mount(originals.converted(arch, "f32"))
-    got = AutoTokenizer.from_pretrained(str(_hf(m, arch)))
+def _assert_encodes_as(want, got):
+    """The special tokens, and the ids of TEXT with and without them and their decoding, of
+    tokenizer `got` are those of the original `want`."""
     specials = ("bos_token", "eos_token", "unk_token", "pad_token")
     assert {k: getattr(got, k) for k in specials} == {k: getattr(want, k) for k in specials}
     for special in (True, False):
@@ -841,7 +838,74 @@ def test_tokenizer(originals, mount, request, arch):
             f"{want.convert_ids_to_tokens(a[i:i + 5])} hf/ {got.convert_ids_to_tokens(b[i:i + 5])}"
         )
         assert got.decode(b) == want.decode(a)
+
+
+@pytest.mark.parametrize("arch", list(ARCHS))
+def test_tokenizer(originals, mount, request, arch):
+    _known_gap(request, arch, "f32", "tokenizer")
+    want = AutoTokenizer.from_pretrained(str(originals.original(arch)))
+    m = mount(originals.converted(arch, "f32"))
+    got = AutoTokenizer.from_pretrained(str(_hf(m, arch)))
+    _assert_encodes_as(want, got)
     assert sorted(got.all_special_tokens) == sorted(want.all_special_tokens)
+    assert len(got) == len(want)
+
+
+# ---------------------------------------------------------------------------------------------
+# A Unigram tokenizer (tokenizer.ggml.model "t5", llama.cpp's UGM): no architecture of ARCHS has
+# one, so the original is T5's tokenizer, over a SentencePiece Unigram model trained here with
+# nmt_nfkc's normalization (its precompiled charsmap goes into the file), and the file is the
+# converter's --vocab-only output for a tiny T5 (conversion/t5.py, T5Model.set_vocab): hf/ then
+# holds the tokenizer files alone.
+
+
+def _t5_vocab(root):
+    """(the original's folder, the converter's vocabulary-only file)."""
+    out = root / "t5-vocab.gguf"
+    src = root / "t5"
+    if out.is_file():
+        return src, out
+    spm = pytest.importorskip("sentencepiece", reason="sentencepiece is not installed")
+    pytest.importorskip("google.protobuf", reason="protobuf is not installed: transformers "
+                        "needs it to read a SentencePiece model")
+    cls = _tok_class("T5TokenizerFast")
+    shutil.rmtree(src, ignore_errors=True)
+    (root / "t5-sp").mkdir(exist_ok=True)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(_corpus()), model_prefix=str(root / "t5-sp" / "sp"),
+        vocab_size=1000, model_type="unigram", normalization_rule_name="nmt_nfkc",
+        character_coverage=0.9995, pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1,
+        minloglevel=2)
+    shutil.copy(root / "t5-sp" / "sp.model", root / "t5-sp" / "spiece.model")
+    tok = cls.from_pretrained(str(root / "t5-sp"), extra_ids=0)
+    config = transformers.T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64,
+                                   num_layers=1, num_heads=4, decoder_start_token_id=0)
+    torch.manual_seed(0)
+    transformers.T5ForConditionalGeneration(config).save_pretrained(str(src))
+    tok.save_pretrained(str(src))
+    shutil.copy(root / "t5-sp" / "sp.model", src / "spiece.model")
+    path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1")
+    env.pop("NO_LOCAL_GGUF", None)
+    r = subprocess.run([sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
+                        "--vocab-only", "--outfile", str(out)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and out.is_file(), r.stdout[-3000:] + r.stderr[-3000:]
+    return src, out
+
+
+def test_unigram_tokenizer(originals, mount):
+    """The converter's vocabulary-only file of a T5 tokenizer: hf/'s tokenizer encodes as the
+    original (its special tokens, the ids of the multilingual text with and without them, the
+    decoding)."""
+    src, path = _t5_vocab(originals.root)
+    meta, tensors = read_gguf(path)
+    assert meta["tokenizer.ggml.model"] == "t5" and "tokenizer.ggml.precompiled_charsmap" in meta
+    assert not tensors
+    want = AutoTokenizer.from_pretrained(str(src))
+    got = AutoTokenizer.from_pretrained(str(_hf(mount(path), "t5")))
+    _assert_encodes_as(want, got)
     assert len(got) == len(want)
 
 

@@ -1,5 +1,5 @@
 """tokenizer.json, tokenizer_config.json and special_tokens_map.json of a GGUF model
-(src/hf/hf_tokenizer.cpp) against transformers 4.57.6 itself.
+(src/hf/hf_tokenizer.cpp) against transformers 4.57.6 and 5.24.0 themselves.
 
 hf/'s tokenizer is the original tokenizer llama.cpp's converter read (tests/python/
 test_llama_vocab.py checks it against the original ids), keyed on tokenizer.ggml.model and
@@ -9,8 +9,9 @@ gguf_file=<file>)): where it builds the original, AutoTokenizer.from_pretrained(
 files>) must give the same token ids for a multilingual text (code, emoji, CJK, runs of spaces and
 newlines, special token strings) with and without special tokens, for one text and a pair, the
 same decoded text, special tokens and vocabulary. Where the import is not the original, DIFFERS
-names the transformers difference and what is asserted instead (ids that differ while ours
-decode back, the original's special tokens, our vocabulary within the import's).
+(4.57.6) and DIFFERS_5 (5.24.0) name the transformers difference and what is asserted instead
+(ids that differ while ours decode back, the original's special tokens, our vocabulary within
+the import's).
 
 The GGUF files are written here with gguf-py's GGUFWriter: a SentencePiece vocabulary (byte
 tokens, pieces, scores, token types, no merges: the import builds them from the scores) and a
@@ -34,6 +35,8 @@ from test_hf_config import add_base_hparams
 gguf = pytest.importorskip("gguf")
 transformers = pytest.importorskip("transformers")
 from transformers import AutoTokenizer  # noqa: E402
+
+TRANSFORMERS_5 = transformers.__version__.split(".")[0] == "5"
 
 TEXT = (
     "Hello world! The quick brown fox.\ndef f(x):\n    return x  # café naïve cafe\u0301\n\n"
@@ -92,27 +95,25 @@ def special_tokens(tok):
     return {name: getattr(tok, f"{name}_token") for name in ("bos", "eos", "unk", "pad")}
 
 
-def assert_same_tokenizer(tool, path, tmp_path, differs=None):
-    """Ours against the import. `differs` (a DIFFERS entry) names where transformers' import is
-    not the original tokenizer: "encoding" (the ids of TEXT differ: then the decoding of our own
-    ids must give TEXT back), "specials" (a dict of the original's special tokens, which ours
-    must have), "vocab" (the import adds tokens the original has not). "encoding" is "special"
-    where only the special tokens added around the text differ."""
-    differs = differs or {}
-    reference = theirs(path)
-    folder = our_folder(tool, path, tmp_path / "hf")
-    mine = AutoTokenizer.from_pretrained(str(folder))
-
-    # tokenizer_class PreTrainedTokenizerFast: tokenizer.json is taken as written.
-    assert type(mine) is transformers.PreTrainedTokenizerFast
-    assert json.loads(mine.backend_tokenizer.to_str()) == json.loads(
-        (folder / "tokenizer.json").read_text()
-    )
+def assert_encoding(mine, reference, differs):
+    """The encoding part of assert_same_tokenizer: the same as the import's, or as its `differs`
+    entry says."""
     if differs.get("encoding") == "special":  # equal without the special tokens
         for args in ((TEXT,), (TEXT, PAIR)):
             ids = reference(*args, add_special_tokens=False)["input_ids"]
             assert mine(*args, add_special_tokens=False)["input_ids"] == ids
             assert mine.decode(ids) == reference.decode(ids)
+    elif differs.get("encoding") == "after_special":
+        # equal on TEXT up to its first special-token string, different on the whole
+        head = TEXT.split("<s>")[0]
+        for special in (True, False):
+            ids = reference(head, add_special_tokens=special)["input_ids"]
+            assert mine(head, add_special_tokens=special)["input_ids"] == ids
+            assert mine.decode(ids) == reference.decode(ids)
+        assert (
+            mine(TEXT, add_special_tokens=False)["input_ids"]
+            != reference(TEXT, add_special_tokens=False)["input_ids"]
+        ), "the import now encodes as the original: drop the DIFFERS_5 entry"
     elif differs.get("encoding") == "ids":  # the ids differ (and the fixture's round trip too)
         ids = mine(TEXT, add_special_tokens=False)["input_ids"]
         assert ids != reference(TEXT, add_special_tokens=False)["input_ids"]
@@ -128,6 +129,32 @@ def assert_same_tokenizer(tool, path, tmp_path, differs=None):
         ), "the import now encodes as the original: drop the DIFFERS entry"
     else:
         assert_same_encoding(mine, reference)
+
+
+def assert_same_tokenizer(tool, path, tmp_path, differs=None):
+    """Ours against the import. `differs` (a DIFFERS entry) names where transformers' import is
+    not the original tokenizer: "encoding" (the ids of TEXT differ: then the decoding of our own
+    ids must give TEXT back), "specials" (a dict of the original's special tokens, which ours
+    must have), "vocab" (the import adds tokens the original has not). "encoding" is "special"
+    where only the special tokens added around the text differ, "after_special" where the ids
+    are equal up to TEXT's first special-token string."""
+    differs = differs or {}
+    reference = theirs(path)
+    folder = our_folder(tool, path, tmp_path / "hf")
+    mine = AutoTokenizer.from_pretrained(str(folder))
+
+    # tokenizer_class PreTrainedTokenizerFast: tokenizer.json is taken as written. transformers 5
+    # (models/auto/tokenization_auto.py) overrides the declared class for some model types
+    # (MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS: qwen2 gets Qwen2Tokenizer), a subclass that
+    # still takes tokenizer.json as written, which the next assertion checks.
+    if TRANSFORMERS_5:
+        assert isinstance(mine, transformers.PreTrainedTokenizerFast)
+    else:
+        assert type(mine) is transformers.PreTrainedTokenizerFast
+    assert json.loads(mine.backend_tokenizer.to_str()) == json.loads(
+        (folder / "tokenizer.json").read_text()
+    )
+    assert_encoding(mine, reference, differs)
     expected = special_tokens(reference) | differs.get("specials", {})
     assert special_tokens(mine) == expected
     for name, token in expected.items():
@@ -342,19 +369,55 @@ DIFFERS = {
 }
 
 
+# As DIFFERS, for transformers 5.24.0's import. Its SentencePiece tokenizer
+# (integrations/gguf/gguf_tokenizer_mapping.py, sentencepiece_tokenizer: LlamaTokenizer, whose
+# legacy=False makes it Metaspace with prepend_scheme "first", no normalizer) prefixes '▁' to the
+# first text only: after a special token (TEXT's "<s> </s>": ' ' is '▁' where llama.cpp, which
+# prefixes every fragment after a special token (llama-vocab.cpp, is_prev_special), 4.57.6's
+# import and ours give '▁▁') and in a pair's second text (' world': '▁w', not '▁▁', 'w'); and it
+# prefixes whatever tokenizer.ggml.add_space_prefix says.
+_AFTER_SPECIAL = {"encoding": "after_special"}
+DIFFERS_5 = {
+    "llama": _AFTER_SPECIAL,
+    "llama-chat-template": _AFTER_SPECIAL,
+    "llama-bos-is-eos-swap": _AFTER_SPECIAL,
+    "llama-no-token-type": _AFTER_SPECIAL,
+    # ... and with tokenizer.ggml.add_space_prefix false, '▁' before "Hello" all the same
+    "llama-no-space-prefix": {"encoding": True},
+    # GemmaTokenizer: BPE split at spaces with no '▁' prefix, where the file does not turn off
+    # tokenizer.ggml.add_space_prefix (llama.cpp prefixes, as ours); and its fixed specials,
+    # added as new tokens ('<mask>'; '<bos>', '<eos>', '<pad>' where the vocabulary lacks them)
+    "gemma2": {"encoding": "ids", "vocab": "renamed"},
+    "gemma3": {"encoding": "ids", "vocab": "renamed"},
+    # GPT2Tokenizer still adds '<|endoftext|>' as a new token (id 294)
+    "gpt2-no-endoftext": {"encoding": True, "vocab": True},
+    # Qwen2Tokenizer has no NFC normalizer (Qwen2's tokenizer.json has one, as ours): the
+    # decomposed "cafe\u0301" is 'e', 'Ì', 'ģ' where ours composes 'é'
+    "qwen2": {"encoding": True},
+    "qwen2moe": {"encoding": True},
+    "qwen3": {"encoding": True},
+    "qwen3moe": {"encoding": True},
+}
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_architecture(dump_tool, tmp_path, case):
     arch, fill = CASES[case]
     path = write_gguf(tmp_path / f"{case}.gguf", arch, fill)
-    assert_same_tokenizer(dump_tool, path, tmp_path, DIFFERS.get(case))
+    differs = (DIFFERS_5 if TRANSFORMERS_5 else DIFFERS).get(case)
+    assert_same_tokenizer(dump_tool, path, tmp_path, differs)
 
 
 def test_mistral_import_fails(dump_tool, tmp_path):
     """transformers 4.57.6 has no GGUF tokenizer converter for mistral (GGUF_TO_FAST_CONVERTERS):
-    its import fails. Ours depends on the tokenizer keys alone: the llama file's tokenizer."""
+    its import fails; 5.24.0's imports it, as a llama. Ours depends on the tokenizer keys alone:
+    the llama file's tokenizer."""
     path = write_gguf(tmp_path / "m.gguf", "llama", lambda w: add_spm(w), name="mistral")
-    with pytest.raises(Exception):
-        theirs(path)
+    if TRANSFORMERS_5:
+        assert_same_tokenizer(dump_tool, path, tmp_path, DIFFERS_5["llama"])
+    else:
+        with pytest.raises(Exception):
+            theirs(path)
     llama = write_gguf(tmp_path / "l.gguf", "llama", lambda w: add_spm(w))
     rc, out, err = ours(dump_tool, path, "--tokenizer")
     assert rc == 0, err
@@ -371,15 +434,19 @@ def test_mistral_import_fails(dump_tool, tmp_path):
     ],
 )
 def test_spm_default_ids_where_transformers_fails(dump_tool, tmp_path, fill, name, token):
-    """The import fails; ours takes llama.cpp's default SentencePiece ids (bos 1, eos 2) and
-    encodes as the import of the file with both ids, less its eos (its eos is the bos token)."""
+    """The import fails (4.57.6) or has no such token (5.24.0, not llama.cpp's default); ours
+    takes llama.cpp's default SentencePiece ids (bos 1, eos 2: llama-vocab.cpp) and encodes as
+    the import of the file with both ids, less its eos (its eos is the bos token)."""
     path = write_gguf(tmp_path / "m.gguf", "llama", fill)
-    with pytest.raises(Exception):
-        theirs(path)
+    if TRANSFORMERS_5:
+        assert getattr(theirs(path), f"{name}_token") is None
+    else:
+        with pytest.raises(Exception):
+            theirs(path)
     mine = AutoTokenizer.from_pretrained(str(our_folder(dump_tool, path, tmp_path / "hf")))
     assert getattr(mine, f"{name}_token") == token
     full = write_gguf(tmp_path / "full.gguf", "llama", lambda w: add_spm(w))
-    assert_same_encoding(mine, theirs(full))
+    assert_encoding(mine, theirs(full), DIFFERS_5["llama"] if TRANSFORMERS_5 else {})
 
 
 def test_phi3_without_pad(dump_tool, tmp_path):
@@ -387,9 +454,14 @@ def test_phi3_without_pad(dump_tool, tmp_path):
     token. transformers 4.57.6's GGUFPhi3Converter reads it as an attribute and fails on such a
     file (a transformers bug: the original loads without a pad); ours has no pad token and
     encodes as the import of the same vocabulary under llama (GGUFLlamaConverter: the
-    SentencePiece normalizer, which GGUFPhi3Converter lacks)."""
+    SentencePiece normalizer, which GGUFPhi3Converter lacks). 5.24.0 imports the file, without
+    a pad: ours is its import."""
     no_pad = write_gguf(tmp_path / "a.gguf", "phi3", lambda w: add_spm(w, bos=1, eos=2, unk=0))
     as_llama = write_gguf(tmp_path / "b.gguf", "llama", lambda w: add_spm(w, bos=1, eos=2, unk=0))
+    if TRANSFORMERS_5:
+        assert_same_tokenizer(dump_tool, no_pad, tmp_path)
+        assert theirs(no_pad).pad_token is None
+        return
     with pytest.raises(Exception):
         theirs(no_pad)
     mine = AutoTokenizer.from_pretrained(str(our_folder(dump_tool, no_pad, tmp_path / "hf")))
@@ -397,18 +469,22 @@ def test_phi3_without_pad(dump_tool, tmp_path):
     assert_same_encoding(mine, theirs(as_llama))
 
 
-def test_one_element_merges_fail_both(dump_tool, tmp_path):
-    """A one-element array is unwrapped into its string by load_gguf_checkpoint, which breaks
-    the merges: transformers fails, we refuse."""
+def test_one_element_merges(dump_tool, tmp_path):
+    """A vocabulary with a single merge: transformers 4.57.6's import unwraps the one-element
+    array into its string and fails (load_gguf_checkpoint), 5.x's reads it; hf/ renders it, and
+    " t" becomes the merged token of the file's one merge, "Ġ t"."""
 
     def fill(w):
         add_bpe(w, eos="end", merges=["\u0120 t"])
 
     path = write_gguf(tmp_path / "m.gguf", "gpt2", fill)
-    with pytest.raises(Exception):
-        theirs(path)
-    rc, _, err = ours(dump_tool, path, "--tokenizer")
-    assert rc == 3 and "tokenizer.ggml.merges" in err
+    mine = AutoTokenizer.from_pretrained(str(our_folder(dump_tool, path, tmp_path / "hf")))
+    assert mine.tokenize(" t") == ["\u0120t"]
+    if TRANSFORMERS_5:
+        assert_same_encoding(mine, theirs(path))
+    else:
+        with pytest.raises(Exception):
+            theirs(path)
 
 
 # --- Shared files ------------------------------------------------------------------------------
@@ -440,6 +516,21 @@ SHARED_DIFFERS = {
 }
 
 
+# As DIFFERS_5, for the shared files.
+SHARED_DIFFERS_5 = {
+    "ggml-vocab-llama-spm.gguf": _AFTER_SPECIAL,
+    "llama-2-tiny-random.gguf": _AFTER_SPECIAL,
+    # 5.24's phi3 import has the SentencePiece normalizer, but adds '</s>' (id 2, not special)
+    # with normalized=False where ours has normalized=True: TEXT's "<s> </s>" is '<s>', '▁▁',
+    # '</s>' there, '<s>', '▁', '</s>' here
+    "ggml-vocab-phi-3.gguf": {"encoding": True},
+    # the import adds '<|endoftext|>' (102400) and its bos and eos '<｜begin▁of▁sentence｜>',
+    # '<｜end▁of▁sentence｜>' as new tokens 102401 and 102402, where the GGUF's are 100000 and
+    # 100001 (the import keeps their byte-level spellings there)
+    "ggml-vocab-deepseek-llm.gguf": {"encoding": True, "vocab": "renamed"},
+}
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -455,5 +546,7 @@ def test_shared_files(dump_tool, tmp_path, name):
     try:
         theirs(path)
     except Exception as e:  # none of these today; say so if a later transformers changes
-        pytest.skip(f"transformers 4.57.6 cannot import the tokenizer of {name}: {e}")
-    assert_same_tokenizer(dump_tool, path, tmp_path, SHARED_DIFFERS.get(name))
+        pytest.skip(f"transformers {transformers.__version__} cannot import the tokenizer of "
+                    f"{name}: {e}")
+    differs = (SHARED_DIFFERS_5 if TRANSFORMERS_5 else SHARED_DIFFERS).get(name)
+    assert_same_tokenizer(dump_tool, path, tmp_path, differs)

@@ -1,5 +1,6 @@
 """The Hugging Face weight map of a GGUF model (src/hf/hf_weights.cpp, hf_weight_map) against
-transformers 4.57.6 itself.
+transformers 4.57.6 and 5.24.0 themselves (under 5, whose MoE models hold their experts fused,
+with our per-expert tensors fused as its loader fuses them: fuse_experts).
 
 The oracle: transformers' own GGUF import, load_gguf_checkpoint(path, return_tensors=True,
 model_to_load=<the model from_pretrained builds from the GGUF's config>) — the tensors
@@ -21,6 +22,7 @@ $GGUFS_HF_CONFIG_DUMP, else <repo>/build/ggufs-test-hf-config; the tests skip wh
 
 import json
 import pathlib
+import re
 import subprocess
 
 import numpy as np
@@ -104,18 +106,59 @@ def bits(a):
     return np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
 
 
+TRANSFORMERS_5 = transformers.__version__.split(".")[0] == "5"
+EXPERT = re.compile(r"(?P<experts>.+\.mlp\.experts)\.(?P<e>\d+)\.(?P<w>gate|up|down)_proj\.weight")
+
+
+def fuse_experts(names, arrays):
+    """Under transformers 5, a MoE model holds each layer's experts as two stacked parameters,
+    experts.gate_up_proj (expert, gate rows then up rows, hidden) and experts.down_proj, and its
+    loader fuses a checkpoint's per-expert tensors into them (conversion_mapping.py, "qwen2_moe":
+    MergeModulelist(dim=0), then Concatenate(dim=1)). hf/ lists the per-expert tensors, the
+    layout of the original checkpoints: fused here as that loader fuses them. The names and
+    arrays with every layer's experts fused, the fused names last."""
+    parts, rest = {}, []
+    for name in names:
+        m = EXPERT.fullmatch(name)
+        if m:
+            parts.setdefault(m["experts"], {}).setdefault(m["w"], {})[int(m["e"])] = arrays[name]
+        else:
+            rest.append(name)
+    out = {name: arrays[name] for name in rest}
+    for experts, w in parts.items():
+        n = len(w["down"])
+        assert all(sorted(w[k]) == list(range(n)) for k in ("gate", "up", "down")), experts
+        out[f"{experts}.gate_up_proj"] = np.stack(
+            [np.concatenate([w["gate"][e], w["up"][e]], axis=0) for e in range(n)]
+        )
+        out[f"{experts}.down_proj"] = np.stack([w["down"][e] for e in range(n)])
+    return list(out), out
+
+
 def assert_same_weights(tool, path):
     rc, mine, err = our_map(tool, path)
     assert rc == 0, f"no weight map for {path}: {err}"
     order, tensors, param_shapes = theirs(path)
-    assert [e["name"] for e in mine] == order
     arrays = gguf_arrays(path)
+    got = {}
     for e in mine:
-        ref = tensors[e["name"]].numpy()
-        assert tuple(e["shape"]) == ref.shape == param_shapes[e["name"]], e["name"]
-        got = apply(e, arrays[e["source"]])
-        assert got.shape == ref.shape, e["name"]
-        assert np.array_equal(bits(got), bits(ref)), f"{e['name']}: values differ"
+        got[e["name"]] = apply(e, arrays[e["source"]])
+        assert tuple(e["shape"]) == got[e["name"]].shape, e["name"]
+    names = [e["name"] for e in mine]
+    if TRANSFORMERS_5:
+        listed = set(names)
+        names, got = fuse_experts(names, got)
+        # The fused parameters' place in 5.x's state_dict order is the model class's, not a
+        # checkpoint's: the other names keep the order, the fused ones are there all the same.
+        fused = set(names) - listed
+        assert [n for n in names if n not in fused] == [n for n in order if n not in fused]
+        assert sorted(names) == sorted(order)
+    else:
+        assert names == order
+    for name in names:
+        ref = tensors[name].numpy()
+        assert got[name].shape == ref.shape == param_shapes[name], name
+        assert np.array_equal(bits(got[name]), bits(ref)), f"{name}: values differ"
     return mine
 
 
@@ -435,7 +478,9 @@ def test_mistral_refused(dump_tool, tmp_path, arch, name):
 
 def test_qwen3moe_named_as_transformers_refused(dump_tool, tmp_path):
     """general.architecture "qwen3_moe" (transformers' spelling): TENSOR_PROCESSORS has no entry
-    for it, the stacked experts stay whole under a name the model lacks."""
+    for it, the stacked experts stay whole under a name the model lacks (4.57.6); transformers
+    5's Qwen2MoeTensorProcessor finds no HF name for them and drops them, the model's experts
+    stay unloaded."""
     per_layer, global_tensors = CASES["qwen3moe"][2:]
 
     def renamed(w):
@@ -444,8 +489,12 @@ def test_qwen3moe_named_as_transformers_refused(dump_tool, tmp_path):
     path = write_gguf(tmp_path / "m.gguf", "qwen3_moe", renamed, per_layer, global_tensors)
     model = reference_model(path)
     tensors = load_gguf_checkpoint(str(path), return_tensors=True, model_to_load=model)["tensors"]
-    assert "model.layers.0.mlp.experts.gate_proj.weight" in tensors
-    assert "model.layers.0.mlp.experts.gate_proj.weight" not in model.state_dict()
+    if TRANSFORMERS_5:
+        assert "model.layers.0.mlp.experts.gate_up_proj" in model.state_dict()
+        assert not [name for name in tensors if ".mlp.experts" in name]
+    else:
+        assert "model.layers.0.mlp.experts.gate_proj.weight" in tensors
+        assert "model.layers.0.mlp.experts.gate_proj.weight" not in model.state_dict()
     rc, _, err = our_map(dump_tool, path)
     assert rc == 3 and "qwen3_moe" in err
 
@@ -474,8 +523,11 @@ def test_qwen2moe_shared_expert(dump_tool, tmp_path):
     shared-expert width 24 as expert_feed_forward_length and expert_shared_feed_forward_length,
     the shared expert as ffn_*_shexp and its gate as ffn_gate_inp_shexp. transformers' import
     maps none of the qwen2moe keys (it renames the architecture to qwen2_moe first) and fails on
-    the default shapes; the original model is Qwen2MoeForCausalLM of these numbers, and our map
-    lists its state_dict, names and shapes, parameter for parameter."""
+    the default shapes (transformers 5 maps them but for the two expert widths, which stay
+    Qwen2MoeConfig's defaults 1408 and 5632: its tensors do not fit its model); the original
+    model is Qwen2MoeForCausalLM of these numbers, and our map lists its state_dict, names and
+    shapes, parameter for parameter (under transformers 5, with the experts fused as
+    fuse_experts does)."""
     E, FM, FS = 4, 8, 24
 
     def meta(w):
@@ -499,8 +551,13 @@ def test_qwen2moe_shared_expert(dump_tool, tmp_path):
         **NORMS,
     }
     path = write_gguf(tmp_path / "m.gguf", "qwen2moe", meta, per_layer, {**EMBED, **HEAD})
-    with pytest.raises(Exception):
-        theirs(path)
+    if TRANSFORMERS_5:
+        order, tensors, param_shapes = theirs(path)
+        assert param_shapes["model.layers.0.mlp.experts.down_proj"] == (E, H, 1408)
+        assert tuple(tensors["model.layers.0.mlp.experts.down_proj"].shape) == (E, H, FM)
+    else:
+        with pytest.raises(Exception):
+            theirs(path)
     original = transformers.Qwen2MoeConfig(
         vocab_size=VOCAB,
         hidden_size=H,
@@ -519,7 +576,16 @@ def test_qwen2moe_shared_expert(dump_tool, tmp_path):
     expected = [[name, list(t.shape)] for name, t in model.state_dict().items()]
     rc, lines, err = our_map(dump_tool, path)
     assert rc == 0, err
-    assert [[e["name"], e["shape"]] for e in lines] == expected
+    listed = [[e["name"], e["shape"]] for e in lines]
+    if TRANSFORMERS_5:
+        arrays = {e["name"]: np.zeros(e["shape"], np.float32) for e in lines}
+        names, arrays = fuse_experts([e["name"] for e in lines], arrays)
+        listed = [[name, list(arrays[name].shape)] for name in names]
+        # the fused parameters' place in the order is the model class's (assert_same_weights)
+        assert sorted(listed) == sorted(expected)
+        listed = [x for x in listed if ".mlp.experts." not in x[0]]
+        expected = [x for x in expected if ".mlp.experts." not in x[0]]
+    assert listed == expected
 
 
 def test_head_dim_from_key_length(dump_tool, tmp_path):
@@ -535,7 +601,9 @@ def test_head_dim_from_key_length(dump_tool, tmp_path):
         {**attention(8), **qk_norms(8), **GATED, **NORMS},
         {**EMBED, **HEAD},
     )
-    with pytest.raises(Exception, match="size mismatch|shape"):
+    # transformers 5 reports the mismatch in a table it logs, and raises this
+    mismatch = "ignore_mismatched_sizes" if TRANSFORMERS_5 else "size mismatch|shape"
+    with pytest.raises(Exception, match=mismatch):
         AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file="m.gguf")
     rc, lines, err = our_map(dump_tool, path)
     assert rc == 0, err
@@ -548,11 +616,12 @@ def test_head_dim_from_key_length(dump_tool, tmp_path):
 
 
 def test_too_few_experts_refused(dump_tool, tmp_path):
-    """A stack of fewer experts than expert_count: transformers' split raises, we refuse."""
+    """A stack of fewer experts than expert_count: transformers' split raises (IndexError; 5's
+    copy into the fused gate_up_proj, a RuntimeError), we refuse."""
     _, meta, per_layer, global_tensors = CASES["qwen3moe"]
     per_layer = dict(per_layer, **{"ffn_up_exps.weight": (E - 1, EFF, H)})
     path = write_gguf(tmp_path / "m.gguf", "qwen3moe", meta, per_layer, global_tensors)
-    with pytest.raises(IndexError):
+    with pytest.raises(RuntimeError if TRANSFORMERS_5 else IndexError):
         theirs(path)
     rc, _, err = our_map(dump_tool, path)
     assert rc == 3 and "ffn_up_exps" in err

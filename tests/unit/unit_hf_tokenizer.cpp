@@ -97,7 +97,7 @@ TEST(HfTokenizer, ModelMissingOrOther) {
   GgufFile f = tiny("llama", false);
   erase(f, "tokenizer.ggml.model");
   expect_refused(f, "tokenizer.ggml.model");
-  for (const char* model : {"t5", "rwkv", "plamo2", "BERT"}) {
+  for (const char* model : {"rwkv", "plamo2", "BERT", "T5"}) {
     f = tiny("llama", false);
     *find(f, "tokenizer.ggml.model") = str(model);
     expect_refused(f, fmt::format("tokenizer.ggml.model '{}'", model));
@@ -173,8 +173,12 @@ TEST(HfTokenizer, TokenTypeWrong) {
 
 TEST(HfTokenizer, MergesWrong) {
   GgufFile f = tiny("gpt2", true);
+  // One merge is a vocabulary like any other (transformers 4.57.6's import alone fails on it).
   *find(f, "tokenizer.ggml.merges") = arr(ValueType::kString, {str("a b")});
-  expect_refused(f, "tokenizer.ggml.merges");
+  const HfTokenizerResult one = render_hf_tokenizer(f);
+  ASSERT_TRUE(one.tokenizer.has_value()) << one.reason;
+  EXPECT_EQ(nlohmann::json::parse(one.tokenizer->tokenizer_json)["model"]["merges"],
+            nlohmann::json::parse(R"([["a", "b"]])"));
   *find(f, "tokenizer.ggml.merges") = arr(ValueType::kString, {str("a b"), str("ab")});
   expect_refused(f, "tokenizer.ggml.merges element 1");
   *find(f, "tokenizer.ggml.merges") = arr(ValueType::kString, {str("a b"), str("a b c")});
@@ -185,6 +189,33 @@ TEST(HfTokenizer, MergesWrong) {
   expect_refused(f, "tokenizer.ggml.merges");
   erase(f, "tokenizer.ggml.merges");
   expect_refused(f, "tokenizer.ggml.merges");
+}
+
+// "t5" (UGM): Unigram with the scores, unk from the file (else llama.cpp's 2), the precompiled
+// charsmap in base64 (RFC 4648: 00 ff 61 is "AP9h"), "$A </s>"; refused without scores, with a
+// charsmap that is not bytes.
+TEST(HfTokenizer, Unigram) {
+  GgufFile f = tiny("llama", false);
+  *find(f, "tokenizer.ggml.model") = str("t5");
+  add(f, "tokenizer.ggml.precompiled_charsmap",
+      arr(ValueType::kUint8, {Value{ValueType::kUint8, std::uint64_t{0}},
+                              Value{ValueType::kUint8, std::uint64_t{0xff}},
+                              Value{ValueType::kUint8, std::uint64_t{'a'}}}));
+  add(f, "tokenizer.ggml.add_space_prefix", boolean(true));
+  const HfTokenizerResult r = render_hf_tokenizer(f);
+  ASSERT_TRUE(r.tokenizer.has_value()) << r.reason;
+  const auto tok = nlohmann::json::parse(r.tokenizer->tokenizer_json);
+  EXPECT_EQ(tok["model"]["type"], "Unigram");
+  EXPECT_EQ(tok["model"]["unk_id"], 0);
+  EXPECT_EQ(tok["model"]["vocab"][4], nlohmann::json::parse(R"(["a", -2.0])"));
+  EXPECT_EQ(tok["normalizer"]["normalizers"][0]["precompiled_charsmap"], "AP9h");
+  EXPECT_EQ(tok["pre_tokenizer"]["prepend_scheme"], "always");
+  EXPECT_EQ(tok["post_processor"]["single"][1]["SpecialToken"]["id"], "</s>");
+  *find(f, "tokenizer.ggml.precompiled_charsmap") = arr(ValueType::kString, {str("a"), str("b")});
+  expect_refused(f, "tokenizer.ggml.precompiled_charsmap");
+  erase(f, "tokenizer.ggml.precompiled_charsmap");
+  erase(f, "tokenizer.ggml.scores");
+  expect_refused(f, "tokenizer.ggml.scores");
 }
 
 TEST(HfTokenizer, LlamaNeedsMergesOrScores) {
