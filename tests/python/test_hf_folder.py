@@ -319,9 +319,10 @@ TRANSFORMERS_5 = transformers.__version__.split(".")[0] == "5"
     TRANSFORMERS_5,
     strict=True,
     reason="transformers 5.24's own GGUF import of this SentencePiece tokenizer is not the "
-    "original: it encodes the double space of the text as '  ' (id 259) where the original and "
-    "transformers 4.57.6 give '▁' (29871) and a word; hf/'s tokenizer encodes as the original "
-    "(llama.cpp's llama-spm test ids, test_llama_vocab.py, pass under 5.24)",
+    "original: it builds LlamaTokenizer with legacy=False (Metaspace prepend_scheme 'first'), so "
+    "a space after a special token becomes '▁' (id 29871) where the original, llama.cpp and "
+    "transformers 4.57.6 give '▁▁' (259); hf/'s tokenizer encodes as the original (llama.cpp's "
+    "llama-spm test ids, test_llama_vocab.py, pass under 5.24)",
 )
 @pytest.mark.parametrize(
     "source,reference",
