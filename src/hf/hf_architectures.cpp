@@ -83,6 +83,10 @@ constexpr ConfigKey kGraniteScales[] = {{"attention.scale", "attention_multiplie
                                         {"logit_scale", "logits_scaling", kNumber}};
 constexpr auto kGraniteKeys = join(kBaseKeys, kGraniteScales);
 constexpr auto kGraniteMoeKeys = join(kBaseKeys, kGraniteScales, kLocalExperts);
+// llama.py, LlamaModel.set_gguf_parameters, as llama; base.py adds the expert counts.
+constexpr auto kMixtralKeys = base_and({{"rope.dimension_count", "head_dim"},
+                                        {"expert_count", "num_local_experts"},
+                                        {"expert_used_count", "num_experts_per_tok"}});
 // phi.py, Phi3MiniModel.set_gguf_parameters.
 constexpr auto kPhi3Keys =
     base_and({{"rope.scaling.original_context_length", "original_max_position_embeddings"}});
@@ -323,6 +327,27 @@ std::vector<Architecture> build() {
              {"ffn_down_exps.weight", "block_sparse_moe.output_linear.weight", Shape::kExpertsDown},
              {"ffn_gate_inp.weight", "block_sparse_moe.router.layer.weight", Shape::kRouter}},
             two_norms}),
+       .after = norm_head});
+  // Mixtral is written as a llama with experts (llama.py, LlamaModel.modify_tensors stacks
+  // block_sparse_moe.experts.X.w1/w2/w3); each expert is intermediate_size wide.
+  add({.gguf_arch = "llama",
+       .required_key = "expert_count",
+       .model_type = "mixtral",
+       .class_name = "MixtralForCausalLM",
+       .keys = kMixtralKeys,
+       .defaults = {.kv_heads = 8, .ff = 14336, .experts = 8, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
+                      {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight",
+                       Shape::kFfHidden, true},
+                      {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight",
+                       Shape::kHiddenFf, true},
+                      {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight",
+                       Shape::kFfHidden, true}},
+                     two_norms}),
        .after = norm_head});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",

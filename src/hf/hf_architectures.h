@@ -71,14 +71,16 @@ enum class Shape {
 enum class Transforms {
   kNone,
   kLlama,  // q/k rows: the inverse of LlamaModel.permute (llama.py)
-  kMoe,    // stacked experts: one per expert (qwen.py, Qwen2MoeModel.modify_tensors)
+  kMoe,    // none, with transformers 4.57.6's Qwen2MoeTensorProcessor limits (hf_weights.cpp)
   kGpt2,   // Conv1D weights transposed back (gpt2.py)
   kGemma,  // norms: the converter's + 1 taken off (gemma.py, Gemma2Model.modify_tensors)
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's
 /// tensor_mapping.py), its HF name (after the layer prefix for a layer's) and shape. `expert`:
-/// one per expert of a stacked tensor ("{}" in `hf` is the expert). `then`: the GGUF tensors the
+/// one per expert of a stacked tensor ("{}" in `hf` is the expert), in every Transforms family
+/// (qwen.py, Qwen2MoeModel.modify_tensors, and llama.py, LlamaModel.modify_tensors, stack them
+/// with torch.stack). `then`: the GGUF tensors the
 /// converter split off the same HF tensor, in order (granite.py, GraniteMoeModel.modify_tensors:
 /// input_linear's gate half is `gguf`, its up half `then[0]`); their rows follow `gguf`'s in each
 /// matrix, the inverse of the fused split.
@@ -101,7 +103,12 @@ struct ClassDefaults {
 
 /// One architecture.
 struct Architecture {
-  std::string_view gguf_arch;   ///< general.architecture as the converter writes it
+  std::string_view gguf_arch;  ///< general.architecture as the converter writes it
+  /// Where the converter writes one general.architecture for several classes (llama for
+  /// MixtralForCausalLM too, granitemoe for GraniteMoeSharedForCausalLM): a GGUF key suffix
+  /// (`<gguf_arch>.<required_key>`) only this class's files have. Of a gguf_arch's rows,
+  /// hf_config.cpp takes the first whose required key the file has, else the one requiring none.
+  std::string_view required_key;
   std::string_view model_type;  ///< config.json's model_type
   std::string_view class_name;  ///< config.json's architectures[0]
   std::span<const ConfigKey> keys;

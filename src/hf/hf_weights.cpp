@@ -219,8 +219,10 @@ HfWeightsResult build(const GgufFile& file) {
   d.expert_ff = dim("expert_feed_forward_length").value_or(defaults.expert_ff);
   d.shared_expert_ff = dim("expert_shared_feed_forward_length").value_or(defaults.shared_expert_ff);
   d.positions = count(config, "n_positions").value_or(defaults.positions);
-  // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts.
-  const std::uint64_t split_experts = count(config, "num_experts").value_or(60);
+  // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
+  // build expert_count's.
+  const std::uint64_t split_experts =
+      arch->transforms == Transforms::kMoe ? count(config, "num_experts").value_or(60) : d.experts;
 
   // The GGUF tensors by name: globals, and "blk.N.*" of the model's layers.
   std::map<std::string_view, std::size_t> globals;
@@ -277,6 +279,15 @@ HfWeightsResult build(const GgufFile& file) {
       w.transform = HfTransform::kConcatRows;
     }
     w.parts = std::move(parts);
+    if (entry.expert) {
+      if (w.shape.empty() || w.shape[0] < split_experts) {
+        return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
+                           printable(name), split_experts);
+      }
+      w.shape.erase(w.shape.begin());
+      w.transform = HfTransform::kSelect;
+      w.index = expert;
+    }
     switch (w.parts.empty() ? arch->transforms : Transforms::kNone) {
       case Transforms::kNone:
         break;
@@ -295,16 +306,7 @@ HfWeightsResult build(const GgufFile& file) {
         }
         break;
       }
-      case Transforms::kMoe:
-        if (entry.expert) {
-          if (w.shape.empty() || w.shape[0] < split_experts) {
-            return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
-                               printable(name), split_experts);
-          }
-          w.shape.erase(w.shape.begin());
-          w.transform = HfTransform::kSelect;
-          w.index = expert;
-        }
+      case Transforms::kMoe:  // the experts: above
         break;
       case Transforms::kGpt2:
         if (contains(name, "attn_qkv.weight") || contains(name, "ffn_down.weight") ||

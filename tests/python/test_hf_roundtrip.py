@@ -210,6 +210,18 @@ ARCHS = {
                     embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=6.0,
                     tie_word_embeddings=False),
     ),
+    "mixtral": dict(
+        cls="MixtralForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="spm-llama",
+        # The converter writes general.architecture llama for MixtralForCausalLM
+        # (conversion/llama.py, LlamaModel), with the experts stacked; each expert is
+        # intermediate_size wide. head_dim 32 != hidden_size / heads; grouped KV.
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=1000000.0, max_position_embeddings=512,
+                    num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+                    tie_word_embeddings=False),
+    ),
     "gpt2": dict(
         cls="GPT2LMHeadModel",
         outtypes=("f32", "q8_0"),
