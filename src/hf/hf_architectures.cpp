@@ -83,6 +83,11 @@ constexpr ConfigKey kGraniteScales[] = {{"attention.scale", "attention_multiplie
                                         {"logit_scale", "logits_scaling", kNumber}};
 constexpr auto kGraniteKeys = join(kBaseKeys, kGraniteScales);
 constexpr auto kGraniteMoeKeys = join(kBaseKeys, kGraniteScales, kLocalExperts);
+// granite.py, GraniteMoeModel.set_gguf_parameters: the shared expert's width.
+constexpr ConfigKey kGraniteShared[] = {
+    {"expert_shared_feed_forward_length", "shared_intermediate_size"}};
+constexpr auto kGraniteMoeSharedKeys =
+    join(kBaseKeys, kGraniteScales, kLocalExperts, kGraniteShared);
 // llama.py, LlamaModel.set_gguf_parameters, as llama; base.py adds the expert counts.
 constexpr auto kMixtralKeys = base_and({{"rope.dimension_count", "head_dim"},
                                         {"expert_count", "num_local_experts"},
@@ -309,6 +314,14 @@ std::vector<Architecture> build() {
   // intermediate_size: the converter splits that into ffn_gate_exps and ffn_up_exps
   // (granite.py, GraniteMoeModel.modify_tensors).
   // transformers 5.x renames these names at load (conversion_mapping.py, "granitemoe").
+  const std::vector<WeightEntry> granite_experts = {
+      {"ffn_gate_exps.weight",
+       "block_sparse_moe.input_linear.weight",
+       Shape::kExpertsGateUp,
+       false,
+       {"ffn_up_exps.weight"}},
+      {"ffn_down_exps.weight", "block_sparse_moe.output_linear.weight", Shape::kExpertsDown},
+      {"ffn_gate_inp.weight", "block_sparse_moe.router.layer.weight", Shape::kRouter}};
   add({.gguf_arch = "granitemoe",
        .model_type = "granitemoe",
        .class_name = "GraniteMoeForCausalLM",
@@ -317,16 +330,30 @@ std::vector<Architecture> build() {
        .transforms = Transforms::kLlama,
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat(
-           {llama_attention,
-            {{"ffn_gate_exps.weight",
-              "block_sparse_moe.input_linear.weight",
-              Shape::kExpertsGateUp,
-              false,
-              {"ffn_up_exps.weight"}},
-             {"ffn_down_exps.weight", "block_sparse_moe.output_linear.weight", Shape::kExpertsDown},
-             {"ffn_gate_inp.weight", "block_sparse_moe.router.layer.weight", Shape::kRouter}},
-            two_norms}),
+       .layer = cat({llama_attention, granite_experts, two_norms}),
+       .after = norm_head});
+  // GraniteMoeShared is written as granitemoe plus the shared expert, whose input_linear
+  // (2·Fs, H) the converter splits into ffn_gate_shexp and ffn_up_shexp (granite.py,
+  // GraniteMoeModel.modify_tensors).
+  add({.gguf_arch = "granitemoe",
+       .required_key = "expert_shared_feed_forward_length",
+       .model_type = "granitemoeshared",
+       .class_name = "GraniteMoeSharedForCausalLM",
+       .keys = kGraniteMoeSharedKeys,
+       .defaults = {.ff = 11008, .experts = 8, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     granite_experts,
+                     two_norms,
+                     {{"ffn_gate_shexp.weight",
+                       "shared_mlp.input_linear.weight",
+                       Shape::kSharedGateUp,
+                       false,
+                       {"ffn_up_shexp.weight"}},
+                      {"ffn_down_shexp.weight", "shared_mlp.output_linear.weight",
+                       Shape::kHiddenSharedFf}}}),
        .after = norm_head});
   // Mixtral is written as a llama with experts (llama.py, LlamaModel.modify_tensors stacks
   // block_sparse_moe.experts.X.w1/w2/w3); each expert is intermediate_size wide.

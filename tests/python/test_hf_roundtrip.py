@@ -210,6 +210,19 @@ ARCHS = {
                     embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=6.0,
                     tie_word_embeddings=False),
     ),
+    "granitemoeshared": dict(
+        cls="GraniteMoeSharedForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="gpt2",
+        # granitemoe's file with expert_shared_feed_forward_length (granite.py, GraniteMoeModel):
+        # the shared expert's input_linear (2·48, 64) is split into ffn_gate_shexp and
+        # ffn_up_shexp
+        config=dict(SMALL, intermediate_size=32, shared_intermediate_size=48,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=10000.0,
+                    max_position_embeddings=512, num_local_experts=4, num_experts_per_tok=2,
+                    attention_multiplier=0.015625, embedding_multiplier=12.0,
+                    residual_multiplier=0.22, logits_scaling=6.0, tie_word_embeddings=False),
+    ),
     "mixtral": dict(
         cls="MixtralForCausalLM",
         outtypes=("f32", "bf16"),
@@ -742,17 +755,17 @@ def test_reader_agrees_with_gguf_py(originals):
 def _file_views(expected):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
-    input_linear (granite.py, GraniteMoeModel.modify_tensors); per-expert tensors stacked
-    (transformers 4), as the converter writes them."""
+    input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors);
+    per-expert tensors stacked (transformers 4), as the converter writes them."""
     per_expert = {}
     for name, value in expected.items():
-        granite = re.fullmatch(
-            r"model\.layers\.(\d+)\.block_sparse_moe\.(input_linear\.weight|experts\.gate_up_proj)",
-            name)
+        granite = re.fullmatch(r"model\.layers\.(\d+)\.(block_sparse_moe|shared_mlp)\."
+                               r"(input_linear\.weight|experts\.gate_up_proj)", name)
         if granite:
-            half = value.shape[1] // 2
-            yield name, f"blk.{granite[1]}.ffn_gate_exps.weight", value[:, :half]
-            yield name, f"blk.{granite[1]}.ffn_up_exps.weight", value[:, half:]
+            half = value.shape[-2] // 2
+            kind = "exps" if granite[2] == "block_sparse_moe" else "shexp"
+            yield name, f"blk.{granite[1]}.ffn_gate_{kind}.weight", value[..., :half, :]
+            yield name, f"blk.{granite[1]}.ffn_up_{kind}.weight", value[..., half:, :]
         elif m := re.fullmatch(r"(.*\.experts)\.(\d+)\.(\w+)\.weight", name):
             per_expert.setdefault((m[1], m[3]), {})[int(m[2])] = (name, value)
         elif m := re.fullmatch(r"(.*\.experts)\.gate_up_proj", name):
