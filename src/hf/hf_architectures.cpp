@@ -88,6 +88,9 @@ constexpr ConfigKey kGraniteShared[] = {
     {"expert_shared_feed_forward_length", "shared_intermediate_size"}};
 constexpr auto kGraniteMoeSharedKeys =
     join(kBaseKeys, kGraniteScales, kLocalExperts, kGraniteShared);
+// olmo.py, OlmoeModel.set_gguf_parameters: base.py's, the rms epsilon then overwritten by 1e-5.
+constexpr auto kOlmoeKeys =
+    base_and({{"expert_count", "num_experts"}, {"expert_used_count", "num_experts_per_tok"}});
 // llama.py, LlamaModel.set_gguf_parameters, as llama; base.py adds the expert counts.
 constexpr auto kMixtralKeys = base_and({{"rope.dimension_count", "head_dim"},
                                         {"expert_count", "num_local_experts"},
@@ -375,6 +378,25 @@ std::vector<Architecture> build() {
                       {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight",
                        Shape::kFfHidden, true}},
                      two_norms}),
+       .after = norm_head});
+  // OLMoE's experts are intermediate_size wide (olmo.py, OlmoeModel.modify_tensors stacks
+  // mlp.experts.X.*); its q_norm spans every head, its k_norm the KV heads.
+  add({.gguf_arch = "olmoe",
+       .model_type = "olmoe",
+       .class_name = "OlmoeForCausalLM",
+       .keys = kOlmoeKeys,
+       .defaults = {.ff = 2048, .experts = 64, .eos = 50279, .pad = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {llama_attention,
+            {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
+             {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias},
+             {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
+             {"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kFfHidden, true},
+             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kFfHidden, true},
+             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kHiddenFf, true}},
+            two_norms}),
        .after = norm_head});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",

@@ -223,6 +223,17 @@ ARCHS = {
                     attention_multiplier=0.015625, embedding_multiplier=12.0,
                     residual_multiplier=0.22, logits_scaling=6.0, tie_word_embeddings=False),
     ),
+    "olmoe": dict(
+        cls="OlmoeForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="gpt2-pad",
+        # each expert is intermediate_size wide; q_norm over all heads, k_norm over the KV heads.
+        # rms_norm_eps 1e-5: the converter writes 1e-5 whatever the config says
+        # (olmo.py, OlmoeModel.set_gguf_parameters), as OLMoE's checkpoints have it.
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, num_experts=4,
+                    num_experts_per_tok=2, norm_topk_prob=False, tie_word_embeddings=False),
+    ),
     "mixtral": dict(
         cls="MixtralForCausalLM",
         outtypes=("f32", "bf16"),
@@ -474,6 +485,13 @@ def _gpt2(path):
     return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"))
 
 
+def _gpt2_pad(path):
+    """GPT-2's with a padding token, as the tokenizers of models whose class defaults one
+    (OLMoE's has <|padding|>): a file without one would leave the config's to that default."""
+    return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"),
+                               pad_token="<|endoftext|>")
+
+
 def _qwen2(path):
     return _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
                                unk_token=None, bos_token=None, eos_token="<|endoftext|>",
@@ -481,7 +499,7 @@ def _qwen2(path):
 
 
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-phi3": _spm_phi3, "spm-gemma": _spm_gemma,
-              "gpt2": _gpt2, "qwen2": _qwen2}
+              "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2}
 
 
 # ---------------------------------------------------------------------------------------------
