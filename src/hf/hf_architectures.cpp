@@ -91,6 +91,14 @@ constexpr auto kGraniteMoeSharedKeys =
 // olmo.py, OlmoeModel.set_gguf_parameters: base.py's, the rms epsilon then overwritten by 1e-5.
 constexpr auto kOlmoeKeys =
     base_and({{"expert_count", "num_experts"}, {"expert_used_count", "num_experts_per_tok"}});
+// phi.py, PhiMoeModel.set_gguf_parameters: phi3's and the expert counts.
+constexpr auto kPhiMoeKeys =
+    base_and({{"rope.scaling.original_context_length", "original_max_position_embeddings"},
+              {"expert_count", "num_local_experts"},
+              {"expert_used_count", "num_experts_per_tok"}});
+// Phi-3.5-MoE's config.json (the one PhiMoE model); the converter keeps the biases as tensors.
+constexpr ConfigConstant kPhiMoeConstants[] = {
+    {"attention_bias", "true"}, {"lm_head_bias", "true"}, {"input_jitter_noise", "0.01"}};
 // llama.py, LlamaModel.set_gguf_parameters, as llama; base.py adds the expert counts.
 constexpr auto kMixtralKeys = base_and({{"rope.dimension_count", "head_dim"},
                                         {"expert_count", "num_local_experts"},
@@ -398,6 +406,30 @@ std::vector<Architecture> build() {
              {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kHiddenFf, true}},
             two_norms}),
        .after = norm_head});
+  // PhiMoE: phi3's file with split q/k/v, LayerNorms with biases, and Mixtral's experts
+  // (phi.py, PhiMoeModel.modify_tensors stacks block_sparse_moe.experts.X.w1/w2/w3).
+  add({.gguf_arch = "phimoe",
+       .model_type = "phimoe",
+       .class_name = "PhiMoEForCausalLM",
+       .keys = kPhiMoeKeys,
+       .constants = kPhiMoeConstants,
+       .defaults = {.kv_heads = 8, .ff = 6400, .experts = 16, .bos = 1, .eos = 2},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({biased_attention,
+                     {{"attn_output.bias", "self_attn.o_proj.bias", Shape::kHidden},
+                      {"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
+                      {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight",
+                       Shape::kFfHidden, true},
+                      {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight",
+                       Shape::kHiddenFf, true},
+                      {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight",
+                       Shape::kFfHidden, true}},
+                     biased_norms}),
+       .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
+                 {"output_norm.bias", "model.norm.bias", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden},
+                 {"output.bias", "lm_head.bias", Shape::kVocab}}});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
        .class_name = "GPT2LMHeadModel",

@@ -59,6 +59,7 @@ enum class Shape {
   kExpertsGateUp,    // (E, 2F, H): granitemoe's stacked input_linear (F: its intermediate_size)
   kExpertsDown,      // (E, H, F): granitemoe's stacked output_linear
   kSharedGateUp,     // (2Fs, H): granitemoe's shared_mlp.input_linear
+  kVocab,            // (V): phimoe's lm_head bias
   kFusedQkv,         // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
   kFusedGateUp,      // (2F, H): phi3's gate_up_proj
   kConvQkv,          // (H, 3H): gpt2's Conv1D c_attn

@@ -117,6 +117,8 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.experts, d.hidden, d.ff};
     case Shape::kSharedGateUp:
       return two(mul(d.shared_expert_ff, 2), d.hidden);
+    case Shape::kVocab:
+      return V{d.vocab};
     case Shape::kFusedQkv: {
       const auto kv2 = kv ? mul(*kv, 2) : std::nullopt;
       if (!q || !kv2 || *q > UINT64_MAX - *kv2) return std::nullopt;

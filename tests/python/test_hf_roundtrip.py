@@ -77,7 +77,8 @@ LLAMA_CPP = pathlib.Path(
 # ---------------------------------------------------------------------------------------------
 # The table: one row an architecture. cls: transformers' model class; config: its config
 # class's kwargs (vocab_size and the special token ids come from the tokenizer); tokenizer: a
-# key of TOKENIZERS; outtypes: the converter's --outtype values tried (f32 when absent); file:
+# key of TOKENIZERS; hub_class: the class name written into the original's config.json where the
+# Hub repositories' (which the converter registers) is not transformers' own; outtypes: the converter's --outtype values tried (f32 when absent); file:
 # what llama.cpp's converter does to values besides moving rows (the Hugging Face names ending
 # so): "plus_one" stores w + 1 (Gemma's RMSNorm weights), "transposed" stores w.T (GPT-2's
 # Conv1D weights).
@@ -234,6 +235,20 @@ ARCHS = {
                     rope_theta=10000.0, max_position_embeddings=512, num_experts=4,
                     num_experts_per_tok=2, norm_topk_prob=False, tie_word_embeddings=False),
     ),
+    "phimoe": dict(
+        cls="PhimoeForCausalLM",
+        # the name Phi-3.5-MoE's config.json gives, the one the converter registers
+        # (conversion/phi.py, PhiMoeModel); transformers' class is PhimoeForCausalLM
+        hub_class="PhiMoEForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="spm-phi3",
+        # q/k/v/o and lm_head biases and the input jitter, as Phi-3.5-MoE's config.json has them
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512,
+                    original_max_position_embeddings=512, num_local_experts=4,
+                    num_experts_per_tok=2, attention_bias=True, lm_head_bias=True,
+                    input_jitter_noise=0.01, tie_word_embeddings=False),
+    ),
     "mixtral": dict(
         cls="MixtralForCausalLM",
         outtypes=("f32", "bf16"),
@@ -271,6 +286,10 @@ if transformers.__version__.split(".")[0] == "5":
         ("phi3", "tokenizer"): (
             "phi3 (transformers 5): the original's special tokens list '</s>' first (5.x's "
             "LlamaTokenizer saves it as an extra special token), hf/'s the file's bos, eos, unk"),
+        ("phimoe", "tokenizer"): (
+            "phimoe (transformers 5): as phi3, the original's special tokens list '</s>' first "
+            "(5.x's LlamaTokenizer saves it as an extra special token), hf/'s the file's bos, "
+            "eos, unk"),
         ("gemma2", "tokenizer"): (
             "gemma2 (transformers 5): the original GemmaTokenizer has mask_token '<mask>' (its "
             "class default), which the file does not name (no tokenizer.ggml.mask_token_id)"),
@@ -546,6 +565,10 @@ class Originals:
                     p.add_(torch.randn_like(p), alpha=0.02)
             path = self.root / arch
             model.save_pretrained(str(path))
+            if "hub_class" in row:  # the class name the Hub repository's config.json gives
+                config_json = json.loads((path / "config.json").read_text())
+                config_json["architectures"] = [row["hub_class"]]
+                (path / "config.json").write_text(json.dumps(config_json, indent=2))
             tok.save_pretrained(str(path))
             if sp_model is not None and not (path / "tokenizer.model").exists():
                 shutil.copy(sp_model, path / "tokenizer.model")
@@ -927,7 +950,7 @@ def test_config(originals, mount, request, arch):
     m = mount(originals.converted(arch, "f32"))
     got = AutoConfig.from_pretrained(str(_hf(m, arch)))
     row = ARCHS[arch]
-    assert got.architectures == [row.get("hf_class", row["cls"])]
+    assert got.architectures == [row.get("hub_class") or row.get("hf_class", row["cls"])]
     if "hf_class" not in row:
         assert type(got) is type(want)
     assert _same(_rope_theta(got), _rope_theta(want)), "rope_theta"
