@@ -99,6 +99,15 @@ constexpr auto kPhiMoeKeys =
 // Phi-3.5-MoE's config.json (the one PhiMoE model); the converter keeps the biases as tensors.
 constexpr ConfigConstant kPhiMoeConstants[] = {
     {"attention_bias", "true"}, {"lm_head_bias", "true"}, {"input_jitter_noise", "0.01"}};
+// ernie.py, Ernie4_5MoeModel.set_gguf_parameters. Its expert_shared_feed_forward_length is
+// intermediate_size // num_key_value_heads, no config field: the shared experts are
+// moe_intermediate_size · moe_num_shared_experts wide (modeling_ernie4_5_moe.py).
+constexpr auto kErnie45MoeKeys = base_and({{"expert_count", "moe_num_experts"},
+                                           {"expert_used_count", "moe_k"},
+                                           {"interleave_moe_layer_step", "moe_layer_interval"},
+                                           {"leading_dense_block_count", "moe_layer_start_index"},
+                                           {"expert_feed_forward_length", "moe_intermediate_size"},
+                                           {"expert_shared_count", "moe_num_shared_experts"}});
 // llama.py, LlamaModel.set_gguf_parameters, as llama; base.py adds the expert counts.
 constexpr auto kMixtralKeys = base_and({{"rope.dimension_count", "head_dim"},
                                         {"expert_count", "num_local_experts"},
@@ -430,6 +439,36 @@ std::vector<Architecture> build() {
                  {"output_norm.bias", "model.norm.bias", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden},
                  {"output.bias", "lm_head.bias", Shape::kVocab}}});
+  // ERNIE 4.5 MoE: dense layers before moe_layer_start_index, then the router's correction
+  // bias, the experts (ernie.py, Ernie4_5MoeModel.modify_tensors) and the shared experts as one
+  // MLP; the MTP layers are dropped by the converter.
+  add({.gguf_arch = "ernie4_5-moe",
+       .model_type = "ernie4_5_moe",
+       .class_name = "Ernie4_5_MoeForCausalLM",
+       .keys = kErnie45MoeKeys,
+       .defaults = {.kv_heads = 4,
+                    .ff = 12288,
+                    .experts = 64,
+                    .expert_ff = 1536,
+                    .shared_experts = 2,
+                    .bos = 1,
+                    .eos = 2,
+                    .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {llama_attention,
+            gated_mlp,
+            {{"exp_probs_b.bias", "mlp.moe_statics.e_score_correction_bias", Shape::kOneExperts}},
+            experts,
+            {{"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+              Shape::kHiddenSharedExpertsFf}},
+            two_norms}),
+       .after = norm_head});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
        .class_name = "GPT2LMHeadModel",

@@ -36,7 +36,7 @@ struct ConfigConstant {
 
 /// The torch shape the model class gives a parameter, in terms of its config (hf_weights.cpp,
 /// Dims): V vocab, P positions, H hidden, F feed-forward, Fm one expert's, Fs the shared
-/// expert's, E experts, nh/nkv heads, hd head_dim.
+/// expert's, Ns shared experts, E experts, nh/nkv heads, hd head_dim.
 enum class Shape {
   kVocabHidden,      // (V, H): embeddings, lm_head
   kPositionsHidden,  // (P, H): gpt2's wpe
@@ -60,11 +60,14 @@ enum class Shape {
   kExpertsDown,      // (E, H, F): granitemoe's stacked output_linear
   kSharedGateUp,     // (2Fs, H): granitemoe's shared_mlp.input_linear
   kVocab,            // (V): phimoe's lm_head bias
-  kFusedQkv,         // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
-  kFusedGateUp,      // (2F, H): phi3's gate_up_proj
-  kConvQkv,          // (H, 3H): gpt2's Conv1D c_attn
-  kThreeHidden,      // (3H)
-  kHiddenHidden,     // (H, H)
+  kSharedExpertsFfHidden,  // (Fm·Ns, H): Ns shared experts as one MLP (ernie4_5_moe) gate/up
+  kHiddenSharedExpertsFf,  // (H, Fm·Ns): its down
+  kOneExperts,             // (1, E): ernie4_5_moe's e_score_correction_bias
+  kFusedQkv,               // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
+  kFusedGateUp,            // (2F, H): phi3's gate_up_proj
+  kConvQkv,                // (H, 3H): gpt2's Conv1D c_attn
+  kThreeHidden,            // (3H)
+  kHiddenHidden,           // (H, H)
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -99,6 +102,7 @@ struct WeightEntry {
 struct ClassDefaults {
   std::uint64_t kv_heads = 0, head_dim = 0, ff = 0;
   std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
+  std::uint64_t shared_experts = 0;
   std::int64_t bos = -1, eos = -1, pad = -1;
 };
 
