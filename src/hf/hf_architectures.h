@@ -63,6 +63,7 @@ enum class Shape {
   kSharedExpertsFfHidden,  // (Fm·Ns, H): Ns shared experts as one MLP (ernie4_5_moe) gate/up
   kHiddenSharedExpertsFf,  // (H, Fm·Ns): its down
   kOneExperts,             // (1, E): ernie4_5_moe's e_score_correction_bias
+  kExperts,                // (E): dots1's e_score_correction_bias
   kFusedQkv,               // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
   kFusedGateUp,            // (2F, H): phi3's gate_up_proj
   kConvQkv,                // (H, 3H): gpt2's Conv1D c_attn

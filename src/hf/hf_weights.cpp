@@ -126,6 +126,8 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return two(d.hidden, mul(d.expert_ff, d.shared_experts));
     case Shape::kOneExperts:
       return V{1, d.experts};
+    case Shape::kExperts:
+      return V{d.experts};
     case Shape::kFusedQkv: {
       const auto kv2 = kv ? mul(*kv, 2) : std::nullopt;
       if (!q || !kv2 || *q > UINT64_MAX - *kv2) return std::nullopt;

@@ -261,6 +261,17 @@ ARCHS = {
                     moe_layer_start_index=1, moe_layer_interval=1, use_bias=False,
                     tie_word_embeddings=True),
     ),
+    "dots1": dict(
+        cls="Dots1ForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="qwen2",
+        # layer 0 dense (first_k_dense_replace 1), layer 1 experts, two shared experts as one MLP
+        # (2·32 wide), the router's correction bias; the routing's scale and normalization
+        config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=1000000.0,
+                    max_position_embeddings=512, moe_intermediate_size=32, n_routed_experts=4,
+                    n_shared_experts=2, num_experts_per_tok=2, first_k_dense_replace=1,
+                    norm_topk_prob=True, routed_scaling_factor=2.5, tie_word_embeddings=False),
+    ),
     "mixtral": dict(
         cls="MixtralForCausalLM",
         outtypes=("f32", "bf16"),
@@ -587,6 +598,11 @@ class Originals:
             with torch.no_grad():
                 for p in model.parameters():
                     p.add_(torch.randn_like(p), alpha=0.02)
+                # and no saved buffer (dots1's e_score_correction_bias)
+                saved = model.state_dict()
+                for name, b in model.named_buffers():
+                    if name in saved and b.is_floating_point():
+                        b.add_(torch.randn_like(b), alpha=0.02)
             path = self.root / arch
             model.save_pretrained(str(path))
             if "hub_class" in row:  # the class name the Hub repository's config.json gives
