@@ -83,6 +83,45 @@ constexpr ConfigKey kGraniteScales[] = {{"attention.scale", "attention_multiplie
                                         {"logit_scale", "logits_scaling", kNumber}};
 constexpr auto kGraniteKeys = join(kBaseKeys, kGraniteScales);
 constexpr auto kGraniteMoeKeys = join(kBaseKeys, kGraniteScales, kLocalExperts);
+// granite.py, GraniteMoeModel.set_gguf_parameters: the shared expert's width.
+constexpr ConfigKey kGraniteShared[] = {
+    {"expert_shared_feed_forward_length", "shared_intermediate_size"}};
+constexpr auto kGraniteMoeSharedKeys =
+    join(kBaseKeys, kGraniteScales, kLocalExperts, kGraniteShared);
+// olmo.py, OlmoeModel.set_gguf_parameters: base.py's, the rms epsilon then overwritten by 1e-5.
+constexpr auto kOlmoeKeys =
+    base_and({{"expert_count", "num_experts"}, {"expert_used_count", "num_experts_per_tok"}});
+// phi.py, PhiMoeModel.set_gguf_parameters: phi3's and the expert counts.
+constexpr auto kPhiMoeKeys =
+    base_and({{"rope.scaling.original_context_length", "original_max_position_embeddings"},
+              {"expert_count", "num_local_experts"},
+              {"expert_used_count", "num_experts_per_tok"}});
+// Phi-3.5-MoE's config.json (the one PhiMoE model); the converter keeps the biases as tensors.
+constexpr ConfigConstant kPhiMoeConstants[] = {
+    {"attention_bias", "true"}, {"lm_head_bias", "true"}, {"input_jitter_noise", "0.01"}};
+// ernie.py, Ernie4_5MoeModel.set_gguf_parameters. Its expert_shared_feed_forward_length is
+// intermediate_size // num_key_value_heads, no config field: the shared experts are
+// moe_intermediate_size · moe_num_shared_experts wide (modeling_ernie4_5_moe.py).
+constexpr auto kErnie45MoeKeys = base_and({{"expert_count", "moe_num_experts"},
+                                           {"expert_used_count", "moe_k"},
+                                           {"interleave_moe_layer_step", "moe_layer_interval"},
+                                           {"leading_dense_block_count", "moe_layer_start_index"},
+                                           {"expert_feed_forward_length", "moe_intermediate_size"},
+                                           {"expert_shared_count", "moe_num_shared_experts"}});
+// dots1.py, Dots1Model.set_gguf_parameters (after qwen.py's Qwen2MoeModel and base.py's).
+constexpr auto kDots1Keys = base_and({{"expert_count", "n_routed_experts"},
+                                      {"expert_used_count", "num_experts_per_tok"},
+                                      {"expert_group_count", "n_group"},
+                                      {"expert_group_used_count", "topk_group"},
+                                      {"expert_feed_forward_length", "moe_intermediate_size"},
+                                      {"leading_dense_block_count", "first_k_dense_replace"},
+                                      {"expert_shared_count", "n_shared_experts"},
+                                      {"expert_weights_scale", "routed_scaling_factor", kNumber},
+                                      {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny}});
+// llama.py, LlamaModel.set_gguf_parameters, as llama; base.py adds the expert counts.
+constexpr auto kMixtralKeys = base_and({{"rope.dimension_count", "head_dim"},
+                                        {"expert_count", "num_local_experts"},
+                                        {"expert_used_count", "num_experts_per_tok"}});
 // phi.py, Phi3MiniModel.set_gguf_parameters.
 constexpr auto kPhi3Keys =
     base_and({{"rope.scaling.original_context_length", "original_max_position_embeddings"}});
@@ -305,6 +344,14 @@ std::vector<Architecture> build() {
   // intermediate_size: the converter splits that into ffn_gate_exps and ffn_up_exps
   // (granite.py, GraniteMoeModel.modify_tensors).
   // transformers 5.x renames these names at load (conversion_mapping.py, "granitemoe").
+  const std::vector<WeightEntry> granite_experts = {
+      {"ffn_gate_exps.weight",
+       "block_sparse_moe.input_linear.weight",
+       Shape::kExpertsGateUp,
+       false,
+       {"ffn_up_exps.weight"}},
+      {"ffn_down_exps.weight", "block_sparse_moe.output_linear.weight", Shape::kExpertsDown},
+      {"ffn_gate_inp.weight", "block_sparse_moe.router.layer.weight", Shape::kRouter}};
   add({.gguf_arch = "granitemoe",
        .model_type = "granitemoe",
        .class_name = "GraniteMoeForCausalLM",
@@ -313,15 +360,152 @@ std::vector<Architecture> build() {
        .transforms = Transforms::kLlama,
        .layer_prefix = kModelLayer,
        .before = embed,
+       .layer = cat({llama_attention, granite_experts, two_norms}),
+       .after = norm_head});
+  // GraniteMoeShared is written as granitemoe plus the shared expert, whose input_linear
+  // (2·Fs, H) the converter splits into ffn_gate_shexp and ffn_up_shexp (granite.py,
+  // GraniteMoeModel.modify_tensors).
+  add({.gguf_arch = "granitemoe",
+       .required_key = "expert_shared_feed_forward_length",
+       .model_type = "granitemoeshared",
+       .class_name = "GraniteMoeSharedForCausalLM",
+       .keys = kGraniteMoeSharedKeys,
+       .defaults = {.ff = 11008, .experts = 8, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     granite_experts,
+                     two_norms,
+                     {{"ffn_gate_shexp.weight",
+                       "shared_mlp.input_linear.weight",
+                       Shape::kSharedGateUp,
+                       false,
+                       {"ffn_up_shexp.weight"}},
+                      {"ffn_down_shexp.weight", "shared_mlp.output_linear.weight",
+                       Shape::kHiddenSharedFf}}}),
+       .after = norm_head});
+  // Mixtral is written as a llama with experts (llama.py, LlamaModel.modify_tensors stacks
+  // block_sparse_moe.experts.X.w1/w2/w3); each expert is intermediate_size wide.
+  add({.gguf_arch = "llama",
+       .required_key = "expert_count",
+       .model_type = "mixtral",
+       .class_name = "MixtralForCausalLM",
+       .keys = kMixtralKeys,
+       .defaults = {.kv_heads = 8, .ff = 14336, .experts = 8, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
+                      {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight",
+                       Shape::kFfHidden, true},
+                      {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight",
+                       Shape::kHiddenFf, true},
+                      {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight",
+                       Shape::kFfHidden, true}},
+                     two_norms}),
+       .after = norm_head});
+  // OLMoE's experts are intermediate_size wide (olmo.py, OlmoeModel.modify_tensors stacks
+  // mlp.experts.X.*); its q_norm spans every head, its k_norm the KV heads.
+  add({.gguf_arch = "olmoe",
+       .model_type = "olmoe",
+       .class_name = "OlmoeForCausalLM",
+       .keys = kOlmoeKeys,
+       .defaults = {.ff = 2048, .experts = 64, .eos = 50279, .pad = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
        .layer = cat(
            {llama_attention,
-            {{"ffn_gate_exps.weight",
-              "block_sparse_moe.input_linear.weight",
-              Shape::kExpertsGateUp,
-              false,
-              {"ffn_up_exps.weight"}},
-             {"ffn_down_exps.weight", "block_sparse_moe.output_linear.weight", Shape::kExpertsDown},
-             {"ffn_gate_inp.weight", "block_sparse_moe.router.layer.weight", Shape::kRouter}},
+            {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
+             {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias},
+             {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
+             {"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kFfHidden, true},
+             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kFfHidden, true},
+             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kHiddenFf, true}},
+            two_norms}),
+       .after = norm_head});
+  // PhiMoE: phi3's file with split q/k/v, LayerNorms with biases, and Mixtral's experts
+  // (phi.py, PhiMoeModel.modify_tensors stacks block_sparse_moe.experts.X.w1/w2/w3).
+  add({.gguf_arch = "phimoe",
+       .model_type = "phimoe",
+       .class_name = "PhiMoEForCausalLM",
+       .keys = kPhiMoeKeys,
+       .constants = kPhiMoeConstants,
+       .defaults = {.kv_heads = 8, .ff = 6400, .experts = 16, .bos = 1, .eos = 2},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({biased_attention,
+                     {{"attn_output.bias", "self_attn.o_proj.bias", Shape::kHidden},
+                      {"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
+                      {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight",
+                       Shape::kFfHidden, true},
+                      {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight",
+                       Shape::kHiddenFf, true},
+                      {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight",
+                       Shape::kFfHidden, true}},
+                     biased_norms}),
+       .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
+                 {"output_norm.bias", "model.norm.bias", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden},
+                 {"output.bias", "lm_head.bias", Shape::kVocab}}});
+  // ERNIE 4.5 MoE: dense layers before moe_layer_start_index, then the router's correction
+  // bias, the experts (ernie.py, Ernie4_5MoeModel.modify_tensors) and the shared experts as one
+  // MLP; the MTP layers are dropped by the converter.
+  add({.gguf_arch = "ernie4_5-moe",
+       .model_type = "ernie4_5_moe",
+       .class_name = "Ernie4_5_MoeForCausalLM",
+       .keys = kErnie45MoeKeys,
+       .defaults = {.kv_heads = 4,
+                    .ff = 12288,
+                    .experts = 64,
+                    .expert_ff = 1536,
+                    .shared_experts = 2,
+                    .bos = 1,
+                    .eos = 2,
+                    .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {llama_attention,
+            gated_mlp,
+            {{"exp_probs_b.bias", "mlp.moe_statics.e_score_correction_bias", Shape::kOneExperts}},
+            experts,
+            {{"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+              Shape::kHiddenSharedExpertsFf}},
+            two_norms}),
+       .after = norm_head});
+  // dots.llm1: dense layers before first_k_dense_replace, then the experts (qwen.py,
+  // Qwen2MoeModel.modify_tensors), the router with its correction bias (a buffer), and the
+  // shared experts as one MLP moe_intermediate_size · n_shared_experts wide.
+  add({.gguf_arch = "dots1",
+       .model_type = "dots1",
+       .class_name = "Dots1ForCausalLM",
+       .keys = kDots1Keys,
+       .defaults = {.kv_heads = 32, .ff = 10944, .expert_ff = 1408},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {llama_attention,
+            qk_norms,
+            gated_mlp,
+            {{"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden,
+              true},
+             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
+             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf,
+              true},
+             {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
+             {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias", Shape::kExperts},
+             {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+              Shape::kHiddenSharedExpertsFf}},
             two_norms}),
        .after = norm_head});
   add({.gguf_arch = "gpt2",

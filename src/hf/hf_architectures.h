@@ -36,7 +36,7 @@ struct ConfigConstant {
 
 /// The torch shape the model class gives a parameter, in terms of its config (hf_weights.cpp,
 /// Dims): V vocab, P positions, H hidden, F feed-forward, Fm one expert's, Fs the shared
-/// expert's, E experts, nh/nkv heads, hd head_dim.
+/// expert's, Ns shared experts, E experts, nh/nkv heads, hd head_dim.
 enum class Shape {
   kVocabHidden,      // (V, H): embeddings, lm_head
   kPositionsHidden,  // (P, H): gpt2's wpe
@@ -59,11 +59,16 @@ enum class Shape {
   kExpertsGateUp,    // (E, 2F, H): granitemoe's stacked input_linear (F: its intermediate_size)
   kExpertsDown,      // (E, H, F): granitemoe's stacked output_linear
   kSharedGateUp,     // (2Fs, H): granitemoe's shared_mlp.input_linear
-  kFusedQkv,         // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
-  kFusedGateUp,      // (2F, H): phi3's gate_up_proj
-  kConvQkv,          // (H, 3H): gpt2's Conv1D c_attn
-  kThreeHidden,      // (3H)
-  kHiddenHidden,     // (H, H)
+  kVocab,            // (V): phimoe's lm_head bias
+  kSharedExpertsFfHidden,  // (Fm·Ns, H): Ns shared experts as one MLP (ernie4_5_moe) gate/up
+  kHiddenSharedExpertsFf,  // (H, Fm·Ns): its down
+  kOneExperts,             // (1, E): ernie4_5_moe's e_score_correction_bias
+  kExperts,                // (E): dots1's e_score_correction_bias
+  kFusedQkv,               // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
+  kFusedGateUp,            // (2F, H): phi3's gate_up_proj
+  kConvQkv,                // (H, 3H): gpt2's Conv1D c_attn
+  kThreeHidden,            // (3H)
+  kHiddenHidden,           // (H, H)
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -71,14 +76,16 @@ enum class Shape {
 enum class Transforms {
   kNone,
   kLlama,  // q/k rows: the inverse of LlamaModel.permute (llama.py)
-  kMoe,    // stacked experts: one per expert (qwen.py, Qwen2MoeModel.modify_tensors)
+  kMoe,    // none, with transformers 4.57.6's Qwen2MoeTensorProcessor limits (hf_weights.cpp)
   kGpt2,   // Conv1D weights transposed back (gpt2.py)
   kGemma,  // norms: the converter's + 1 taken off (gemma.py, Gemma2Model.modify_tensors)
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's
 /// tensor_mapping.py), its HF name (after the layer prefix for a layer's) and shape. `expert`:
-/// one per expert of a stacked tensor ("{}" in `hf` is the expert). `then`: the GGUF tensors the
+/// one per expert of a stacked tensor ("{}" in `hf` is the expert), in every Transforms family
+/// (qwen.py, Qwen2MoeModel.modify_tensors, and llama.py, LlamaModel.modify_tensors, stack them
+/// with torch.stack). `then`: the GGUF tensors the
 /// converter split off the same HF tensor, in order (granite.py, GraniteMoeModel.modify_tensors:
 /// input_linear's gate half is `gguf`, its up half `then[0]`); their rows follow `gguf`'s in each
 /// matrix, the inverse of the fused split.
@@ -96,12 +103,18 @@ struct WeightEntry {
 struct ClassDefaults {
   std::uint64_t kv_heads = 0, head_dim = 0, ff = 0;
   std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
+  std::uint64_t shared_experts = 0;
   std::int64_t bos = -1, eos = -1, pad = -1;
 };
 
 /// One architecture.
 struct Architecture {
-  std::string_view gguf_arch;   ///< general.architecture as the converter writes it
+  std::string_view gguf_arch;  ///< general.architecture as the converter writes it
+  /// Where the converter writes one general.architecture for several classes (llama for
+  /// MixtralForCausalLM too, granitemoe for GraniteMoeSharedForCausalLM): a GGUF key suffix
+  /// (`<gguf_arch>.<required_key>`) only this class's files have. Of a gguf_arch's rows,
+  /// hf_config.cpp takes the first whose required key the file has, else the one requiring none.
+  std::string_view required_key;
   std::string_view model_type;  ///< config.json's model_type
   std::string_view class_name;  ///< config.json's architectures[0]
   std::span<const ConfigKey> keys;

@@ -274,9 +274,17 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       for (std::size_t i = 0; i < a->size(); ++i) named_mistral |= a->string_at(i) == "mistral";
     }
   }
+  // Of general.architecture's rows, the first whose required key the file has (Mixtral's
+  // expert_count), else the one that requires none (hf_architectures.h, required_key).
   const hf::Architecture* row = nullptr;
   for (const hf::Architecture& a : hf::architectures()) {
-    if (a.gguf_arch == arch) row = &a;
+    if (a.gguf_arch != arch) continue;
+    if (a.required_key.empty()) {
+      if (!row) row = &a;
+    } else if (find(fmt::format("{}.{}", arch, a.required_key))) {
+      row = &a;
+      break;
+    }
   }
   if (!row) row = hf::find_architecture(arch);
   if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");

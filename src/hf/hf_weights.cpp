@@ -50,6 +50,7 @@ std::optional<std::uint64_t> count(const json& config, const char* key) {
 struct Dims {
   std::uint64_t vocab = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ff = 0;
   std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
+  std::uint64_t shared_experts = 0;
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -117,6 +118,16 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.experts, d.hidden, d.ff};
     case Shape::kSharedGateUp:
       return two(mul(d.shared_expert_ff, 2), d.hidden);
+    case Shape::kVocab:
+      return V{d.vocab};
+    case Shape::kSharedExpertsFfHidden:
+      return two(mul(d.expert_ff, d.shared_experts), d.hidden);
+    case Shape::kHiddenSharedExpertsFf:
+      return two(d.hidden, mul(d.expert_ff, d.shared_experts));
+    case Shape::kOneExperts:
+      return V{1, d.experts};
+    case Shape::kExperts:
+      return V{d.experts};
     case Shape::kFusedQkv: {
       const auto kv2 = kv ? mul(*kv, 2) : std::nullopt;
       if (!q || !kv2 || *q > UINT64_MAX - *kv2) return std::nullopt;
@@ -219,8 +230,11 @@ HfWeightsResult build(const GgufFile& file) {
   d.expert_ff = dim("expert_feed_forward_length").value_or(defaults.expert_ff);
   d.shared_expert_ff = dim("expert_shared_feed_forward_length").value_or(defaults.shared_expert_ff);
   d.positions = count(config, "n_positions").value_or(defaults.positions);
-  // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts.
-  const std::uint64_t split_experts = count(config, "num_experts").value_or(60);
+  d.shared_experts = dim("expert_shared_count").value_or(defaults.shared_experts);
+  // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
+  // build expert_count's.
+  const std::uint64_t split_experts =
+      arch->transforms == Transforms::kMoe ? count(config, "num_experts").value_or(60) : d.experts;
 
   // The GGUF tensors by name: globals, and "blk.N.*" of the model's layers.
   std::map<std::string_view, std::size_t> globals;
@@ -277,6 +291,15 @@ HfWeightsResult build(const GgufFile& file) {
       w.transform = HfTransform::kConcatRows;
     }
     w.parts = std::move(parts);
+    if (entry.expert) {
+      if (w.shape.empty() || w.shape[0] < split_experts) {
+        return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
+                           printable(name), split_experts);
+      }
+      w.shape.erase(w.shape.begin());
+      w.transform = HfTransform::kSelect;
+      w.index = expert;
+    }
     switch (w.parts.empty() ? arch->transforms : Transforms::kNone) {
       case Transforms::kNone:
         break;
@@ -295,16 +318,7 @@ HfWeightsResult build(const GgufFile& file) {
         }
         break;
       }
-      case Transforms::kMoe:
-        if (entry.expert) {
-          if (w.shape.empty() || w.shape[0] < split_experts) {
-            return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
-                               printable(name), split_experts);
-          }
-          w.shape.erase(w.shape.begin());
-          w.transform = HfTransform::kSelect;
-          w.index = expert;
-        }
+      case Transforms::kMoe:  // the experts: above
         break;
       case Transforms::kGpt2:
         if (contains(name, "attn_qkv.weight") || contains(name, "ffn_down.weight") ||

@@ -77,7 +77,8 @@ LLAMA_CPP = pathlib.Path(
 # ---------------------------------------------------------------------------------------------
 # The table: one row an architecture. cls: transformers' model class; config: its config
 # class's kwargs (vocab_size and the special token ids come from the tokenizer); tokenizer: a
-# key of TOKENIZERS; outtypes: the converter's --outtype values tried (f32 when absent); file:
+# key of TOKENIZERS; hub_class: the class name written into the original's config.json where the
+# Hub repositories' (which the converter registers) is not transformers' own; outtypes: the converter's --outtype values tried (f32 when absent); file:
 # what llama.cpp's converter does to values besides moving rows (the Hugging Face names ending
 # so): "plus_one" stores w + 1 (Gemma's RMSNorm weights), "transposed" stores w.T (GPT-2's
 # Conv1D weights).
@@ -210,6 +211,79 @@ ARCHS = {
                     embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=6.0,
                     tie_word_embeddings=False),
     ),
+    "granitemoeshared": dict(
+        cls="GraniteMoeSharedForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="gpt2",
+        # granitemoe's file with expert_shared_feed_forward_length (granite.py, GraniteMoeModel):
+        # the shared expert's input_linear (2·48, 64) is split into ffn_gate_shexp and
+        # ffn_up_shexp
+        config=dict(SMALL, intermediate_size=32, shared_intermediate_size=48,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=10000.0,
+                    max_position_embeddings=512, num_local_experts=4, num_experts_per_tok=2,
+                    attention_multiplier=0.015625, embedding_multiplier=12.0,
+                    residual_multiplier=0.22, logits_scaling=6.0, tie_word_embeddings=False),
+    ),
+    "olmoe": dict(
+        cls="OlmoeForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="gpt2-pad",
+        # each expert is intermediate_size wide; q_norm over all heads, k_norm over the KV heads.
+        # rms_norm_eps 1e-5: the converter writes 1e-5 whatever the config says
+        # (olmo.py, OlmoeModel.set_gguf_parameters), as OLMoE's checkpoints have it.
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, num_experts=4,
+                    num_experts_per_tok=2, norm_topk_prob=False, tie_word_embeddings=False),
+    ),
+    "phimoe": dict(
+        cls="PhimoeForCausalLM",
+        # the name Phi-3.5-MoE's config.json gives, the one the converter registers
+        # (conversion/phi.py, PhiMoeModel); transformers' class is PhimoeForCausalLM
+        hub_class="PhiMoEForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="spm-phi3",
+        # q/k/v/o and lm_head biases and the input jitter, as Phi-3.5-MoE's config.json has them
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512,
+                    original_max_position_embeddings=512, num_local_experts=4,
+                    num_experts_per_tok=2, attention_bias=True, lm_head_bias=True,
+                    input_jitter_noise=0.01, tie_word_embeddings=False),
+    ),
+    "ernie4_5_moe": dict(
+        cls="Ernie4_5_MoeForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="spm-llama-pad",
+        # layer 0 dense (moe_layer_start_index 1), layer 1 experts, two shared experts as one
+        # MLP (2·32 wide) and the router's correction bias; tied output, as ERNIE-4.5-21B-A3B
+        config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=500000.0,
+                    max_position_embeddings=512, moe_num_experts=4, moe_k=2,
+                    moe_intermediate_size=32, moe_num_shared_experts=2,
+                    moe_layer_start_index=1, moe_layer_interval=1, use_bias=False,
+                    tie_word_embeddings=True),
+    ),
+    "dots1": dict(
+        cls="Dots1ForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="qwen2",
+        # layer 0 dense (first_k_dense_replace 1), layer 1 experts, two shared experts as one MLP
+        # (2·32 wide), the router's correction bias; the routing's scale and normalization
+        config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=1000000.0,
+                    max_position_embeddings=512, moe_intermediate_size=32, n_routed_experts=4,
+                    n_shared_experts=2, num_experts_per_tok=2, first_k_dense_replace=1,
+                    norm_topk_prob=True, routed_scaling_factor=2.5, tie_word_embeddings=False),
+    ),
+    "mixtral": dict(
+        cls="MixtralForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="spm-llama",
+        # The converter writes general.architecture llama for MixtralForCausalLM
+        # (conversion/llama.py, LlamaModel), with the experts stacked; each expert is
+        # intermediate_size wide. head_dim 32 != hidden_size / heads; grouped KV.
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=1000000.0, max_position_embeddings=512,
+                    num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+                    tie_word_embeddings=False),
+    ),
     "gpt2": dict(
         cls="GPT2LMHeadModel",
         outtypes=("f32", "q8_0"),
@@ -224,7 +298,12 @@ ARCHS = {
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
 # (architecture, "*") -> reason. The checks: state_dict, logits, generate, tokenizer, config,
 # generation_config.
-XFAIL = {}
+XFAIL = {
+    ("ernie4_5_moe", "tokenizer"): (
+        "ernie4_5_moe: the converter writes tokenizer_config.json's add_prefix_space null (what "
+        "save_pretrained of LlamaTokenizerFast writes) as add_space_prefix False (ernie.py, "
+        "Ernie4_5Model.set_vocab): the file's tokenizer, and llama.cpp's, prepend no space"),
+}
 if transformers.__version__.split(".")[0] == "5":
     # transformers 5's tokenizer classes: save_pretrained and from_pretrained of the original
     # differ from 4.57.6's in the special tokens they list; the ids of the text are equal.
@@ -235,6 +314,10 @@ if transformers.__version__.split(".")[0] == "5":
         ("phi3", "tokenizer"): (
             "phi3 (transformers 5): the original's special tokens list '</s>' first (5.x's "
             "LlamaTokenizer saves it as an extra special token), hf/'s the file's bos, eos, unk"),
+        ("phimoe", "tokenizer"): (
+            "phimoe (transformers 5): as phi3, the original's special tokens list '</s>' first "
+            "(5.x's LlamaTokenizer saves it as an extra special token), hf/'s the file's bos, "
+            "eos, unk"),
         ("gemma2", "tokenizer"): (
             "gemma2 (transformers 5): the original GemmaTokenizer has mask_token '<mask>' (its "
             "class default), which the file does not name (no tokenizer.ggml.mask_token_id)"),
@@ -412,6 +495,13 @@ def _spm_llama(path, extra=()):
     return tok, src / "tokenizer.model"
 
 
+def _spm_llama_pad(path):
+    """spm-llama's, padding with <unk> (id 0), as ERNIE 4.5's tokenizer."""
+    tok, model = _spm_llama(path)
+    tok.pad_token = tok.unk_token
+    return tok, model
+
+
 def _spm_phi3(path):
     return _spm_llama(path, extra=("<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>"))
 
@@ -449,14 +539,21 @@ def _gpt2(path):
     return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"))
 
 
+def _gpt2_pad(path):
+    """GPT-2's with a padding token, as the tokenizers of models whose class defaults one
+    (OLMoE's has <|padding|>): a file without one would leave the config's to that default."""
+    return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"),
+                               pad_token="<|endoftext|>")
+
+
 def _qwen2(path):
     return _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
                                unk_token=None, bos_token=None, eos_token="<|endoftext|>",
                                pad_token="<|endoftext|>")
 
 
-TOKENIZERS = {"spm-llama": _spm_llama, "spm-phi3": _spm_phi3, "spm-gemma": _spm_gemma,
-              "gpt2": _gpt2, "qwen2": _qwen2}
+TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3, "spm-gemma": _spm_gemma,
+              "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,8 +598,17 @@ class Originals:
             with torch.no_grad():
                 for p in model.parameters():
                     p.add_(torch.randn_like(p), alpha=0.02)
+                # and no saved buffer (dots1's e_score_correction_bias)
+                saved = model.state_dict()
+                for name, b in model.named_buffers():
+                    if name in saved and b.is_floating_point():
+                        b.add_(torch.randn_like(b), alpha=0.02)
             path = self.root / arch
             model.save_pretrained(str(path))
+            if "hub_class" in row:  # the class name the Hub repository's config.json gives
+                config_json = json.loads((path / "config.json").read_text())
+                config_json["architectures"] = [row["hub_class"]]
+                (path / "config.json").write_text(json.dumps(config_json, indent=2))
             tok.save_pretrained(str(path))
             if sp_model is not None and not (path / "tokenizer.model").exists():
                 shutil.copy(sp_model, path / "tokenizer.model")
@@ -603,6 +709,9 @@ def _arch_enum(name):
 RENAMED_AT_LOAD = (
     (r"block_sparse_moe\.router\.weight$", "block_sparse_moe.router.layer.weight"),
     (r"block_sparse_moe\.experts\.down_proj$", "block_sparse_moe.output_linear.weight"),
+    (r"mlp\.gate\.moe_statics\.", "mlp.moe_statics."),
+    # not transformers': the converter's own (base.py, ModelBase.filter_tensors)
+    (r"e_score_correction_bias$", "e_score_correction.bias"),
 )
 
 OUTTYPES = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
@@ -730,17 +839,17 @@ def test_reader_agrees_with_gguf_py(originals):
 def _file_views(expected):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
-    input_linear (granite.py, GraniteMoeModel.modify_tensors); per-expert tensors stacked
-    (transformers 4), as the converter writes them."""
+    input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors);
+    per-expert tensors stacked (transformers 4), as the converter writes them."""
     per_expert = {}
     for name, value in expected.items():
-        granite = re.fullmatch(
-            r"model\.layers\.(\d+)\.block_sparse_moe\.(input_linear\.weight|experts\.gate_up_proj)",
-            name)
+        granite = re.fullmatch(r"model\.layers\.(\d+)\.(block_sparse_moe|shared_mlp)\."
+                               r"(input_linear\.weight|experts\.gate_up_proj)", name)
         if granite:
-            half = value.shape[1] // 2
-            yield name, f"blk.{granite[1]}.ffn_gate_exps.weight", value[:, :half]
-            yield name, f"blk.{granite[1]}.ffn_up_exps.weight", value[:, half:]
+            half = value.shape[-2] // 2
+            kind = "exps" if granite[2] == "block_sparse_moe" else "shexp"
+            yield name, f"blk.{granite[1]}.ffn_gate_{kind}.weight", value[..., :half, :]
+            yield name, f"blk.{granite[1]}.ffn_up_{kind}.weight", value[..., half:, :]
         elif m := re.fullmatch(r"(.*\.experts)\.(\d+)\.(\w+)\.weight", name):
             per_expert.setdefault((m[1], m[3]), {})[int(m[2])] = (name, value)
         elif m := re.fullmatch(r"(.*\.experts)\.gate_up_proj", name):
@@ -948,7 +1057,7 @@ def test_config(originals, mount, request, arch):
     m = mount(originals.converted(arch, "f32"))
     got = AutoConfig.from_pretrained(str(_hf(m, arch)))
     row = ARCHS[arch]
-    assert got.architectures == [row.get("hf_class", row["cls"])]
+    assert got.architectures == [row.get("hub_class") or row.get("hf_class", row["cls"])]
     if "hf_class" not in row:
         assert type(got) is type(want)
     assert _same(_rope_theta(got), _rope_theta(want)), "rope_theta"
