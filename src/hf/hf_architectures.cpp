@@ -372,6 +372,24 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({biased_attention, gated_mlp, biased_norms}),
        .after = norm_bias_head});
+  // Olmo2's q_norm and k_norm span all heads (nh·hd, nkv·hd), and its norms follow attention
+  // and the MLP (modeling_olmo2.py, Olmo2Attention and Olmo2DecoderLayer); the converter renames
+  // only (olmo.py, Olmo2Model).
+  add({.gguf_arch = "olmo2",
+       .model_type = "olmo2",
+       .class_name = "Olmo2ForCausalLM",
+       .keys = kBaseKeys,
+       .defaults = {.ff = 11008, .eos = 50279, .pad = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer =
+           cat({llama_attention,
+                {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
+                 {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias}},
+                gated_mlp,
+                {{"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+                 {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
   return rows;
 }
 

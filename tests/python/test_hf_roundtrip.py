@@ -151,6 +151,15 @@ ARCHS = {
                     partial_rotary_factor=0.25, max_position_embeddings=512,
                     tie_word_embeddings=False),
     ),
+    "olmo2": dict(
+        cls="Olmo2ForCausalLM",
+        # Olmo2Config's pad_token_id defaults to 1, not None: a tokenizer with a pad token (as
+        # OLMo 2's own, whose config names it)
+        tokenizer="qwen2",
+        # grouped KV: q_norm and k_norm span all heads (nh·hd and nkv·hd); untied output
+        config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=500000.0,
+                    max_position_embeddings=512, tie_word_embeddings=False),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
