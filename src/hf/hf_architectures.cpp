@@ -390,6 +390,19 @@ std::vector<Architecture> build() {
                 {{"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
                  {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head});
+  // SmolLM3 is a llama to the converter (llama.py, SmolLM3Model: LlamaModel's keys and q/k
+  // permutation); its rope.dimension_count is hidden / heads, which SmolLM3Config has no field
+  // for.
+  add({.gguf_arch = "smollm3",
+       .model_type = "smollm3",
+       .class_name = "SmolLM3ForCausalLM",
+       .keys = kBaseKeys,
+       .defaults = {.kv_heads = 4, .ff = 11008, .bos = 128000, .eos = 128001, .pad = 128004},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
+       .after = norm_head});
   return rows;
 }
 

@@ -160,6 +160,17 @@ ARCHS = {
         config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=500000.0,
                     max_position_embeddings=512, tie_word_embeddings=False),
     ),
+    "smollm3": dict(
+        cls="SmolLM3ForCausalLM",
+        # SmolLM3Config's bos, eos and pad ids default to Llama 3's (128000, 128001, 128004), not
+        # None: a tokenizer that names all three
+        tokenizer="spm-phi3",
+        # grouped KV; tied output (as SmolLM3-3B); every 4th layer without RoPE (the class
+        # default no_rope_layer_interval 4, which llama.cpp hardcodes: src/models/smollm3.cpp)
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, rms_norm_eps=1e-6,
+                    rope_theta=2000000.0, max_position_embeddings=512,
+                    tie_word_embeddings=True),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
@@ -250,6 +261,11 @@ if transformers.__version__.split(".")[0] == "5":
         ("gemma3", "tokenizer"): (
             "gemma3 (transformers 5): the original GemmaTokenizer has mask_token '<mask>' (its "
             "class default), which the file does not name (no tokenizer.ggml.mask_token_id)"),
+        ("smollm3", "tokenizer"): (
+            "smollm3 (transformers 5): the file holds [PAD1000]..[PAD1003] for the added tokens "
+            "(<|endoftext|> its eos and pad): 5.x's save_pretrained writes no "
+            "added_tokens_decoder in tokenizer_config.json, where the converter looks for them "
+            "(base.py, _create_vocab_sentencepiece)"),
     })
 
 CASES = [(arch, t) for arch, row in ARCHS.items() for t in row.get("outtypes", ("f32",))]
