@@ -403,6 +403,22 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention, gated_mlp, two_norms}),
        .after = norm_head});
+  // The converter renames only (olmo.py, SeedOssModel); head_dim is written as
+  // attention.key_length (base.py), as qwen3's. gguf-py's SEED_OSS tensors have no FFN_NORM:
+  // post_attention_layernorm is ATTN_POST_NORM.
+  add({.gguf_arch = "seed_oss",
+       .model_type = "seed_oss",
+       .class_name = "SeedOssForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.kv_heads = 8, .head_dim = 128, .ff = 27648, .bos = 0, .eos = 2, .pad = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {biased_attention,
+            gated_mlp,
+            {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+             {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
   return rows;
 }
 

@@ -163,13 +163,23 @@ ARCHS = {
     "smollm3": dict(
         cls="SmolLM3ForCausalLM",
         # SmolLM3Config's bos, eos and pad ids default to Llama 3's (128000, 128001, 128004), not
-        # None: a tokenizer that names all three
-        tokenizer="spm-phi3",
+        # None: a byte-level BPE tokenizer (as SmolLM3's) that names all three
+        tokenizer="gpt2-pad",
         # grouped KV; tied output (as SmolLM3-3B); every 4th layer without RoPE (the class
         # default no_rope_layer_interval 4, which llama.cpp hardcodes: src/models/smollm3.cpp)
         config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, rms_norm_eps=1e-6,
                     rope_theta=2000000.0, max_position_embeddings=512,
                     tie_word_embeddings=True),
+    ),
+    "seed_oss": dict(
+        cls="SeedOssForCausalLM",
+        # SeedOssConfig's bos, eos and pad ids default to 0, 2 and 1, not None
+        tokenizer="gpt2-pad",
+        # head_dim 32, neither hidden / heads nor the class default 128; grouped KV; q/k/v
+        # biases (the class default attention_bias, as Seed-OSS-36B); untied output
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
+                    rope_theta=10000000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
     ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
@@ -261,11 +271,6 @@ if transformers.__version__.split(".")[0] == "5":
         ("gemma3", "tokenizer"): (
             "gemma3 (transformers 5): the original GemmaTokenizer has mask_token '<mask>' (its "
             "class default), which the file does not name (no tokenizer.ggml.mask_token_id)"),
-        ("smollm3", "tokenizer"): (
-            "smollm3 (transformers 5): the file holds [PAD1000]..[PAD1003] for the added tokens "
-            "(<|endoftext|> its eos and pad): 5.x's save_pretrained writes no "
-            "added_tokens_decoder in tokenizer_config.json, where the converter looks for them "
-            "(base.py, _create_vocab_sentencepiece)"),
     })
 
 CASES = [(arch, t) for arch, row in ARCHS.items() for t in row.get("outtypes", ("f32",))]
@@ -474,6 +479,13 @@ def _gpt2(path):
     return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"))
 
 
+def _gpt2_pad(path):
+    """GPT-2's with <|endoftext|> as its pad token too: it names bos, eos and pad, for the
+    classes whose config defaults them to ids other than None."""
+    return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"),
+                               pad_token="<|endoftext|>")
+
+
 def _qwen2(path):
     return _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
                                unk_token=None, bos_token=None, eos_token="<|endoftext|>",
@@ -481,7 +493,7 @@ def _qwen2(path):
 
 
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-phi3": _spm_phi3, "spm-gemma": _spm_gemma,
-              "gpt2": _gpt2, "qwen2": _qwen2}
+              "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2}
 
 
 # ---------------------------------------------------------------------------------------------
