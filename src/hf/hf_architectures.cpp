@@ -419,6 +419,18 @@ std::vector<Architecture> build() {
             {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head});
+  // Ernie4_5ForCausalLM's q/k/v and gate/up are separate (the converter's split of a fused
+  // checkpoint's qkv_proj and up_gate_proj, ernie.py Ernie4_5Model.modify_tensors, is the same
+  // tensors); head_dim is written as attention.key_length (base.py).
+  add({.gguf_arch = "ernie4_5",
+       .model_type = "ernie4_5",
+       .class_name = "Ernie4_5ForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.kv_heads = 2, .head_dim = 128, .ff = 3072, .bos = 1, .eos = 2, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
+       .after = norm_head});
   return rows;
 }
 

@@ -181,6 +181,16 @@ ARCHS = {
                     rope_theta=10000000.0, max_position_embeddings=512,
                     tie_word_embeddings=False),
     ),
+    "ernie4_5": dict(
+        cls="Ernie4_5ForCausalLM",
+        # Ernie4_5Config's bos, eos and pad ids default to 1, 2 and 0, not None: a SentencePiece
+        # tokenizer (the converter reads tokenizer.model) naming all three
+        tokenizer="spm-llama-pad",
+        # head_dim 32, neither hidden / heads nor the class default 128; grouped KV; tied
+        # output (the class default, as ERNIE-4.5-0.3B)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=500000.0, max_position_embeddings=512, tie_word_embeddings=True),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
@@ -432,14 +442,21 @@ def _tok_class(*names):
 # (transformers 5 builds a tokenizer from tokenizer.model without a BOS otherwise)
 
 
-def _spm_llama(path, extra=()):
+def _spm_llama(path, extra=(), **kwargs):
     src = _train_spm(path, gemma=False)
     tok = _tok_class("LlamaTokenizerFast", "LlamaTokenizer").from_pretrained(
-        str(src), add_bos_token=True, add_eos_token=False)
+        str(src), add_bos_token=True, add_eos_token=False, **kwargs)
     if extra:
         tok.add_special_tokens({"eos_token": extra[0], "pad_token": extra[0]})
         tok.add_tokens(list(extra), special_tokens=True)
     return tok, src / "tokenizer.model"
+
+
+def _spm_llama_pad(path):
+    """<unk> as the pad token too (as ERNIE 4.5's): it names bos, eos and pad. add_prefix_space
+    stated (true, as the tokenizer does): ERNIE's converter writes tokenizer_config.json's
+    value, a null as false (ernie.py, Ernie4_5Model.set_vocab)."""
+    return _spm_llama(path, pad_token="<unk>", add_prefix_space=True)
 
 
 def _spm_phi3(path):
@@ -492,8 +509,8 @@ def _qwen2(path):
                                pad_token="<|endoftext|>")
 
 
-TOKENIZERS = {"spm-llama": _spm_llama, "spm-phi3": _spm_phi3, "spm-gemma": _spm_gemma,
-              "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2}
+TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
+              "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2}
 
 
 # ---------------------------------------------------------------------------------------------
