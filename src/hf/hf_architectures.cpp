@@ -431,6 +431,26 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention, gated_mlp, two_norms}),
        .after = norm_head});
+  // GLM-4-0414 keeps gate_up_proj fused, as ffn_up (gguf-py's FFN_UP); its sandwich norms are
+  // ATTN_POST_NORM and FFN_POST_NORM (tensor_mapping.py). rope.dimension_count is
+  // head_dim · partial_rotary_factor (glm.py, Glm4Model.set_gguf_parameters): the factor is the
+  // class default. The converter always writes eos (Glm4Model.set_vocab).
+  add({.gguf_arch = "glm4",
+       .model_type = "glm4",
+       .class_name = "Glm4ForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.kv_heads = 2, .head_dim = 128, .ff = 13696, .pad = 151329},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer =
+           cat({biased_attention,
+                {{"ffn_up.weight", "mlp.gate_up_proj.weight", Shape::kFusedGateUp},
+                 {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf},
+                 {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                 {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+                 {"post_attention_norm.weight", "post_self_attn_layernorm.weight", Shape::kHidden},
+                 {"post_ffw_norm.weight", "post_mlp_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
   return rows;
 }
 

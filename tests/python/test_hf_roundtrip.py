@@ -191,6 +191,15 @@ ARCHS = {
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
                     rope_theta=500000.0, max_position_embeddings=512, tie_word_embeddings=True),
     ),
+    "glm4": dict(
+        cls="Glm4ForCausalLM",
+        tokenizer="glm4",
+        # head_dim 32 (the class default 128), half of it rotary (the class default
+        # partial_rotary_factor, as GLM-4-0414); grouped KV; q/k/v biases (the class default);
+        # untied output
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
@@ -509,8 +518,20 @@ def _qwen2(path):
                                pad_token="<|endoftext|>")
 
 
+def _glm4(path):
+    """Qwen2's vocabulary with <|user|> added (GLM-4's converter looks it up, glm.py
+    Glm4Model.set_vocab) and <|endoftext|> named bos, eos, unk and pad: the converter writes it
+    as bos, eos and unk whatever the tokenizer says."""
+    special = {f"{k}_token": "<|endoftext|>" for k in ("unk", "bos", "eos", "pad")}
+    tok, _ = _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
+                                 **special)
+    tok.add_tokens(["<|user|>"], special_tokens=True)
+    return tok, None
+
+
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
-              "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2}
+              "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
+              "glm4": _glm4}
 
 
 # ---------------------------------------------------------------------------------------------
