@@ -451,6 +451,21 @@ std::vector<Architecture> build() {
                  {"post_attention_norm.weight", "post_self_attn_layernorm.weight", Shape::kHidden},
                  {"post_ffw_norm.weight", "post_mlp_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head});
+  // Arcee is a llama to the converter (llama.py, ArceeModel: LlamaModel's keys and q/k
+  // permutation); its MLP has no gate (modeling_arcee.py, ArceeMLP).
+  add({.gguf_arch = "arcee",
+       .model_type = "arcee",
+       .class_name = "ArceeForCausalLM",
+       .keys = kLlamaKeys,
+       .defaults = {.ff = 18432, .bos = 128000, .eos = 128001},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
+                      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
+                     two_norms}),
+       .after = norm_head});
   return rows;
 }
 

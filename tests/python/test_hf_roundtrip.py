@@ -200,6 +200,14 @@ ARCHS = {
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
                     rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
     ),
+    "arcee": dict(
+        cls="ArceeForCausalLM",
+        tokenizer="gpt2",
+        # head_dim 32 != hidden_size / heads; grouped KV; untied output; the MLP without a gate
+        # (relu², the class default)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
