@@ -112,6 +112,9 @@ constexpr ConfigKey kStablelmKeys[] = {{"context_length", "max_position_embeddin
                                        {"attention.head_count_kv", "num_key_value_heads"},
                                        {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
                                        {"vocab_size", "vocab_size"}};
+// olmo.py, OlmoModel.set_gguf_parameters: clip_qkv as clamp_kqv (its layer-norm epsilon is
+// the fixed 1e-5 of OlmoLayerNorm, no config field).
+constexpr auto kOlmoKeys = base_and({{"attention.clamp_kqv", "clip_qkv", kNumber}});
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
@@ -466,6 +469,18 @@ std::vector<Architecture> build() {
                       {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
                      two_norms}),
        .after = norm_head});
+  // OLMo's layer norms have no parameters (modeling_olmo.py, OlmoLayerNorm); the converter
+  // permutes the q/k weights as llama's (olmo.py, OlmoModel.modify_tensors).
+  add({.gguf_arch = "olmo",
+       .model_type = "olmo",
+       .class_name = "OlmoForCausalLM",
+       .keys = kOlmoKeys,
+       .defaults = {.ff = 11008, .eos = 50279, .pad = 1},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp}),
+       .after = {{"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
   return rows;
 }
 

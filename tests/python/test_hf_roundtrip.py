@@ -208,6 +208,14 @@ ARCHS = {
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
                     rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
     ),
+    "olmo": dict(
+        cls="OlmoForCausalLM",
+        # OlmoConfig's pad_token_id defaults to 1, not None: a tokenizer with a pad token
+        tokenizer="qwen2",
+        # clip_qkv (as OLMo-1.7-7B); grouped KV; untied output; the norms have no parameters
+        config=dict(SMALL, num_key_value_heads=2, clip_qkv=8.0, rope_theta=10000.0,
+                    max_position_embeddings=512, tie_word_embeddings=False),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
