@@ -115,6 +115,18 @@ constexpr ConfigKey kStablelmKeys[] = {{"context_length", "max_position_embeddin
 // olmo.py, OlmoModel.set_gguf_parameters: clip_qkv as clamp_kqv (its layer-norm epsilon is
 // the fixed 1e-5 of OlmoLayerNorm, no config field).
 constexpr auto kOlmoKeys = base_and({{"attention.clamp_kqv", "clip_qkv", kNumber}});
+// phi.py, Phi2Model.set_gguf_parameters: its own keys, feed_forward_length as 4 · hidden (every
+// Phi-1.5 and Phi-2 config's intermediate_size), head_count_kv as head_count, the rotary
+// fraction as dimensions per head; no rope base (the class default).
+constexpr ConfigKey kPhi2Keys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"embedding_length", "hidden_size"},
+    {"feed_forward_length", "intermediate_size"},
+    {"block_count", "num_hidden_layers"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads"},
+    {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
+    {"rope.dimension_count", "partial_rotary_factor", ValueKind::kRotaryFraction}};
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
@@ -481,6 +493,33 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention, gated_mlp}),
        .after = {{"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+  // Phi-2: biased q/k/v and dense, fc1/fc2 MLP, one layer norm per layer (modeling_phi.py,
+  // PhiDecoderLayer) and a biased lm_head; the converter renames only.
+  add({.gguf_arch = "phi2",
+       .model_type = "phi",
+       .class_name = "PhiForCausalLM",
+       .keys = kPhi2Keys,
+       .defaults = {.ff = 8192, .bos = 1, .eos = 2},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+                 {"attn_q.bias", "self_attn.q_proj.bias", Shape::kQBias},
+                 {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+                 {"attn_k.bias", "self_attn.k_proj.bias", Shape::kKvBias},
+                 {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+                 {"attn_v.bias", "self_attn.v_proj.bias", Shape::kKvBias},
+                 {"attn_output.weight", "self_attn.dense.weight", Shape::kO},
+                 {"attn_output.bias", "self_attn.dense.bias", Shape::kHidden},
+                 {"ffn_up.weight", "mlp.fc1.weight", Shape::kFfHidden},
+                 {"ffn_up.bias", "mlp.fc1.bias", Shape::kFf},
+                 {"ffn_down.weight", "mlp.fc2.weight", Shape::kHiddenFf},
+                 {"ffn_down.bias", "mlp.fc2.bias", Shape::kHidden},
+                 {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                 {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden}},
+       .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
+                 {"output_norm.bias", "model.final_layernorm.bias", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden},
+                 {"output.bias", "lm_head.bias", Shape::kVocab}}});
   return rows;
 }
 

@@ -15,8 +15,10 @@
 namespace ggufs::hf {
 
 /// What a config field must hold: any value, a non-negative integer (a dimension or count), a
-/// number (an epsilon, a rope base, a multiplier), an integer (a token id).
-enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId };
+/// number (an epsilon, a rope base, a multiplier), an integer (a token id). kRotaryFraction: the
+/// key holds the rotary dimensions of a head, a count, and the field their fraction of
+/// hidden / heads (the converter's int(fraction · hidden) // heads, phi.py Phi2Model).
+enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId, kRotaryFraction };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
@@ -64,6 +66,7 @@ enum class Shape {
   kConvQkv,          // (H, 3H): gpt2's Conv1D c_attn
   kThreeHidden,      // (3H)
   kHiddenHidden,     // (H, H)
+  kVocab,            // (V): phi's lm_head bias
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see

@@ -412,6 +412,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       case ValueKind::kAny:
         break;
       case ValueKind::kCount:
+      case ValueKind::kRotaryFraction:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }
@@ -423,6 +424,24 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         if (!is_integer(value)) return no_config(fmt::format("{} is not an integer", key));
         break;
     }
+  }
+
+  // Rotary dimensions per head back to the fraction of hidden / heads they are.
+  for (const hf::ConfigKey& k : row->keys) {
+    const std::string ck(k.config);
+    if (k.kind != ValueKind::kRotaryFraction || !config.contains(ck)) continue;
+    std::uint64_t hidden = 0, heads = 0;
+    for (const hf::ConfigKey& d : row->keys) {
+      if (d.gguf == "embedding_length") hidden = config[std::string(d.config)].get<std::uint64_t>();
+      if (d.gguf == "attention.head_count")
+        heads = config[std::string(d.config)].get<std::uint64_t>();
+    }
+    if (heads == 0 || hidden / heads == 0) {
+      return no_config(
+          fmt::format("{}: no head size to take it as a fraction of", printable(source[ck])));
+    }
+    config[ck] =
+        static_cast<double>(config[ck].get<std::uint64_t>()) / static_cast<double>(hidden / heads);
   }
 
   // GPT2Attention refuses a hidden size its heads do not divide (modeling_gpt2.py,

@@ -130,6 +130,8 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return one(mul(d.hidden, 3));
     case Shape::kHiddenHidden:
       return V{d.hidden, d.hidden};
+    case Shape::kVocab:
+      return V{d.vocab};
   }
   return std::nullopt;
 }

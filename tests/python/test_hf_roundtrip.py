@@ -216,6 +216,17 @@ ARCHS = {
         config=dict(SMALL, num_key_value_heads=2, clip_qkv=8.0, rope_theta=10000.0,
                     max_position_embeddings=512, tie_word_embeddings=False),
     ),
+    "phi": dict(
+        cls="PhiForCausalLM",
+        tokenizer="gpt2",
+        # intermediate_size 4 · hidden, as every Phi-1.5 and Phi-2 (the converter writes that);
+        # partial_rotary_factor not the class default 0.5 (the file holds 0.375 · 64 // 4 = 6
+        # rotary dimensions per head of 16, as Phi-2's 0.4 · 2560 // 32 = 32 of 80); heads
+        # as KV heads (the converter writes head_count_kv as head_count); biased lm_head
+        config=dict(SMALL, intermediate_size=256, layer_norm_eps=1e-5,
+                    partial_rotary_factor=0.375, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
