@@ -127,6 +127,18 @@ constexpr ConfigKey kPhi2Keys[] = {
     {"attention.head_count_kv", "num_key_value_heads"},
     {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
     {"rope.dimension_count", "partial_rotary_factor", ValueKind::kRotaryFraction}};
+// command_r.py, CommandR2Model: base.py's keys (layer norms with an epsilon, no RMS) and the
+// logit scale; context_length is model_max_length where the config has one.
+constexpr ConfigKey kCohereKeys[] = {{"context_length", "max_position_embeddings"},
+                                     {"block_count", "num_hidden_layers"},
+                                     {"feed_forward_length", "intermediate_size"},
+                                     {"embedding_length", "hidden_size"},
+                                     {"rope.freq_base", "rope_theta", kNumber},
+                                     {"attention.head_count", "num_attention_heads"},
+                                     {"attention.head_count_kv", "num_key_value_heads"},
+                                     {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
+                                     {"logit_scale", "logit_scale", kNumber}};
+constexpr TensorFlag kCohereFlags[] = {{"attn_q_norm.weight", "use_qk_norm"}};
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
@@ -520,6 +532,23 @@ std::vector<Architecture> build() {
                  {"output_norm.bias", "model.final_layernorm.bias", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden},
                  {"output.bias", "lm_head.bias", Shape::kVocab}}});
+  // Command R: one layer norm (weight only) before attention and MLP in parallel; per-head q/k
+  // norms (nh, hd) where use_qk_norm, which the tensors show (modeling_cohere.py,
+  // CohereAttention); the converter renames only (command_r.py, CommandR2Model).
+  add({.gguf_arch = "command-r",
+       .model_type = "cohere",
+       .class_name = "CohereForCausalLM",
+       .keys = kCohereKeys,
+       .defaults = {.ff = 22528, .bos = 5, .eos = 255001, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadsHeadDim},
+                      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvHeadsHeadDim}},
+                     gated_mlp,
+                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head,
+       .tensor_flags = kCohereFlags});
   return rows;
 }
 

@@ -67,6 +67,8 @@ enum class Shape {
   kThreeHidden,      // (3H)
   kHiddenHidden,     // (H, H)
   kVocab,            // (V): phi's lm_head bias
+  kHeadsHeadDim,     // (nh, hd): cohere's per-head q_norm
+  kKvHeadsHeadDim,   // (nkv, hd): cohere's per-head k_norm
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -102,6 +104,13 @@ struct ClassDefaults {
   std::int64_t bos = -1, eos = -1, pad = -1;
 };
 
+/// A boolean config field the converter does not write but the tensors show: true when a
+/// layer holds GGUF tensor `gguf` (cohere's use_qk_norm: attn_q_norm.weight).
+struct TensorFlag {
+  std::string_view gguf;
+  std::string_view config;
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;   ///< general.architecture as the converter writes it
@@ -115,6 +124,7 @@ struct Architecture {
   std::vector<WeightEntry> before, layer, after;  ///< state_dict order
   /// Why no state_dict is offered, when `layer` is empty.
   std::string_view no_weights;
+  std::span<const TensorFlag> tensor_flags;
 };
 
 /// Every row.

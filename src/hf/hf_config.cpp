@@ -310,6 +310,15 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   bool has_output = false;
   for (const TensorInfo& t : file.tensors) has_output |= t.name == "output.weight";
   config["tie_word_embeddings"] = !has_output;
+  for (const hf::TensorFlag& f : row->tensor_flags) {
+    bool present = false;
+    for (const TensorInfo& t : file.tensors) {
+      const auto blk = t.name.find('.', 4);
+      present |= t.name.starts_with("blk.") && blk != std::string::npos &&
+                 std::string_view(t.name).substr(blk + 1) == f.gguf;
+    }
+    config[std::string(f.config)] = present;
+  }
 
   // Every key in file order: the row's keys under "<general.architecture>.", general.name and
   // the tokenizer's special token ids; a later key overwrites an earlier one. The tokens are kept

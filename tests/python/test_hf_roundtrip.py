@@ -227,6 +227,16 @@ ARCHS = {
                     partial_rotary_factor=0.375, max_position_embeddings=512,
                     tie_word_embeddings=False),
     ),
+    "cohere": dict(
+        cls="CohereForCausalLM",
+        # CohereConfig's bos, eos and pad ids default to 5, 255001 and 0, not None
+        tokenizer="gpt2-pad",
+        # per-head q/k norms (as Command R+); a logit scale other than the class default 0.0625;
+        # grouped KV; tied output (the class default, as Command R)
+        config=dict(SMALL, num_key_value_heads=2, use_qk_norm=True, logit_scale=0.125,
+                    layer_norm_eps=1e-5, rope_theta=75000000.0, max_position_embeddings=512,
+                    tie_word_embeddings=True),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
