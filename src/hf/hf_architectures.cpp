@@ -139,6 +139,14 @@ constexpr ConfigKey kCohereKeys[] = {{"context_length", "max_position_embeddings
                                      {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
                                      {"logit_scale", "logit_scale", kNumber}};
 constexpr TensorFlag kCohereFlags[] = {{"attn_q_norm.weight", "use_qk_norm"}};
+// command_r.py, Cohere2Model.set_gguf_parameters: the sliding window, the vocabulary size and
+// rotary_pct (a field of the checkpoints' config.json that Cohere2Config keeps, unused) as
+// rotary dimensions per head.
+constexpr ConfigKey kCohere2Own[] = {
+    {"attention.sliding_window", "sliding_window"},
+    {"vocab_size", "vocab_size"},
+    {"rope.dimension_count", "rotary_pct", ValueKind::kRotaryFraction}};
+constexpr auto kCohere2Keys = join(kCohereKeys, kCohere2Own);
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
@@ -549,6 +557,21 @@ std::vector<Architecture> build() {
                      {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .tensor_flags = kCohereFlags});
+  // Command R7B: Command R's tensors without q/k norms; the converter drops the biases, which
+  // must be zero (command_r.py, Cohere2Model.modify_tensors), as the class has none. The layer
+  // pattern is not written: llama.cpp's every 4th layer global (src/models/cohere2.cpp) is the
+  // class default.
+  add({.gguf_arch = "cohere2",
+       .model_type = "cohere2",
+       .class_name = "Cohere2ForCausalLM",
+       .keys = kCohere2Keys,
+       .defaults = {.ff = 22528, .bos = 5, .eos = 255001, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     gated_mlp,
+                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
   return rows;
 }
 

@@ -237,6 +237,16 @@ ARCHS = {
                     layer_norm_eps=1e-5, rope_theta=75000000.0, max_position_embeddings=512,
                     tie_word_embeddings=True),
     ),
+    "cohere2": dict(
+        cls="Cohere2ForCausalLM",
+        tokenizer="gpt2-pad",
+        # 4 layers, the 4th global (the class default pattern, llama.cpp's); a sliding window
+        # other than the class default; rotary_pct 1.0, which Command R7B's config.json has and
+        # the converter reads; grouped KV; tied output
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, sliding_window=16,
+                    rotary_pct=1.0, logit_scale=0.25, layer_norm_eps=1e-5, rope_theta=50000.0,
+                    max_position_embeddings=512, tie_word_embeddings=True),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
