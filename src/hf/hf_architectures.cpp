@@ -151,6 +151,41 @@ constexpr ConfigKey kStablelmKeys[] = {{"context_length", "max_position_embeddin
                                        {"attention.head_count_kv", "num_key_value_heads"},
                                        {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
                                        {"vocab_size", "vocab_size"}};
+// olmo.py, OlmoModel.set_gguf_parameters: clip_qkv as clamp_kqv (its layer-norm epsilon is
+// the fixed 1e-5 of OlmoLayerNorm, no config field).
+constexpr auto kOlmoKeys = base_and({{"attention.clamp_kqv", "clip_qkv", kNumber}});
+// phi.py, Phi2Model.set_gguf_parameters: its own keys, feed_forward_length as 4 · hidden (every
+// Phi-1.5 and Phi-2 config's intermediate_size), head_count_kv as head_count, the rotary
+// fraction as dimensions per head; no rope base (the class default).
+constexpr ConfigKey kPhi2Keys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"embedding_length", "hidden_size"},
+    {"feed_forward_length", "intermediate_size"},
+    {"block_count", "num_hidden_layers"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads"},
+    {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
+    {"rope.dimension_count", "partial_rotary_factor", ValueKind::kRotaryFraction}};
+// command_r.py, CommandR2Model: base.py's keys (layer norms with an epsilon, no RMS) and the
+// logit scale; context_length is model_max_length where the config has one.
+constexpr ConfigKey kCohereKeys[] = {{"context_length", "max_position_embeddings"},
+                                     {"block_count", "num_hidden_layers"},
+                                     {"feed_forward_length", "intermediate_size"},
+                                     {"embedding_length", "hidden_size"},
+                                     {"rope.freq_base", "rope_theta", kNumber},
+                                     {"attention.head_count", "num_attention_heads"},
+                                     {"attention.head_count_kv", "num_key_value_heads"},
+                                     {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber},
+                                     {"logit_scale", "logit_scale", kNumber}};
+constexpr TensorFlag kCohereFlags[] = {{"attn_q_norm.weight", "use_qk_norm"}};
+// command_r.py, Cohere2Model.set_gguf_parameters: the sliding window, the vocabulary size and
+// rotary_pct (a field of the checkpoints' config.json that Cohere2Config keeps, unused) as
+// rotary dimensions per head.
+constexpr ConfigKey kCohere2Own[] = {
+    {"attention.sliding_window", "sliding_window"},
+    {"vocab_size", "vocab_size"},
+    {"rope.dimension_count", "rotary_pct", ValueKind::kRotaryFraction}};
+constexpr auto kCohere2Keys = join(kCohereKeys, kCohere2Own);
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
@@ -556,6 +591,171 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({biased_attention, gated_mlp, biased_norms}),
        .after = norm_bias_head});
+  // Olmo2's q_norm and k_norm span all heads (nh·hd, nkv·hd), and its norms follow attention
+  // and the MLP (modeling_olmo2.py, Olmo2Attention and Olmo2DecoderLayer); the converter renames
+  // only (olmo.py, Olmo2Model).
+  add({.gguf_arch = "olmo2",
+       .model_type = "olmo2",
+       .class_name = "Olmo2ForCausalLM",
+       .keys = kBaseKeys,
+       .defaults = {.ff = 11008, .eos = 50279, .pad = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer =
+           cat({llama_attention,
+                {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
+                 {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias}},
+                gated_mlp,
+                {{"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+                 {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
+  // SmolLM3 is a llama to the converter (llama.py, SmolLM3Model: LlamaModel's keys and q/k
+  // permutation); its rope.dimension_count is hidden / heads, which SmolLM3Config has no field
+  // for.
+  add({.gguf_arch = "smollm3",
+       .model_type = "smollm3",
+       .class_name = "SmolLM3ForCausalLM",
+       .keys = kBaseKeys,
+       .defaults = {.kv_heads = 4, .ff = 11008, .bos = 128000, .eos = 128001, .pad = 128004},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
+       .after = norm_head});
+  // The converter renames only (olmo.py, SeedOssModel); head_dim is written as
+  // attention.key_length (base.py), as qwen3's. gguf-py's SEED_OSS tensors have no FFN_NORM:
+  // post_attention_layernorm is ATTN_POST_NORM.
+  add({.gguf_arch = "seed_oss",
+       .model_type = "seed_oss",
+       .class_name = "SeedOssForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.kv_heads = 8, .head_dim = 128, .ff = 27648, .bos = 0, .eos = 2, .pad = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {biased_attention,
+            gated_mlp,
+            {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+             {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
+  // Ernie4_5ForCausalLM's q/k/v and gate/up are separate (the converter's split of a fused
+  // checkpoint's qkv_proj and up_gate_proj, ernie.py Ernie4_5Model.modify_tensors, is the same
+  // tensors); head_dim is written as attention.key_length (base.py).
+  add({.gguf_arch = "ernie4_5",
+       .model_type = "ernie4_5",
+       .class_name = "Ernie4_5ForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.kv_heads = 2, .head_dim = 128, .ff = 3072, .bos = 1, .eos = 2, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
+       .after = norm_head});
+  // GLM-4-0414 keeps gate_up_proj fused, as ffn_up (gguf-py's FFN_UP); its sandwich norms are
+  // ATTN_POST_NORM and FFN_POST_NORM (tensor_mapping.py). rope.dimension_count is
+  // head_dim · partial_rotary_factor (glm.py, Glm4Model.set_gguf_parameters): the factor is the
+  // class default. The converter always writes eos (Glm4Model.set_vocab).
+  add({.gguf_arch = "glm4",
+       .model_type = "glm4",
+       .class_name = "Glm4ForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.kv_heads = 2, .head_dim = 128, .ff = 13696, .pad = 151329},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer =
+           cat({biased_attention,
+                {{"ffn_up.weight", "mlp.gate_up_proj.weight", Shape::kFusedGateUp},
+                 {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf},
+                 {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                 {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+                 {"post_attention_norm.weight", "post_self_attn_layernorm.weight", Shape::kHidden},
+                 {"post_ffw_norm.weight", "post_mlp_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
+  // Arcee is a llama to the converter (llama.py, ArceeModel: LlamaModel's keys and q/k
+  // permutation); its MLP has no gate (modeling_arcee.py, ArceeMLP).
+  add({.gguf_arch = "arcee",
+       .model_type = "arcee",
+       .class_name = "ArceeForCausalLM",
+       .keys = kLlamaKeys,
+       .defaults = {.ff = 18432, .bos = 128000, .eos = 128001},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
+                      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
+                     two_norms}),
+       .after = norm_head});
+  // OLMo's layer norms have no parameters (modeling_olmo.py, OlmoLayerNorm); the converter
+  // permutes the q/k weights as llama's (olmo.py, OlmoModel.modify_tensors).
+  add({.gguf_arch = "olmo",
+       .model_type = "olmo",
+       .class_name = "OlmoForCausalLM",
+       .keys = kOlmoKeys,
+       .defaults = {.ff = 11008, .eos = 50279, .pad = 1},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp}),
+       .after = {{"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+  // Phi-2: biased q/k/v and dense, fc1/fc2 MLP, one layer norm per layer (modeling_phi.py,
+  // PhiDecoderLayer) and a biased lm_head; the converter renames only.
+  add({.gguf_arch = "phi2",
+       .model_type = "phi",
+       .class_name = "PhiForCausalLM",
+       .keys = kPhi2Keys,
+       .defaults = {.ff = 8192, .bos = 1, .eos = 2},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+                 {"attn_q.bias", "self_attn.q_proj.bias", Shape::kQBias},
+                 {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+                 {"attn_k.bias", "self_attn.k_proj.bias", Shape::kKvBias},
+                 {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+                 {"attn_v.bias", "self_attn.v_proj.bias", Shape::kKvBias},
+                 {"attn_output.weight", "self_attn.dense.weight", Shape::kO},
+                 {"attn_output.bias", "self_attn.dense.bias", Shape::kHidden},
+                 {"ffn_up.weight", "mlp.fc1.weight", Shape::kFfHidden},
+                 {"ffn_up.bias", "mlp.fc1.bias", Shape::kFf},
+                 {"ffn_down.weight", "mlp.fc2.weight", Shape::kHiddenFf},
+                 {"ffn_down.bias", "mlp.fc2.bias", Shape::kHidden},
+                 {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                 {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden}},
+       .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
+                 {"output_norm.bias", "model.final_layernorm.bias", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden},
+                 {"output.bias", "lm_head.bias", Shape::kVocab}}});
+  // Command R: one layer norm (weight only) before attention and MLP in parallel; per-head q/k
+  // norms (nh, hd) where use_qk_norm, which the tensors show (modeling_cohere.py,
+  // CohereAttention); the converter renames only (command_r.py, CommandR2Model).
+  add({.gguf_arch = "command-r",
+       .model_type = "cohere",
+       .class_name = "CohereForCausalLM",
+       .keys = kCohereKeys,
+       .defaults = {.ff = 22528, .bos = 5, .eos = 255001, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadsHeadDim},
+                      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvHeadsHeadDim}},
+                     gated_mlp,
+                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head,
+       .tensor_flags = kCohereFlags});
+  // Command R7B: Command R's tensors without q/k norms; the converter drops the biases, which
+  // must be zero (command_r.py, Cohere2Model.modify_tensors), as the class has none. The layer
+  // pattern is not written: llama.cpp's every 4th layer global (src/models/cohere2.cpp) is the
+  // class default.
+  add({.gguf_arch = "cohere2",
+       .model_type = "cohere2",
+       .class_name = "Cohere2ForCausalLM",
+       .keys = kCohere2Keys,
+       .defaults = {.ff = 22528, .bos = 5, .eos = 255001, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     gated_mlp,
+                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head});
   return rows;
 }
 

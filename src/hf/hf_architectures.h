@@ -15,8 +15,10 @@
 namespace ggufs::hf {
 
 /// What a config field must hold: any value, a non-negative integer (a dimension or count), a
-/// number (an epsilon, a rope base, a multiplier), an integer (a token id).
-enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId };
+/// number (an epsilon, a rope base, a multiplier), an integer (a token id). kRotaryFraction: the
+/// key holds the rotary dimensions of a head, a count, and the field their fraction of
+/// hidden / heads (the converter's int(fraction · hidden) // heads, phi.py Phi2Model).
+enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId, kRotaryFraction };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
@@ -59,7 +61,7 @@ enum class Shape {
   kExpertsGateUp,    // (E, 2F, H): granitemoe's stacked input_linear (F: its intermediate_size)
   kExpertsDown,      // (E, H, F): granitemoe's stacked output_linear
   kSharedGateUp,     // (2Fs, H): granitemoe's shared_mlp.input_linear
-  kVocab,            // (V): phimoe's lm_head bias
+  kVocab,            // (V): phi's and phimoe's lm_head bias
   kSharedExpertsFfHidden,  // (Fm·Ns, H): Ns shared experts as one MLP (ernie4_5_moe) gate/up
   kHiddenSharedExpertsFf,  // (H, Fm·Ns): its down
   kOneExperts,             // (1, E): ernie4_5_moe's e_score_correction_bias
@@ -69,6 +71,8 @@ enum class Shape {
   kConvQkv,                // (H, 3H): gpt2's Conv1D c_attn
   kThreeHidden,            // (3H)
   kHiddenHidden,           // (H, H)
+  kHeadsHeadDim,           // (nh, hd): cohere's per-head q_norm
+  kKvHeadsHeadDim,         // (nkv, hd): cohere's per-head k_norm
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -107,6 +111,13 @@ struct ClassDefaults {
   std::int64_t bos = -1, eos = -1, pad = -1;
 };
 
+/// A boolean config field the converter does not write but the tensors show: true when a
+/// layer holds GGUF tensor `gguf` (cohere's use_qk_norm: attn_q_norm.weight).
+struct TensorFlag {
+  std::string_view gguf;
+  std::string_view config;
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -125,6 +136,7 @@ struct Architecture {
   std::vector<WeightEntry> before, layer, after;  ///< state_dict order
   /// Why no state_dict is offered, when `layer` is empty.
   std::string_view no_weights;
+  std::span<const TensorFlag> tensor_flags;
 };
 
 /// Every row.

@@ -318,6 +318,15 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   bool has_output = false;
   for (const TensorInfo& t : file.tensors) has_output |= t.name == "output.weight";
   config["tie_word_embeddings"] = !has_output;
+  for (const hf::TensorFlag& f : row->tensor_flags) {
+    bool present = false;
+    for (const TensorInfo& t : file.tensors) {
+      const auto blk = t.name.find('.', 4);
+      present |= t.name.starts_with("blk.") && blk != std::string::npos &&
+                 std::string_view(t.name).substr(blk + 1) == f.gguf;
+    }
+    config[std::string(f.config)] = present;
+  }
 
   // Every key in file order: the row's keys under "<general.architecture>.", general.name and
   // the tokenizer's special token ids; a later key overwrites an earlier one. The tokens are kept
@@ -420,6 +429,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       case ValueKind::kAny:
         break;
       case ValueKind::kCount:
+      case ValueKind::kRotaryFraction:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }
@@ -431,6 +441,24 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         if (!is_integer(value)) return no_config(fmt::format("{} is not an integer", key));
         break;
     }
+  }
+
+  // Rotary dimensions per head back to the fraction of hidden / heads they are.
+  for (const hf::ConfigKey& k : row->keys) {
+    const std::string ck(k.config);
+    if (k.kind != ValueKind::kRotaryFraction || !config.contains(ck)) continue;
+    std::uint64_t hidden = 0, heads = 0;
+    for (const hf::ConfigKey& d : row->keys) {
+      if (d.gguf == "embedding_length") hidden = config[std::string(d.config)].get<std::uint64_t>();
+      if (d.gguf == "attention.head_count")
+        heads = config[std::string(d.config)].get<std::uint64_t>();
+    }
+    if (heads == 0 || hidden / heads == 0) {
+      return no_config(
+          fmt::format("{}: no head size to take it as a fraction of", printable(source[ck])));
+    }
+    config[ck] =
+        static_cast<double>(config[ck].get<std::uint64_t>()) / static_cast<double>(hidden / heads);
   }
 
   // GPT2Attention refuses a hidden size its heads do not divide (modeling_gpt2.py,

@@ -141,6 +141,10 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return one(mul(d.hidden, 3));
     case Shape::kHiddenHidden:
       return V{d.hidden, d.hidden};
+    case Shape::kHeadsHeadDim:
+      return V{d.heads, d.head_dim};
+    case Shape::kKvHeadsHeadDim:
+      return V{d.kv_heads, d.head_dim};
   }
   return std::nullopt;
 }

@@ -152,6 +152,102 @@ ARCHS = {
                     partial_rotary_factor=0.25, max_position_embeddings=512,
                     tie_word_embeddings=False),
     ),
+    "olmo2": dict(
+        cls="Olmo2ForCausalLM",
+        # Olmo2Config's pad_token_id defaults to 1, not None: a tokenizer with a pad token (as
+        # OLMo 2's own, whose config names it)
+        tokenizer="qwen2",
+        # grouped KV: q_norm and k_norm span all heads (nh·hd and nkv·hd); untied output
+        config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=500000.0,
+                    max_position_embeddings=512, tie_word_embeddings=False),
+    ),
+    "smollm3": dict(
+        cls="SmolLM3ForCausalLM",
+        # SmolLM3Config's bos, eos and pad ids default to Llama 3's (128000, 128001, 128004), not
+        # None: a byte-level BPE tokenizer (as SmolLM3's) that names all three
+        tokenizer="gpt2-pad",
+        # grouped KV; tied output (as SmolLM3-3B); every 4th layer without RoPE (the class
+        # default no_rope_layer_interval 4, which llama.cpp hardcodes: src/models/smollm3.cpp)
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, rms_norm_eps=1e-6,
+                    rope_theta=2000000.0, max_position_embeddings=512,
+                    tie_word_embeddings=True),
+    ),
+    "seed_oss": dict(
+        cls="SeedOssForCausalLM",
+        # SeedOssConfig's bos, eos and pad ids default to 0, 2 and 1, not None
+        tokenizer="gpt2-pad",
+        # head_dim 32, neither hidden / heads nor the class default 128; grouped KV; q/k/v
+        # biases (the class default attention_bias, as Seed-OSS-36B); untied output
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
+                    rope_theta=10000000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+    ),
+    "ernie4_5": dict(
+        cls="Ernie4_5ForCausalLM",
+        # Ernie4_5Config's bos, eos and pad ids default to 1, 2 and 0, not None: a SentencePiece
+        # tokenizer (the converter reads tokenizer.model) naming all three
+        tokenizer="spm-llama-pad",
+        # head_dim 32, neither hidden / heads nor the class default 128; grouped KV; tied
+        # output (the class default, as ERNIE-4.5-0.3B)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=500000.0, max_position_embeddings=512, tie_word_embeddings=True),
+    ),
+    "glm4": dict(
+        cls="Glm4ForCausalLM",
+        tokenizer="glm4",
+        # head_dim 32 (the class default 128), half of it rotary (the class default
+        # partial_rotary_factor, as GLM-4-0414); grouped KV; q/k/v biases (the class default);
+        # untied output
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
+    ),
+    "arcee": dict(
+        cls="ArceeForCausalLM",
+        tokenizer="gpt2",
+        # head_dim 32 != hidden_size / heads; grouped KV; untied output; the MLP without a gate
+        # (relu², the class default)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
+    ),
+    "olmo": dict(
+        cls="OlmoForCausalLM",
+        # OlmoConfig's pad_token_id defaults to 1, not None: a tokenizer with a pad token
+        tokenizer="qwen2",
+        # clip_qkv (as OLMo-1.7-7B); grouped KV; untied output; the norms have no parameters
+        config=dict(SMALL, num_key_value_heads=2, clip_qkv=8.0, rope_theta=10000.0,
+                    max_position_embeddings=512, tie_word_embeddings=False),
+    ),
+    "phi": dict(
+        cls="PhiForCausalLM",
+        tokenizer="gpt2",
+        # intermediate_size 4 · hidden, as every Phi-1.5 and Phi-2 (the converter writes that);
+        # partial_rotary_factor not the class default 0.5 (the file holds 0.375 · 64 // 4 = 6
+        # rotary dimensions per head of 16, as Phi-2's 0.4 · 2560 // 32 = 32 of 80); heads
+        # as KV heads (the converter writes head_count_kv as head_count); biased lm_head
+        config=dict(SMALL, intermediate_size=256, layer_norm_eps=1e-5,
+                    partial_rotary_factor=0.375, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+    ),
+    "cohere": dict(
+        cls="CohereForCausalLM",
+        # CohereConfig's bos, eos and pad ids default to 5, 255001 and 0, not None
+        tokenizer="gpt2-pad",
+        # per-head q/k norms (as Command R+); a logit scale other than the class default 0.0625;
+        # grouped KV; tied output (the class default, as Command R)
+        config=dict(SMALL, num_key_value_heads=2, use_qk_norm=True, logit_scale=0.125,
+                    layer_norm_eps=1e-5, rope_theta=75000000.0, max_position_embeddings=512,
+                    tie_word_embeddings=True),
+    ),
+    "cohere2": dict(
+        cls="Cohere2ForCausalLM",
+        tokenizer="gpt2-pad",
+        # 4 layers, the 4th global (the class default pattern, llama.cpp's); a sliding window
+        # other than the class default; rotary_pct 1.0, which Command R7B's config.json has and
+        # the converter reads; grouped KV; tied output
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, sliding_window=16,
+                    rotary_pct=1.0, logit_scale=0.25, layer_norm_eps=1e-5, rope_theta=50000.0,
+                    max_position_embeddings=512, tie_word_embeddings=True),
+    ),
     "gemma2": dict(
         cls="Gemma2ForCausalLM",
         outtypes=("f32", "f16"),
@@ -298,12 +394,7 @@ ARCHS = {
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
 # (architecture, "*") -> reason. The checks: state_dict, logits, generate, tokenizer, config,
 # generation_config.
-XFAIL = {
-    ("ernie4_5_moe", "tokenizer"): (
-        "ernie4_5_moe: the converter writes tokenizer_config.json's add_prefix_space null (what "
-        "save_pretrained of LlamaTokenizerFast writes) as add_space_prefix False (ernie.py, "
-        "Ernie4_5Model.set_vocab): the file's tokenizer, and llama.cpp's, prepend no space"),
-}
+XFAIL = {}
 if transformers.__version__.split(".")[0] == "5":
     # transformers 5's tokenizer classes: save_pretrained and from_pretrained of the original
     # differ from 4.57.6's in the special tokens they list; the ids of the text are equal.
@@ -485,10 +576,10 @@ def _tok_class(*names):
 # (transformers 5 builds a tokenizer from tokenizer.model without a BOS otherwise)
 
 
-def _spm_llama(path, extra=()):
+def _spm_llama(path, extra=(), **kwargs):
     src = _train_spm(path, gemma=False)
     tok = _tok_class("LlamaTokenizerFast", "LlamaTokenizer").from_pretrained(
-        str(src), add_bos_token=True, add_eos_token=False)
+        str(src), add_bos_token=True, add_eos_token=False, **kwargs)
     if extra:
         tok.add_special_tokens({"eos_token": extra[0], "pad_token": extra[0]})
         tok.add_tokens(list(extra), special_tokens=True)
@@ -496,10 +587,10 @@ def _spm_llama(path, extra=()):
 
 
 def _spm_llama_pad(path):
-    """spm-llama's, padding with <unk> (id 0), as ERNIE 4.5's tokenizer."""
-    tok, model = _spm_llama(path)
-    tok.pad_token = tok.unk_token
-    return tok, model
+    """<unk> as the pad token too (as ERNIE 4.5's): it names bos, eos and pad. add_prefix_space
+    stated (true, as the tokenizer does): ERNIE's converter writes tokenizer_config.json's
+    value, a null as false (ernie.py, Ernie4_5Model.set_vocab)."""
+    return _spm_llama(path, pad_token="<unk>", add_prefix_space=True)
 
 
 def _spm_phi3(path):
@@ -540,8 +631,9 @@ def _gpt2(path):
 
 
 def _gpt2_pad(path):
-    """GPT-2's with a padding token, as the tokenizers of models whose class defaults one
-    (OLMoE's has <|padding|>): a file without one would leave the config's to that default."""
+    """GPT-2's with <|endoftext|> as its pad token too: it names bos, eos and pad, for the
+    classes whose config defaults them to ids other than None (and OLMoE's tokenizer has a
+    padding token: a file without one would leave the config's to that default)."""
     return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"),
                                pad_token="<|endoftext|>")
 
@@ -552,8 +644,20 @@ def _qwen2(path):
                                pad_token="<|endoftext|>")
 
 
-TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3, "spm-gemma": _spm_gemma,
-              "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2}
+def _glm4(path):
+    """Qwen2's vocabulary with <|user|> added (GLM-4's converter looks it up, glm.py
+    Glm4Model.set_vocab) and <|endoftext|> named bos, eos, unk and pad: the converter writes it
+    as bos, eos and unk whatever the tokenizer says."""
+    special = {f"{k}_token": "<|endoftext|>" for k in ("unk", "bos", "eos", "pad")}
+    tok, _ = _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
+                                 **special)
+    tok.add_tokens(["<|user|>"], special_tokens=True)
+    return tok, None
+
+
+TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
+              "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
+              "glm4": _glm4}
 
 
 # ---------------------------------------------------------------------------------------------
