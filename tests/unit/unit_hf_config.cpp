@@ -66,9 +66,9 @@ TEST(HfConfig, ArchitectureNotAString) {
 }
 
 TEST(HfConfig, UnsupportedArchitectures) {
-  // Architectures with no row in the table (bert, gemma, falcon, t5, llama4, mixtral), and an
+  // Architectures with no row in the table (bert, gemma, falcon, t5, llama4, deepseek2), and an
   // empty name.
-  for (const char* arch : {"bert", "gemma", "falcon", "t5", "", "llama4", "mixtral"}) {
+  for (const char* arch : {"bert", "gemma", "falcon", "t5", "", "llama4", "deepseek2"}) {
     GgufFile f = tiny_llama();
     *find(f, "general.architecture") = str(arch);
     expect_refused(f, "general.architecture");
