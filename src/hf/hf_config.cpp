@@ -286,7 +286,12 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       break;
     }
   }
-  if (!row) row = hf::find_architecture(arch);
+  // By model_type too ("qwen3_moe"), but not a row the converter writes under another row's
+  // name (mixtral is only ever a llama with experts).
+  if (!row) {
+    row = hf::find_architecture(arch);
+    if (row && !row->required_key.empty()) row = nullptr;
+  }
   if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");
   if (!row) {
     return no_config(
