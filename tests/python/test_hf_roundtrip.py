@@ -399,9 +399,6 @@ if transformers.__version__.split(".")[0] == "5":
     # transformers 5's tokenizer classes: save_pretrained and from_pretrained of the original
     # differ from 4.57.6's in the special tokens they list; the ids of the text are equal.
     XFAIL.update({
-        ("qwen2", "tokenizer"): (
-            "qwen2 (transformers 5): hf/'s tokenizer has unk_token '<|endoftext|>', the original "
-            "Qwen2 tokenizer (5.x's Qwen2Tokenizer) none; the file has no unknown_token_id"),
         ("phi3", "tokenizer"): (
             "phi3 (transformers 5): the original's special tokens list '</s>' first (5.x's "
             "LlamaTokenizer saves it as an extra special token), hf/'s the file's bos, eos, unk"),
