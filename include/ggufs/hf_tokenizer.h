@@ -91,11 +91,11 @@ inline constexpr std::uint64_t kMaxBuiltMergeBytesPerVocabByte = 16;
 /// tokens; "llama" has neither merges nor scores, or merges built from scores would pass
 /// kMaxBuiltMergesPerToken or kMaxBuiltMergeBytesPerVocabByte; "gpt2" or "gemma4" has no
 /// merges; "bert" has no [CLS], [SEP] or [UNK] token; "t5" has no scores or unknown token, or
-/// its precompiled_charsmap is not an array of (u)int8 of at most kMaxPrecompiledCharsmap; a bos/eos/unk/pad/cls/sep/mask id is not
-/// an integer scalar below the token count; a bos/eos/[CLS]/[SEP] token to add cannot stand in a
-/// TemplateProcessing template; tokenizer.ggml.pre, add_space_prefix, add_bos_token,
-/// add_eos_token, normalizer.lowercase, normalizer.strip_accents or chat_template has the wrong
-/// type. Never throws for any metadata.
+/// its precompiled_charsmap is not an array of (u)int8 of at most kMaxPrecompiledCharsmap; a
+/// bos/eos/unk/pad/cls/sep/mask id is not an integer scalar below the token count; a
+/// bos/eos/[CLS]/[SEP] token to add cannot stand in a TemplateProcessing template;
+/// tokenizer.ggml.pre, add_space_prefix, add_bos_token, add_eos_token, normalizer.lowercase,
+/// normalizer.strip_accents or chat_template has the wrong type. Never throws for any metadata.
 HfTokenizerResult render_hf_tokenizer(const GgufFile& file);
 
 }  // namespace ggufs
