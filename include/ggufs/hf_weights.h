@@ -62,17 +62,15 @@ struct HfWeightsResult {
   std::string reason;
 };
 
-/// The tensors load_gguf_checkpoint(path, return_tensors=True, model_to_load=<the model
-/// from_pretrained builds from its config>) returns for `file`, in the order the model's
-/// state_dict() lists them. Names: transformers maps each state_dict name through gguf-py 0.19.0's
-/// tensor name map of the architecture (gguf/tensor_mapping.py, get_tensor_name_map; per expert
-/// of a MoE layer, the stacked *_exps tensor); GGUF tensors that no state_dict name maps to are
-/// left out (transformers skips them), and tied or absent weights are not listed (the model keeps
-/// its own). Covered: llama, qwen2, qwen2moe (experts, the shared expert and its gate), qwen3,
-/// qwen3moe, gemma2, gemma3, phi3 (its fused qkv_proj and gate_up_proj stay fused, as in
-/// transformers), gpt2 (output.weight is lm_head.weight) and starcoder2, stablelm; granite, and
-/// granitemoe (its stacked input_linear fused again from ffn_gate_exps and ffn_up_exps:
-/// kConcatRows).
+/// The state_dict of the model the converter converted, in the order its state_dict() lists
+/// it: each entry of the architecture's row (src/hf/hf_architectures.cpp; the README's table
+/// lists the rows), named as transformers names it, from the GGUF tensor gguf-py's tensor map
+/// (gguf/tensor_mapping.py) gives it, with the inverse of the converter's transform: per expert
+/// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
+/// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows); phi3's and glm4's
+/// fused projections stay fused, as the converter keeps them. GGUF tensors no entry names are
+/// left out, and tied or absent weights are not listed (the model keeps its own). Where
+/// transformers' own GGUF import (load_gguf_checkpoint) loads the file, it loads these tensors.
 ///
 /// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture
 /// has no row, or its row no state_dict: mistral (also llama named "mistral": gguf-py 0.19.0 has
