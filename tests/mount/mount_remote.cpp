@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
@@ -147,13 +148,17 @@ TEST(MountRemote, AServerFaultFailsOnlyTheReadsItTouches) {
 namespace ggufs::test {
 namespace {
 
-// The children of `pid` that are zombies (exited, never reaped).
+// The children of `pid` that are zombies (exited, never reaped). A process that ends while /proc
+// is listed (any other process of the machine) is skipped: its status file is gone.
 std::vector<int> zombie_children(int pid) {
   std::vector<int> out;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string status = read_text(e.path() / "status");
+    std::ifstream in(e.path() / "status");
+    if (!in) continue;
+    const std::string status((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
     if (status.find("\nPPid:\t" + std::to_string(pid) + "\n") != std::string::npos &&
         status.find("\nState:\tZ") != std::string::npos) {
       out.push_back(std::stoi(name));
