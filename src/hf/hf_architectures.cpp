@@ -228,6 +228,14 @@ std::vector<Architecture> build() {
       {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
       {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf, true},
   };
+  // Mixtral's naming of the router and the stacked experts (w1 gate, w2 down, w3 up), each
+  // expert intermediate_size wide; PhiMoE's too.
+  const std::vector<WeightEntry> block_sparse_moe = {
+      {"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
+      {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight", Shape::kFfHidden, true},
+      {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight", Shape::kHiddenFf, true},
+      {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight", Shape::kFfHidden, true},
+  };
   // Qwen2MoeSparseMoeBlock's shared expert and its sigmoid gate.
   const std::vector<WeightEntry> shared_expert = {
       {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight", Shape::kSharedFfHidden},
@@ -431,15 +439,7 @@ std::vector<Architecture> build() {
        .transforms = Transforms::kLlama,
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({llama_attention,
-                     {{"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
-                      {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight",
-                       Shape::kFfHidden, true},
-                      {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight",
-                       Shape::kHiddenFf, true},
-                      {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight",
-                       Shape::kFfHidden, true}},
-                     two_norms}),
+       .layer = cat({llama_attention, block_sparse_moe, two_norms}),
        .after = norm_head});
   // OLMoE's experts are intermediate_size wide (olmo.py, OlmoeModel.modify_tensors stacks
   // mlp.experts.X.*); its q_norm spans every head, its k_norm the KV heads.
@@ -471,14 +471,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({biased_attention,
-                     {{"attn_output.bias", "self_attn.o_proj.bias", Shape::kHidden},
-                      {"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
-                      {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight",
-                       Shape::kFfHidden, true},
-                      {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight",
-                       Shape::kHiddenFf, true},
-                      {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight",
-                       Shape::kFfHidden, true}},
+                     {{"attn_output.bias", "self_attn.o_proj.bias", Shape::kHidden}},
+                     block_sparse_moe,
                      biased_norms}),
        .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
                  {"output_norm.bias", "model.norm.bias", Shape::kHidden},
