@@ -3,14 +3,19 @@
 // configs it renders are checked against transformers itself in tests/python/test_hf_config.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "ggufs/gguf.h"
 #include "ggufs/hf_config.h"
+#include "hf_architectures.h"
 #include "metadata_builder.h"
 
 namespace ggufs {
@@ -228,6 +233,46 @@ TEST(HfConfig, RopeScaling) {
   expect_refused(f, "llama.rope.scaling.original_context_length");
   *find(f, "llama.rope.scaling.type") = u32(2);
   expect_refused(f, "llama.rope.scaling.type");
+}
+
+// The README's table of hf/'s architectures (one row each: general.architecture, the class, its
+// first transformers release, the pinned lines that load it, ...) and the architecture table of
+// src/hf/hf_architectures.cpp name the same architectures: a row added to one is in the other.
+TEST(HfArchitectures, TheReadmeTableHasOneRowPerArchitecture) {
+  std::ifstream in(std::filesystem::path(GGUFS_SOURCE_DIR) / "README.md");
+  ASSERT_TRUE(in) << "cannot read README.md";
+  std::vector<std::vector<std::string>> rows;
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("| `general.architecture` | transformers class |")) {
+      in_table = true;
+    } else if (in_table && line.starts_with("| ")) {
+      std::vector<std::string> cells;
+      for (std::size_t at = 2, bar; (bar = line.find(" | ", at)) != std::string::npos;
+           at = bar + 3) {
+        cells.push_back(line.substr(at, bar - at));
+      }
+      rows.push_back(std::move(cells));
+    } else if (in_table && !line.starts_with("|---")) {
+      break;
+    }
+  }
+  ASSERT_FALSE(rows.empty()) << "README.md has no architecture table";
+  const std::regex release(R"(\d+\.\d+\.\d+.*)");
+  std::size_t with_weights = 0;
+  for (const hf::Architecture& a : hf::architectures()) {
+    if (a.layer.empty()) continue;  // described in another row (mistral: llama's)
+    ++with_weights;
+    const std::string cls = "`" + std::string(a.class_name) + "`";
+    const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& cells) {
+      return cells.size() >= 5 && cells[0].starts_with(a.gguf_arch) &&
+             cells[1].find(cls) != std::string::npos;
+    });
+    ASSERT_NE(row, rows.end()) << "no README row for " << a.gguf_arch << " " << cls;
+    EXPECT_TRUE(std::regex_match((*row)[2], release)) << cls << ": " << (*row)[2];
+    EXPECT_FALSE((*row)[3].empty()) << cls << ": which transformers lines load it";
+  }
+  EXPECT_EQ(rows.size(), with_weights) << "a README row names no architecture of the table";
 }
 
 }  // namespace
