@@ -87,11 +87,11 @@ struct HfWeightsResult {
 /// no mistral tensor map, transformers' get_gguf_hf_weights_map raises); a mapped
 /// tensor's shape is not the one the config gives its parameter (from_pretrained refuses a
 /// mismatch), including q/k rows not a multiple of 2 × heads (the reverse permutation's reshape
-/// fails); a qwen2moe/qwen3moe tensor named *_exp* that maps to no layer, or whose stack holds
-/// fewer experts than num_experts (transformers raises); the map would pass 10 000 000 tensors.
-/// qwen3moe without expert_count: transformers splits 60 experts (its default in
-/// Qwen2MoeTensorProcessor) of a model built with Qwen3MoeConfig's 128; the map lists the 60.
-/// Never throws.
+/// fails) and a fused query_key_value whose rows are not n + 2g heads of KV groups dividing n; a
+/// qwen2moe/qwen3moe tensor named *_exp* that maps to no layer, or whose stack holds fewer experts
+/// than num_experts (transformers raises); the map would pass 10 000 000 tensors. qwen3moe without
+/// expert_count: transformers splits 60 experts (its default in Qwen2MoeTensorProcessor) of a model
+/// built with Qwen3MoeConfig's 128; the map lists the 60. Never throws.
 HfWeightsResult hf_weight_map(const GgufFile& file);
 
 /// For kReversePermute on a tensor of `rows` rows with `n_head` heads: the GGUF row that HF row

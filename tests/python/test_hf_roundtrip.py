@@ -428,6 +428,15 @@ ARCHS = {
                     layer_norm_epsilon=1e-5, tie_word_embeddings=False),
         file=dict(regrouped=(".query_key_value.weight",)),
     ),
+    "bloom": dict(
+        cls="BloomForCausalLM",
+        tokenizer="gpt2",
+        # q/k/v per head, with biases; the embedding's LayerNorm; ALiBi; tied output (the class
+        # default, as every BLOOM)
+        config=dict(hidden_size=64, n_layer=2, n_head=4, layer_norm_epsilon=1e-5,
+                    tie_word_embeddings=True),
+        file=dict(regrouped=(".query_key_value.weight", ".query_key_value.bias")),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -905,7 +914,12 @@ class Reference:
             return self.tensors.get(hf_name)
         for new, old in RENAMED_AT_LOAD:
             hf_name = re.sub(new, old, hf_name)
-        name = self.names.get_name(hf_name, try_suffixes=(".weight", ".bias")) or ""
+        name = self.names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        if name is None and hf_name.startswith("transformer."):
+            # the converter's own rename before the map (bloom.py, BloomModel.modify_tensors)
+            name = self.names.get_name(hf_name.removeprefix("transformer."),
+                                       try_suffixes=(".weight", ".bias"))
+        name = name or ""
         return self.tensors.get(name) or self.tensors.get(name + ".weight")
 
     def _transposed(self, hf_name):
