@@ -39,6 +39,14 @@ enum class HfTransform {
   /// tensors of `parts`, each matrix's rows (ne[1]) of every part in turn, matrix by matrix
   /// (the outer axes: ne[2], ne[3]). The parts share ne[0] and the outer axes.
   kConcatRows,
+  /// The inverse of the converter's fused-QKV regroup (gptneox.py, GPTNeoXModel.modify_tensors;
+  /// bloom.py, BloomModel.modify_tensors; falcon.py, FalconModel.modify_tensors), which writes
+  /// transformers' query_key_value rows, per KV group [q of n_head / groups heads, k, v], as
+  /// [all q; all k; all v]. With n = `n_head`, g = `groups`, r = n / g and d = rows / (n + 2g)
+  /// (the head size): HF group j < g holds GGUF rows [j·r·d, (j+1)·r·d) (its queries), then
+  /// [(n+j)·d, (n+j+1)·d) (its key), then [(n+g+j)·d, (n+g+j+1)·d) (its value). A row is ne[0]
+  /// elements of a matrix, one element of a bias.
+  kRegroupQkv,
 };
 
 /// One tensor of the state_dict.
@@ -49,10 +57,11 @@ struct HfWeight {
   std::vector<std::uint64_t> shape;
   std::size_t source = 0;  ///< index of the GGUF tensor in GgufFile::tensors
   HfTransform transform = HfTransform::kNone;
-  std::uint64_t n_head = 0;        ///< kReversePermute: the head count n
+  std::uint64_t n_head = 0;        ///< kReversePermute, kRegroupQkv: the head count n
   std::uint64_t index = 0;         ///< kSelect: the expert
   float constant = 0;              ///< kAddConstant: the addend
   std::vector<std::size_t> parts;  ///< kConcatRows: the GGUF tensors after `source`, in order
+  std::uint64_t groups = 0;        ///< kRegroupQkv: the KV groups g
 };
 
 /// The weight map, or why there is none.
@@ -67,9 +76,10 @@ struct HfWeightsResult {
 /// lists the rows), named as transformers names it, from the GGUF tensor gguf-py's tensor map
 /// (gguf/tensor_mapping.py) gives it, with the inverse of the converter's transform: per expert
 /// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
-/// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows); phi3's and glm4's
-/// fused projections stay fused, as the converter keeps them. GGUF tensors no entry names are
-/// left out, and tied or absent weights are not listed (the model keeps its own). Where
+/// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), the fused
+/// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv); phi3's and
+/// glm4's fused projections stay fused, as the converter keeps them. GGUF tensors no entry names
+/// are left out, and tied or absent weights are not listed (the model keeps its own). Where
 /// transformers' own GGUF import (load_gguf_checkpoint) loads the file, it loads these tensors.
 ///
 /// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture
@@ -77,11 +87,11 @@ struct HfWeightsResult {
 /// no mistral tensor map, transformers' get_gguf_hf_weights_map raises); a mapped
 /// tensor's shape is not the one the config gives its parameter (from_pretrained refuses a
 /// mismatch), including q/k rows not a multiple of 2 × heads (the reverse permutation's reshape
-/// fails); a qwen2moe/qwen3moe tensor named *_exp* that maps to no layer, or whose stack holds
-/// fewer experts than num_experts (transformers raises); the map would pass 10 000 000 tensors.
-/// qwen3moe without expert_count: transformers splits 60 experts (its default in
-/// Qwen2MoeTensorProcessor) of a model built with Qwen3MoeConfig's 128; the map lists the 60.
-/// Never throws.
+/// fails) and a fused query_key_value whose rows are not n + 2g heads of KV groups dividing n; a
+/// qwen2moe/qwen3moe tensor named *_exp* that maps to no layer, or whose stack holds fewer experts
+/// than num_experts (transformers raises); the map would pass 10 000 000 tensors. qwen3moe without
+/// expert_count: transformers splits 60 experts (its default in Qwen2MoeTensorProcessor) of a model
+/// built with Qwen3MoeConfig's 128; the map lists the 60. Never throws.
 HfWeightsResult hf_weight_map(const GgufFile& file);
 
 /// For kReversePermute on a tensor of `rows` rows with `n_head` heads: the GGUF row that HF row

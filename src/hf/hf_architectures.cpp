@@ -186,6 +186,43 @@ constexpr ConfigKey kCohere2Own[] = {
     {"vocab_size", "vocab_size"},
     {"rope.dimension_count", "rotary_pct", ValueKind::kRotaryFraction}};
 constexpr auto kCohere2Keys = join(kCohereKeys, kCohere2Own);
+// gptneox.py, GPTNeoXModel.set_gguf_parameters: its own keys, rotary_pct as rotary dimensions
+// per head, no rope base (rotary_emb_base is not written) and no vocabulary size.
+constexpr ConfigKey kGptNeoXKeys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"embedding_length", "hidden_size"},
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"rope.dimension_count", "rotary_pct", ValueKind::kRotaryFraction},
+    {"attention.head_count", "num_attention_heads"},
+    {"use_parallel_residual", "use_parallel_residual", ValueKind::kAny},
+    {"attention.layer_norm_epsilon", "layer_norm_eps", kNumber}};
+constexpr TensorFlag kGptNeoXFlags[] = {{"attn_qkv.bias", "attention_bias"}};
+// falcon.py, FalconModel.set_gguf_parameters: its own keys; context_length is the constant 2048
+// and feed_forward_length 4 · hidden (the class's ffn_hidden_size), neither a config field.
+constexpr ConfigKey kFalconKeys[] = {
+    {"embedding_length", "hidden_size"},
+    {"block_count", "num_hidden_layers"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_kv_heads"},
+    {"attention.layer_norm_epsilon", "layer_norm_epsilon", kNumber}};
+// Every Falcon the converter converts has new_decoder_architecture's fused QKV per KV group:
+// falcon.py reads the KV heads from num_kv_heads, which FalconConfig sets to the head count
+// when absent, so a multi-query falcon-7b config (no num_kv_heads) fails its view. Falcon-40B
+// and -180B have two norms (ln_attn, ln_mlp), Falcon2-11B one (num_ln_in_parallel_attn 1);
+// with one KV head the layout is multi_query's, and the model the same (modeling_falcon.py).
+// bloom.py, BloomModel.set_gguf_parameters: its own keys; context_length (seq_length, else the
+// hidden size), feed_forward_length (4 · hidden) and head_count_kv (the head count) are no
+// config fields.
+constexpr ConfigKey kBloomKeys[] = {
+    {"embedding_length", "hidden_size"},
+    {"block_count", "n_layer"},
+    {"attention.head_count", "n_head"},
+    {"attention.layer_norm_epsilon", "layer_norm_epsilon", kNumber}};
+constexpr ConfigConstant kFalconOneNorm[] = {{"new_decoder_architecture", "true"},
+                                             {"num_ln_in_parallel_attn", "1"}};
+constexpr ConfigConstant kFalconTwoNorms[] = {{"new_decoder_architecture", "true"},
+                                              {"num_ln_in_parallel_attn", "2"}};
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
@@ -750,6 +787,107 @@ std::vector<Architecture> build() {
                      gated_mlp,
                      {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head});
+  // GPT-NeoX: LayerNorms with biases, the fused query_key_value per head [q, k, v] (regrouped
+  // by the converter, gptneox.py GPTNeoXModel.modify_tensors), biased dense and MLP, untied
+  // embed_out (modeling_gpt_neox.py).
+  add({.gguf_arch = "gptneox",
+       .model_type = "gpt_neox",
+       .class_name = "GPTNeoXForCausalLM",
+       .keys = kGptNeoXKeys,
+       .defaults = {.ff = 24576, .bos = 0, .eos = 2},
+       .transforms = Transforms::kRegroupQkv,
+       .layer_prefix = "gpt_neox.layers.{}.",
+       .before = {{"token_embd.weight", "gpt_neox.embed_in.weight", Shape::kVocabHidden}},
+       .layer = {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                 {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden},
+                 {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+                 {"ffn_norm.bias", "post_attention_layernorm.bias", Shape::kHidden},
+                 {"attn_qkv.weight", "attention.query_key_value.weight", Shape::kFusedQkv},
+                 {"attn_qkv.bias", "attention.query_key_value.bias", Shape::kThreeHidden},
+                 {"attn_output.weight", "attention.dense.weight", Shape::kHiddenHidden},
+                 {"attn_output.bias", "attention.dense.bias", Shape::kHidden},
+                 {"ffn_up.weight", "mlp.dense_h_to_4h.weight", Shape::kFfHidden},
+                 {"ffn_up.bias", "mlp.dense_h_to_4h.bias", Shape::kFf},
+                 {"ffn_down.weight", "mlp.dense_4h_to_h.weight", Shape::kHiddenFf},
+                 {"ffn_down.bias", "mlp.dense_4h_to_h.bias", Shape::kHidden}},
+       .after = {{"output_norm.weight", "gpt_neox.final_layer_norm.weight", Shape::kHidden},
+                 {"output_norm.bias", "gpt_neox.final_layer_norm.bias", Shape::kHidden},
+                 {"output.weight", "embed_out.weight", Shape::kVocabHidden}},
+       .tensor_flags = kGptNeoXFlags});
+  // Falcon: the fused query_key_value per KV group [q × heads / kv, k, v] (regrouped by the
+  // converter, falcon.py FalconModel.modify_tensors), no biases (its view of a bias fails),
+  // parallel attention and MLP (gguf-py's FALCON tensors have no FFN_NORM).
+  const std::vector<WeightEntry> falcon_attention_mlp = {
+      {"attn_qkv.weight", "self_attention.query_key_value.weight", Shape::kFusedQkv},
+      {"attn_output.weight", "self_attention.dense.weight", Shape::kHiddenHidden},
+      {"ffn_up.weight", "mlp.dense_h_to_4h.weight", Shape::kFfHidden},
+      {"ffn_down.weight", "mlp.dense_4h_to_h.weight", Shape::kHiddenFf}};
+  const std::vector<WeightEntry> falcon_embed = {
+      {"token_embd.weight", "transformer.word_embeddings.weight", Shape::kVocabHidden}};
+  const std::vector<WeightEntry> falcon_head = {
+      {"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
+      {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
+      {"output.weight", "lm_head.weight", Shape::kVocabHidden}};
+  add({.gguf_arch = "falcon",
+       .model_type = "falcon",
+       .class_name = "FalconForCausalLM",
+       .keys = kFalconKeys,
+       .constants = kFalconOneNorm,
+       .defaults = {.bos = 11, .eos = 11},
+       .transforms = Transforms::kRegroupQkv,
+       .layer_prefix = "transformer.h.{}.",
+       .before = falcon_embed,
+       .layer = cat({falcon_attention_mlp,
+                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                      {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden}}}),
+       .after = falcon_head});
+  // gguf-py names ln_attn ATTN_NORM_2 and ln_mlp ATTN_NORM (tensor_mapping.py).
+  add({.gguf_arch = "falcon",
+       .model_type = "falcon",
+       .class_name = "FalconForCausalLM",
+       .keys = kFalconKeys,
+       .constants = kFalconTwoNorms,
+       .defaults = {.bos = 11, .eos = 11},
+       .transforms = Transforms::kRegroupQkv,
+       .layer_prefix = "transformer.h.{}.",
+       .before = falcon_embed,
+       .layer = cat({falcon_attention_mlp,
+                     {{"attn_norm_2.weight", "ln_attn.weight", Shape::kHidden},
+                      {"attn_norm_2.bias", "ln_attn.bias", Shape::kHidden},
+                      {"attn_norm.weight", "ln_mlp.weight", Shape::kHidden},
+                      {"attn_norm.bias", "ln_mlp.bias", Shape::kHidden}}}),
+       .after = falcon_head,
+       .required_tensor = "attn_norm_2.weight"});
+  // BLOOM: the embedding's LayerNorm, the fused query_key_value per head [q, k, v] (regrouped by
+  // the converter, bloom.py BloomModel.modify_tensors, which also drops "transformer."),
+  // biased LayerNorms, dense and MLP; ALiBi, no rotary; tied lm_head (modeling_bloom.py).
+  add({.gguf_arch = "bloom",
+       .model_type = "bloom",
+       .class_name = "BloomForCausalLM",
+       .keys = kBloomKeys,
+       .defaults = {.bos = 1, .eos = 2},
+       .transforms = Transforms::kRegroupQkv,
+       .layer_prefix = "transformer.h.{}.",
+       .before = {{"token_embd.weight", "transformer.word_embeddings.weight", Shape::kVocabHidden},
+                  {"token_embd_norm.weight", "transformer.word_embeddings_layernorm.weight",
+                   Shape::kHidden},
+                  {"token_embd_norm.bias", "transformer.word_embeddings_layernorm.bias",
+                   Shape::kHidden}},
+       .layer = {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                 {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden},
+                 {"attn_qkv.weight", "self_attention.query_key_value.weight", Shape::kFusedQkv},
+                 {"attn_qkv.bias", "self_attention.query_key_value.bias", Shape::kThreeHidden},
+                 {"attn_output.weight", "self_attention.dense.weight", Shape::kHiddenHidden},
+                 {"attn_output.bias", "self_attention.dense.bias", Shape::kHidden},
+                 {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+                 {"ffn_norm.bias", "post_attention_layernorm.bias", Shape::kHidden},
+                 {"ffn_up.weight", "mlp.dense_h_to_4h.weight", Shape::kFfHidden},
+                 {"ffn_up.bias", "mlp.dense_h_to_4h.bias", Shape::kFf},
+                 {"ffn_down.weight", "mlp.dense_4h_to_h.weight", Shape::kHiddenFf},
+                 {"ffn_down.bias", "mlp.dense_4h_to_h.bias", Shape::kHidden}},
+       .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
+                 {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
   return rows;
 }
 
@@ -765,6 +903,22 @@ const Architecture* find_architecture(std::string_view model_type) {
     if (a.model_type == model_type) return &a;
   }
   return nullptr;
+}
+
+const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file) {
+  if (!row) return row;
+  for (const Architecture& a : architectures()) {
+    if (a.model_type != row->model_type || a.required_tensor.empty()) continue;
+    for (const TensorInfo& t : file.tensors) {
+      const std::string_view name = t.name;
+      const std::size_t dot = name.find('.', 4);
+      if (name.starts_with("blk.") && dot != std::string_view::npos &&
+          name.substr(dot + 1) == a.required_tensor) {
+        return &a;
+      }
+    }
+  }
+  return row;
 }
 
 }  // namespace ggufs::hf

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ggufs/gguf.h"
+
 namespace ggufs::hf {
 
 /// What a config field must hold: any value, a non-negative integer (a dimension or count), a
@@ -83,6 +85,9 @@ enum class Transforms {
   kMoe,    // none, with transformers 4.57.6's Qwen2MoeTensorProcessor limits (hf_weights.cpp)
   kGpt2,   // Conv1D weights transposed back (gpt2.py)
   kGemma,  // norms: the converter's + 1 taken off (gemma.py, Gemma2Model.modify_tensors)
+  // attn_qkv weight and bias: the converter's [all q; all k; all v] back to transformers'
+  // rows per KV group (HfTransform::kRegroupQkv; gptneox.py, bloom.py, falcon.py)
+  kRegroupQkv,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's
@@ -137,6 +142,11 @@ struct Architecture {
   /// Why no state_dict is offered, when `layer` is empty.
   std::string_view no_weights;
   std::span<const TensorFlag> tensor_flags;
+  /// Where one class names a layer's tensors by its config (falcon's new decoder: ln_attn and
+  /// ln_mlp with two norms, input_layernorm with one): a GGUF layer tensor (after "blk.N.") only
+  /// this row's files have. Of a model_type's rows, hf_config.cpp and hf_weights.cpp take the one
+  /// whose required tensor a layer holds (with_layer_tensors), else the one they chose.
+  std::string_view required_tensor;
 };
 
 /// Every row.
@@ -144,5 +154,9 @@ const std::vector<Architecture>& architectures();
 
 /// The row whose model_type is `model_type`, or nullptr.
 const Architecture* find_architecture(std::string_view model_type);
+
+/// Of `row`'s model_type's rows, the one whose required_tensor a layer of `file` holds, else
+/// `row` (nullptr stays nullptr).
+const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file);
 
 }  // namespace ggufs::hf

@@ -293,6 +293,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     if (row && !row->required_key.empty()) row = nullptr;
   }
   if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");
+  row = hf::with_layer_tensors(row, file);
   if (!row) {
     return no_config(
         fmt::format("general.architecture '{}' is not one ggufs renders a transformers config for",
@@ -318,8 +319,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     config["use_qkv_bias"] = qkv_bias;
     config["use_parallel_residual"] = !ffn_norm;
   }
-  // Tied unless a tensor is named exactly output.weight (falcon and bloom, always tied, are not
-  // rendered here).
+  // Tied unless a tensor is named exactly output.weight.
   bool has_output = false;
   for (const TensorInfo& t : file.tensors) has_output |= t.name == "output.weight";
   config["tie_word_embeddings"] = !has_output;

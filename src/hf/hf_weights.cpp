@@ -183,7 +183,7 @@ HfWeightsResult build(const GgufFile& file) {
   if (!rendered.config) return refuse(rendered.reason);
   const json config = json::parse(rendered.config->config_json);
   const std::string model_type = config.value("model_type", "");
-  const hf::Architecture* arch = hf::find_architecture(model_type);
+  const hf::Architecture* arch = hf::with_layer_tensors(hf::find_architecture(model_type), file);
   if (!arch) return refuse(fmt::format("model_type '{}' has no weight map", printable(model_type)));
   if (arch->layer.empty()) return refuse(std::string(arch->no_weights));
   // The converter writes the row's general.architecture; a qwen3moe file named "qwen3_moe"
@@ -338,6 +338,21 @@ HfWeightsResult build(const GgufFile& file) {
         if (contains(name, "norm.weight")) {
           w.transform = HfTransform::kAddConstant;
           w.constant = -1.0f;
+        }
+        break;
+      case Transforms::kRegroupQkv:
+        if (contains(name, ".attn_qkv.")) {
+          // The converter's view (n_kv, n_head / n_kv + 2, head_dim, …) needs whole groups.
+          const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
+          const auto kv2 = mul(d.kv_heads, 2);
+          if (d.kv_heads == 0 || d.heads % d.kv_heads != 0 || !kv2 || *kv2 > UINT64_MAX - d.heads ||
+              rows % (d.heads + *kv2) != 0) {
+            return fmt::format("tensor '{}': {} rows are not {} query and 2 × {} KV heads",
+                               printable(name), rows, d.heads, d.kv_heads);
+          }
+          w.transform = HfTransform::kRegroupQkv;
+          w.n_head = d.heads;
+          w.groups = d.kv_heads;
         }
         break;
     }

@@ -82,6 +82,24 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     }
     return pieces;
   }
+  if (w.transform == HfTransform::kRegroupQkv) {
+    // Per KV group: its queries, its key, its value, each a run of whole GGUF rows (formula in
+    // HfTransform::kRegroupQkv; hf_weight_map checked the rows hold n + 2g heads).
+    if (count != t.n_elements || t.n_dims > 2) {
+      return fmt::format("tensor '{}' does not hold the {} elements of {}", printable(t.name),
+                         count, w.hf_name);
+    }
+    const std::uint64_t row = t.n_dims == 2 ? t.ne[0] : 1;
+    const std::uint64_t head = count / row / (w.n_head + 2 * w.groups) * row;  // a head's elements
+    const std::uint64_t q = w.n_head / w.groups;
+    std::vector<Piece> pieces;
+    for (std::uint64_t g = 0; g < w.groups; ++g) {
+      pieces.push_back(range(t, w.source, g * q * head, q * head, true));
+      pieces.push_back(range(t, w.source, (w.n_head + g) * head, head, true));
+      pieces.push_back(range(t, w.source, (w.n_head + w.groups + g) * head, head, true));
+    }
+    return pieces;
+  }
   // The source elements the weight covers: all of them, or one expert's slice of the stack.
   const bool select = w.transform == HfTransform::kSelect;
   const std::uint64_t slice = select ? t.ne[0] * t.ne[1] : t.n_elements;
@@ -97,6 +115,7 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     case HfTransform::kNone:
     case HfTransform::kSelect:
     case HfTransform::kConcatRows:
+    case HfTransform::kRegroupQkv:
       break;
     case HfTransform::kReversePermute:
       p.order = Piece::Order::kPermuteRows;

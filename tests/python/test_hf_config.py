@@ -433,12 +433,35 @@ def test_unsupported_architecture(dump_tool, tmp_path, arch, why):
     assert "general.architecture" in err and arch in err
 
 
-def test_falcon_is_not_rendered(dump_tool, tmp_path):
-    """transformers imports falcon, but it is none of the architectures ggufs renders."""
-    path = write_gguf(tmp_path / "m.gguf", "falcon", llama)
-    theirs(path)
-    rc, _, err = ours(dump_tool, path)
-    assert rc == 3 and "general.architecture 'falcon'" in err
+def falcon(w):
+    """falcon.py, FalconModel.set_gguf_parameters: its own keys, 2 KV heads of 4."""
+    w.add_context_length(2048)
+    w.add_embedding_length(16)
+    w.add_feed_forward_length(64)
+    w.add_block_count(1)
+    w.add_head_count(4)
+    w.add_head_count_kv(2)
+    w.add_layer_norm_eps(1e-5)
+    add_gpt2_tokenizer(w)
+
+
+@pytest.mark.parametrize("norms", [1, 2])
+def test_falcon(dump_tool, tmp_path, norms):
+    """transformers imports falcon with head_count_kv as num_key_value_heads, no FalconConfig
+    field (integrations/ggml.py, GGUF_CONFIG_MAPPING): its num_kv_heads is the head count, not
+    the model's. Ours: the file's, and the new decoder with one norm, or two where the layers
+    hold attn_norm_2 (ln_attn); the dimensions both read agree."""
+    tensors = TIED + ("blk.0.attn_norm.weight",) + (("blk.0.attn_norm_2.weight",) * (norms - 1))
+    path = write_gguf(tmp_path / "m.gguf", "falcon", falcon, tensors=tensors)
+    reference = theirs(path)
+    assert reference.num_kv_heads == 4  # the bug is there to correct
+    rc, out, err = ours(dump_tool, path)
+    assert rc == 0, err
+    mine = json.loads(out)
+    assert (mine["num_kv_heads"], mine["new_decoder_architecture"]) == (2, True)
+    assert mine["num_ln_in_parallel_attn"] == norms
+    for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"):
+        assert mine[k] == getattr(reference, k), k
 
 
 def test_invalid_utf8_string_fails_both(dump_tool, tmp_path):

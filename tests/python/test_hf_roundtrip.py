@@ -77,11 +77,15 @@ LLAMA_CPP = pathlib.Path(
 # ---------------------------------------------------------------------------------------------
 # The table: one row an architecture. cls: transformers' model class; config: its config
 # class's kwargs (vocab_size and the special token ids come from the tokenizer); tokenizer: a
-# key of TOKENIZERS; hub_class: the class name written into the original's config.json where the
+# key of TOKENIZERS; converter_fails: {transformers major version: why llama.cpp's converter
+# cannot convert the original under it} (the row skips itself there); hub_class: the class name
+# written into the original's config.json where the
 # Hub repositories' (which the converter registers) is not transformers' own; outtypes: the converter's --outtype values tried (f32 when absent); file:
 # what llama.cpp's converter does to values besides moving rows (the Hugging Face names ending
 # so): "plus_one" stores w + 1 (Gemma's RMSNorm weights), "transposed" stores w.T (GPT-2's
-# Conv1D weights).
+# Conv1D weights), "regrouped" stores a fused query_key_value's rows, per KV group [q..., k, v]
+# in transformers, as [all q; all k; all v] (a bias's elements likewise, so that the file's
+# order is the one compared).
 
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4)
 
@@ -389,6 +393,50 @@ ARCHS = {
                     layer_norm_epsilon=1e-5, tie_word_embeddings=True),
         file=dict(transposed=(".c_attn.weight", ".c_proj.weight", ".c_fc.weight")),
     ),
+    "gptneox": dict(
+        cls="GPTNeoXForCausalLM",
+        tokenizer="gpt2",
+        # rotary_pct 0.5, not the class default 0.25 (the file holds 8 rotary dimensions of 16);
+        # sequential residual, not the class default parallel one; q/k/v and dense biases (the
+        # class default attention_bias); untied embed_out (the class default, as Pythia)
+        config=dict(SMALL, rotary_pct=0.5, use_parallel_residual=False, layer_norm_eps=1e-5,
+                    max_position_embeddings=512, tie_word_embeddings=False),
+        file=dict(regrouped=(".query_key_value.weight", ".query_key_value.bias")),
+        converter_fails={"5": (
+            "transformers 5's GPTNeoXConfig.to_dict() holds rotary_pct only inside "
+            "rope_parameters, and gptneox.py GPTNeoXModel.set_gguf_parameters reads "
+            "hparams['rotary_pct'] (KeyError)")},
+    ),
+    "falcon": dict(
+        cls="FalconForCausalLM",
+        tokenizer="gpt2",
+        # Falcon-40B's layout: new_decoder_architecture, two norms (ln_attn, ln_mlp), 2 KV
+        # groups of 2 query heads; tied output (the class default). No biases: the converter's
+        # view of a query_key_value bias fails (falcon.py, FalconModel.modify_tensors).
+        config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_kv_heads=2,
+                    new_decoder_architecture=True, num_ln_in_parallel_attn=2,
+                    layer_norm_epsilon=1e-5, tie_word_embeddings=True),
+        file=dict(regrouped=(".query_key_value.weight",)),
+    ),
+    "falcon2": dict(
+        cls="FalconForCausalLM",
+        tokenizer="gpt2",
+        # Falcon2-11B's layout: new_decoder_architecture with one norm (input_layernorm), here
+        # a single KV group of 4 query heads; untied output
+        config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_kv_heads=1,
+                    new_decoder_architecture=True, num_ln_in_parallel_attn=1,
+                    layer_norm_epsilon=1e-5, tie_word_embeddings=False),
+        file=dict(regrouped=(".query_key_value.weight",)),
+    ),
+    "bloom": dict(
+        cls="BloomForCausalLM",
+        tokenizer="gpt2",
+        # q/k/v per head, with biases; the embedding's LayerNorm; ALiBi; tied output (the class
+        # default, as every BLOOM)
+        config=dict(hidden_size=64, n_layer=2, n_head=4, layer_norm_epsilon=1e-5,
+                    tie_word_embeddings=True),
+        file=dict(regrouped=(".query_key_value.weight", ".query_key_value.bias")),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -688,6 +736,9 @@ class Originals:
             cls = getattr(transformers, row["cls"], None)
             if cls is None:
                 pytest.skip(f"transformers {transformers.__version__} lacks {row['cls']}")
+            major = transformers.__version__.split(".")[0]
+            if why := row.get("converter_fails", {}).get(major):
+                pytest.skip(f"llama.cpp's converter fails under transformers {major}: {why}")
             tok, sp_model = self.tokenizer(row["tokenizer"])
             ids = {f"{k}_token_id": getattr(tok, f"{k}_token_id")
                    for k in ("bos", "eos", "pad")}
@@ -824,19 +875,51 @@ class Reference:
     tensor (gguf-py's own name map, the one the converter uses), in which type, in which layout
     (the row's `file` entry: what the converter does to values besides moving rows)."""
 
-    def __init__(self, gguf_path, arch):
+    def __init__(self, gguf_path, arch, config):
         self.meta, self.tensors = read_gguf(gguf_path)
         name = self.meta["general.architecture"]
         self.names = gguf.get_tensor_name_map(_arch_enum(name),
                                               self.meta[f"{name}.block_count"])
         self.layout = ARCHS[arch].get("file", {})
+        # query heads and KV groups of a fused query_key_value (modeling_gpt_neox.py,
+        # modeling_bloom.py: per head; modeling_falcon.py, FalconAttention: per KV group, one
+        # for the multi-query layout)
+        heads = config.num_attention_heads
+        groups = heads
+        if config.model_type == "falcon":
+            new = config.new_decoder_architecture or not config.multi_query
+            groups = config.num_kv_heads if new else 1
+        self.qkv = (heads, groups)
+
+    def _regrouped(self, hf_name):
+        return hf_name.endswith(self.layout.get("regrouped", ()))
+
+    def _regroup(self, x, back=False):
+        """The converter's regroup (gptneox.py, bloom.py, falcon.py: modify_tensors): per KV
+        group [q of heads / groups heads, k, v] to [all q; all k; all v], or `back`."""
+        heads, groups = self.qkv
+        rest = x.shape[1:]
+        hd = x.shape[0] // (heads + 2 * groups)
+        if not back:
+            x = x.reshape(groups, heads // groups + 2, hd, *rest)
+            return torch.cat([x[:, :-2].reshape(-1, *rest), x[:, -2].reshape(-1, *rest),
+                              x[:, -1].reshape(-1, *rest)])
+        q, k, v = x.split([heads * hd, groups * hd, groups * hd])
+        parts = (q.reshape(groups, -1, hd, *rest), k.reshape(groups, 1, hd, *rest),
+                 v.reshape(groups, 1, hd, *rest))
+        return torch.cat(parts, dim=1).reshape(x.shape)
 
     def gguf_tensor(self, hf_name):
         if hf_name.startswith("blk."):  # already the GGUF tensor's name (_file_views)
             return self.tensors.get(hf_name)
         for new, old in RENAMED_AT_LOAD:
             hf_name = re.sub(new, old, hf_name)
-        name = self.names.get_name(hf_name, try_suffixes=(".weight", ".bias")) or ""
+        name = self.names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        if name is None and hf_name.startswith("transformer."):
+            # the converter's own rename before the map (bloom.py, BloomModel.modify_tensors)
+            name = self.names.get_name(hf_name.removeprefix("transformer."),
+                                       try_suffixes=(".weight", ".bias"))
+        name = name or ""
         return self.tensors.get(name) or self.tensors.get(name + ".weight")
 
     def _transposed(self, hf_name):
@@ -848,6 +931,8 @@ class Reference:
     def to_file(self, hf_name, x):
         """float32 numpy, as the converter hands it to the writer."""
         x = x.detach().to(torch.float32)
+        if self._regrouped(hf_name):
+            x = self._regroup(x)
         if self._transposed(hf_name):
             x = x.T
         if self._plus_one(hf_name):
@@ -860,6 +945,8 @@ class Reference:
             y = y - 1
         if self._transposed(hf_name):
             y = y.T.contiguous()
+        if self._regrouped(hf_name):
+            y = self._regroup(y, back=True).contiguous()
         return y
 
     def type_of(self, hf_name, x, outtype):
@@ -889,7 +976,7 @@ class Case:
         self.path = originals.converted(arch, outtype)
         self.model = _load_model(originals.original(arch), arch)
         state = self.model.state_dict()
-        self.ref = Reference(self.path, arch)
+        self.ref = Reference(self.path, arch, self.model.config)
         self.expected = {k: self.ref.expected(k, v, outtype) for k, v in state.items()}
         if any(not torch.equal(self.expected[k], v) for k, v in state.items()):
             self.model.load_state_dict(self.expected)

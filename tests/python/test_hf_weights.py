@@ -87,6 +87,19 @@ def permuted_rows(rows, n_head):
     return np.array(out)
 
 
+def regrouped_rows(rows, n_head, groups):
+    """HF row r of a regrouped fused QKV comes from GGUF row out[r] (the formula documented with
+    HfTransform::kRegroupQkv, written out here independently of the C++ code)."""
+    d = rows // (n_head + 2 * groups)
+    r = n_head // groups
+    out = []
+    for j in range(groups):
+        out += range(j * r * d, (j + 1) * r * d)
+        out += range((n_head + j) * d, (n_head + j + 1) * d)
+        out += range((n_head + groups + j) * d, (n_head + groups + j + 1) * d)
+    return np.array(out)
+
+
 def apply(entry, w):
     kind = entry["transform"]
     if kind == "none":
@@ -99,6 +112,8 @@ def apply(entry, w):
         return w + np.float32(entry["constant"])
     if kind == "transpose":
         return w.T
+    if kind == "regroup_qkv":
+        return w[regrouped_rows(w.shape[0], entry["n_head"], entry["groups"])]
     raise AssertionError(f"unknown transform {kind}")
 
 
@@ -249,6 +264,18 @@ def qwen3_meta(w, head_dim=128):
 
 E, EFF = 8, 768
 
+def bloom_meta(w):
+    """bloom.py, BloomModel.set_gguf_parameters."""
+    w.add_context_length(H)
+    w.add_embedding_length(H)
+    w.add_feed_forward_length(4 * H)
+    w.add_block_count(LAYERS)
+    w.add_head_count(HEADS)
+    w.add_head_count_kv(HEADS)
+    w.add_layer_norm_eps(1e-5)
+    add_gpt2_tokenizer(w)
+
+
 # case: (architecture, metadata writer, tensors of each layer, other tensors), numpy shapes
 CASES = {
     "llama": ("llama", llama_meta, {**attention(8), **GATED, **NORMS}, {**EMBED, **HEAD}),
@@ -370,6 +397,30 @@ CASES = {
         {**attention(4, bias=True), **GATED, "attn_norm.weight": (H,), "attn_norm.bias": (H,)},
         {**EMBED, **HEAD_BIAS},
     ),
+    # BloomTensorProcessor undoes the converter's per-head regroup of query_key_value (weight
+    # and bias); BLOOM ties its output
+    "bloom": (
+        "bloom",
+        bloom_meta,
+        {
+            "attn_qkv.weight": (3 * H, H),
+            "attn_qkv.bias": (3 * H,),
+            "attn_output.weight": (H, H),
+            "attn_output.bias": (H,),
+            "ffn_up.weight": (4 * H, H),
+            "ffn_up.bias": (4 * H,),
+            "ffn_down.weight": (H, 4 * H),
+            "ffn_down.bias": (H,),
+            **NORMS_BIAS,
+        },
+        {
+            **EMBED,
+            "token_embd_norm.weight": (H,),
+            "token_embd_norm.bias": (H,),
+            "output_norm.weight": (H,),
+            "output_norm.bias": (H,),
+        },
+    ),
 }
 
 
@@ -407,6 +458,7 @@ def test_architecture(dump_tool, tmp_path, case):
         "gemma2": {"add"},
         "gemma3": {"add"},
         "gpt2": {"transpose"},
+        "bloom": {"regroup_qkv"},
     }
     for prefix, needed in expected.items():
         if case.startswith(prefix) and case != "llama-no-kv":

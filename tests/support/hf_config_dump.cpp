@@ -3,7 +3,8 @@
 // with transformers (--dtype: the torch dtype, one line; --weights: hf_weight_map's tensors, one
 // JSON object a line: name, shape, source (the GGUF tensor's name), transform ("none",
 // "reverse_permute" with n_head, "select" with index, "add" with constant, "transpose",
-// "concat_rows" with parts: the names of the GGUF tensors after source), for
+// "concat_rows" with parts: the names of the GGUF tensors after source, "regroup_qkv" with n_head
+// and groups), for
 // tests/python/test_hf_weights.py; --tokenizer, --tokenizer-config, --special-tokens-map: the
 // file render_hf_tokenizer gives, for tests/python/test_hf_tokenizer.py). Usage:
 // ggufs-test-hf-config [--generation|--dtype|--weights] FILE. Exit 0 with the output on stdout; 3
@@ -59,6 +60,11 @@ int print_weights(const ggufs::GgufFile& file) {
         line["parts"] = parts;
         break;
       }
+      case ggufs::HfTransform::kRegroupQkv:
+        line["transform"] = "regroup_qkv";
+        line["n_head"] = w.n_head;
+        line["groups"] = w.groups;
+        break;
     }
     const std::string text = line.dump() + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
