@@ -186,6 +186,21 @@ constexpr ConfigKey kCohere2Own[] = {
     {"vocab_size", "vocab_size"},
     {"rope.dimension_count", "rotary_pct", ValueKind::kRotaryFraction}};
 constexpr auto kCohere2Keys = join(kCohereKeys, kCohere2Own);
+// nemotron.py, NemotronModel.set_gguf_parameters: norm_eps (base.py writes it as the RMS epsilon
+// too), the rotary fraction as rotary dimensions of hidden / heads; head_dim as key_length
+// (base.py).
+constexpr ConfigKey kNemotronKeys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"embedding_length", "hidden_size"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.layer_norm_epsilon", "norm_eps", kNumber},
+    {"attention.key_length", "head_dim"},
+    {"vocab_size", "vocab_size"},
+    {"rope.dimension_count", "partial_rotary_factor", ValueKind::kRotaryFraction}};
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
@@ -756,6 +771,22 @@ std::vector<Architecture> build() {
                      gated_mlp,
                      {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head});
+  // Nemotron: LayerNorm1P norms (weight and bias), stored by the converter as 1 + weight
+  // (nemotron.py, NemotronModel.modify_tensors: every "norm.weight"), the bias as it is; relu²
+  // MLP without a gate (modeling_nemotron.py, NemotronMLP).
+  add({.gguf_arch = "nemotron",
+       .model_type = "nemotron",
+       .class_name = "NemotronForCausalLM",
+       .keys = kNemotronKeys,
+       .defaults = {.ff = 24576, .bos = 2, .eos = 3},
+       .transforms = Transforms::kGemma,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
+                      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
+                     biased_norms}),
+       .after = norm_bias_head});
   return rows;
 }
 

@@ -389,6 +389,17 @@ ARCHS = {
                     layer_norm_epsilon=1e-5, tie_word_embeddings=True),
         file=dict(transposed=(".c_attn.weight", ".c_proj.weight", ".c_fc.weight")),
     ),
+    "nemotron": dict(
+        cls="NemotronForCausalLM",
+        tokenizer="spm-nemotron",
+        # head_dim 32 != hidden_size / heads (as Minitron-8B); a quarter of it rotary: the file
+        # holds int(0.25 · 64) // 4 = 4 rotary dimensions of hidden / heads = 16; grouped KV;
+        # untied output; LayerNorm1P weights stored plus one, biases as they are
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, partial_rotary_factor=0.25,
+                    norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+        file=dict(plus_one=("layernorm.weight", "model.norm.weight")),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -538,7 +549,7 @@ def _corpus(n_lines=4000):
     return lines
 
 
-def _train_spm(path, gemma):
+def _train_spm(path, gemma, ids=None):
     spm = pytest.importorskip(
         "sentencepiece", reason="sentencepiece is not installed: the SentencePiece rows need it"
     )
@@ -546,9 +557,9 @@ def _train_spm(path, gemma):
         "google.protobuf", reason="protobuf is not installed: transformers needs it to read a "
         "SentencePiece model"
     )
-    ids = (dict(pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>", eos_piece="<eos>",
-                bos_piece="<bos>", unk_piece="<unk>") if gemma
-           else dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1))
+    ids = ids or (dict(pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>",
+                       eos_piece="<eos>", bos_piece="<bos>", unk_piece="<unk>") if gemma
+                  else dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1))
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(_corpus()), model_prefix=str(path / "sp"), vocab_size=1000,
         model_type="bpe", byte_fallback=True, character_coverage=0.9995, split_digits=True,
@@ -592,6 +603,17 @@ def _spm_llama_pad(path):
 
 def _spm_phi3(path):
     return _spm_llama(path, extra=("<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>"))
+
+
+def _spm_nemotron(path):
+    """Nemotron's ids: <pad> 0, <unk> 1, <s> 2, </s> 3 (the converter writes pad 0 and unk 1
+    whatever the tokenizer says, nemotron.py NemotronModel.set_vocab; NemotronConfig's bos and
+    eos default to 2 and 3)."""
+    src = _train_spm(path, gemma=False, ids=dict(pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+                                                 pad_piece="<pad>"))
+    tok = _tok_class("LlamaTokenizerFast", "LlamaTokenizer").from_pretrained(
+        str(src), add_bos_token=True, add_eos_token=False, pad_token="<pad>")
+    return tok, src / "tokenizer.model"
 
 
 def _spm_gemma(path):
@@ -654,7 +676,7 @@ def _glm4(path):
 
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
               "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
-              "glm4": _glm4}
+              "glm4": _glm4, "spm-nemotron": _spm_nemotron}
 
 
 # ---------------------------------------------------------------------------------------------
