@@ -30,7 +30,9 @@ struct ConfigKey {
 };
 
 /// A config field the converter does not write, set to the value the models of this
-/// architecture use where the class default differs (JSON text, e.g. "true").
+/// architecture use where the class default differs (JSON text, e.g. "true"); or the value a
+/// field has when the key the converter writes it as is absent (exaone4's sliding_window null:
+/// exaone.py writes none for a model without a window). A key in the file wins.
 struct ConfigConstant {
   std::string_view config;
   std::string_view json;
@@ -118,6 +120,14 @@ struct TensorFlag {
   std::string_view config;
 };
 
+/// config.json's layer_types from a per-layer GGUF array `<arch>.<gguf>`: a true or non-zero
+/// element is `nonzero`, else `zero` (exaone.py writes the sliding layers as true; lfm2.py the
+/// attention layers' KV heads, 0 for a convolution layer). Without the key every layer is `zero`.
+struct LayerTypes {
+  std::string_view gguf;
+  std::string_view nonzero, zero;
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -137,6 +147,7 @@ struct Architecture {
   /// Why no state_dict is offered, when `layer` is empty.
   std::string_view no_weights;
   std::span<const TensorFlag> tensor_flags;
+  LayerTypes layer_types;  ///< none when `gguf` is empty
 };
 
 /// Every row.

@@ -390,7 +390,8 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
   for (const hf::ConfigConstant& c : row->constants) {
-    config[std::string(c.config)] = json::parse(c.json);
+    if (!source.contains(std::string(c.config)))
+      config[std::string(c.config)] = json::parse(c.json);
   }
   if (std::string why = add_rope_scaling(config, arch, find); !why.empty()) return no_config(why);
 
@@ -446,6 +447,34 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         if (!is_integer(value)) return no_config(fmt::format("{} is not an integer", key));
         break;
     }
+  }
+
+  // layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
+  if (const hf::LayerTypes& lt = row->layer_types; !lt.gguf.empty()) {
+    std::uint64_t layers = 0;
+    for (const hf::ConfigKey& k : row->keys) {
+      if (k.gguf == "block_count") layers = config[std::string(k.config)].get<std::uint64_t>();
+    }
+    const std::string key = fmt::format("{}.{}", arch, lt.gguf);
+    const Value* v = find(key);
+    const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
+    if (v && (!a || a->size() != layers)) {
+      return no_config(fmt::format("{} is not an array of one value per layer", printable(key)));
+    }
+    json types = json::array();
+    for (std::uint64_t i = 0; i < layers; ++i) {
+      bool set = false;
+      if (a) {
+        const json e = scalar_json(a->at(i), arch, updated);
+        if (!e.is_boolean() && !is_non_negative(e)) {
+          return no_config(
+              fmt::format("{} holds a value that is no flag or count", printable(key)));
+        }
+        set = e.is_boolean() ? e.get<bool>() : e != json(0);
+      }
+      types.push_back(set ? lt.nonzero : lt.zero);
+    }
+    config["layer_types"] = std::move(types);
   }
 
   // Rotary dimensions per head back to the fraction of hidden / heads they are.

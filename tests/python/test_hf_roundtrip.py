@@ -400,6 +400,24 @@ ARCHS = {
                     tie_word_embeddings=False),
         file=dict(plus_one=("layernorm.weight", "model.norm.weight")),
     ),
+    "exaone4": dict(
+        cls="Exaone4ForCausalLM",
+        tokenizer="gpt2",
+        # 4 layers, a sliding window, the class default pattern (three sliding, one global, as
+        # EXAONE-4.0-32B's "LLLG"): the converter writes it as one flag a layer; head_dim 32 !=
+        # hidden_size / heads; grouped KV; untied output
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, head_dim=32,
+                    sliding_window=16, rms_norm_eps=1e-5, rope_theta=1000000.0,
+                    max_position_embeddings=512, tie_word_embeddings=False),
+    ),
+    "exaone4_global": dict(
+        cls="Exaone4ForCausalLM",
+        tokenizer="gpt2",
+        # no window, every layer global (as EXAONE-4.0-1.2B): the converter writes no window key
+        config=dict(SMALL, num_key_value_heads=2, sliding_window=None,
+                    layer_types=["full_attention"] * 2, rms_norm_eps=1e-5,
+                    rope_theta=1000000.0, max_position_embeddings=512, tie_word_embeddings=True),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
