@@ -213,6 +213,23 @@ constexpr ConfigConstant kQwen3MoeConstants[] = {{"norm_topk_prob", "true"}};
 constexpr auto kExaone4Keys = base_and(
     {{"attention.key_length", "head_dim"}, {"attention.sliding_window", "sliding_window"}});
 constexpr ConfigConstant kExaone4Constants[] = {{"sliding_window", "null"}};
+// glm.py, Glm4MoeModel.set_gguf_parameters (after base.py's): the experts, the leading dense
+// layers, the routing, and the MTP layers it appends to block_count (Architecture::
+// appended_layers); head_dim as key_length (base.py). rope.dimension_count is head_dim ·
+// partial_rotary_factor: the factor is the class default (GLM-4.5's 0.5).
+constexpr auto kGlm4MoeKeys = base_and({{"attention.key_length", "head_dim"},
+                                        {"expert_count", "n_routed_experts"},
+                                        {"expert_used_count", "num_experts_per_tok"},
+                                        {"expert_group_count", "n_group"},
+                                        {"expert_group_used_count", "topk_group"},
+                                        {"expert_feed_forward_length", "moe_intermediate_size"},
+                                        {"expert_shared_count", "n_shared_experts"},
+                                        {"leading_dense_block_count", "first_k_dense_replace"},
+                                        {"expert_weights_scale", "routed_scaling_factor", kNumber},
+                                        {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
+                                        {"nextn_predict_layers", "num_nextn_predict_layers"}});
+constexpr TensorFlag kGlm4MoeFlags[] = {{"attn_q_norm.weight", "use_qk_norm"},
+                                        {"attn_q.bias", "attention_bias"}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -813,6 +830,42 @@ std::vector<Architecture> build() {
                  {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
+  // GLM-4.5: q/k/v biases and q/k norms where the tensors show them, dense layers before
+  // first_k_dense_replace, then the experts (glm.py, Glm4MoeModel.modify_tensors stacks
+  // mlp.experts.X.*), the router with its correction bias (a buffer) and the shared experts as
+  // one MLP moe_intermediate_size · n_shared_experts wide (modeling_glm4_moe.py, Glm4MoeMoE).
+  // gguf-py's GLM4_MOE tensors name post_attention_layernorm ATTN_POST_NORM.
+  // The MTP layers past num_hidden_layers, which the class does not load, are not served.
+  add({.gguf_arch = "glm4moe",
+       .model_type = "glm4_moe",
+       .class_name = "Glm4MoeForCausalLM",
+       .keys = kGlm4MoeKeys,
+       .defaults =
+           {.kv_heads = 8, .ff = 10944, .experts = 128, .expert_ff = 1408, .shared_experts = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {biased_attention,
+            qk_norms,
+            gated_mlp,
+            {{"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden,
+              true},
+             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
+             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf,
+              true},
+             {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
+             {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias", Shape::kExperts},
+             {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+              Shape::kHiddenSharedExpertsFf},
+             {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+             {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head,
+       .tensor_flags = kGlm4MoeFlags,
+       .appended_layers = "nextn_predict_layers"});
   return rows;
 }
 

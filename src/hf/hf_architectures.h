@@ -148,6 +148,9 @@ struct Architecture {
   std::string_view no_weights;
   std::span<const TensorFlag> tensor_flags;
   LayerTypes layer_types;  ///< none when `gguf` is empty
+  /// A key suffix whose count of layers the converter appended to block_count (glm.py,
+  /// Glm4MoeModel.__init__: the MTP layers); the model's own layers are block_count less it.
+  std::string_view appended_layers;
 };
 
 /// Every row.

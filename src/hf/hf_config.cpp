@@ -449,6 +449,23 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
 
+  // The layers the converter appended (hf_architectures.h, appended_layers) are not the model's.
+  if (!row->appended_layers.empty()) {
+    std::string blocks, extra;
+    for (const hf::ConfigKey& k : row->keys) {
+      if (k.gguf == "block_count") blocks = k.config;
+      if (k.gguf == row->appended_layers) extra = k.config;
+    }
+    if (config.contains(extra)) {
+      const auto n = config[blocks].get<std::uint64_t>(), e = config[extra].get<std::uint64_t>();
+      if (e >= n) {
+        return no_config(fmt::format("{} leaves no layer of {}", printable(source[extra]),
+                                     printable(source[blocks])));
+      }
+      config[blocks] = n - e;
+    }
+  }
+
   // layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
   if (const hf::LayerTypes& lt = row->layer_types; !lt.gguf.empty()) {
     std::uint64_t layers = 0;

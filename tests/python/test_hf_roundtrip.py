@@ -418,6 +418,21 @@ ARCHS = {
                     layer_types=["full_attention"] * 2, rms_norm_eps=1e-5,
                     rope_theta=1000000.0, max_position_embeddings=512, tie_word_embeddings=True),
     ),
+    "glm4moe": dict(
+        cls="Glm4MoeForCausalLM",
+        tokenizer="glm4moe",
+        # layer 0 dense (first_k_dense_replace 1), layer 1 experts, two shared experts as one MLP
+        # (2·32 wide), the router's correction bias; q/k/v biases and q/k norms (as GLM-4.5);
+        # head_dim 32 != hidden / heads; one MTP layer in the config (transformers 4.57.6 keeps
+        # num_nextn_predict_layers; the converter then counts it in block_count), none in the
+        # weights, as transformers makes none
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=1000000.0, max_position_embeddings=512, moe_intermediate_size=32,
+                    n_routed_experts=4, n_shared_experts=2, num_experts_per_tok=2,
+                    first_k_dense_replace=1, norm_topk_prob=True, routed_scaling_factor=2.5,
+                    attention_bias=True, use_qk_norm=True, num_nextn_predict_layers=1,
+                    tie_word_embeddings=False),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -692,9 +707,22 @@ def _glm4(path):
     return tok, None
 
 
+def _glm4moe(path):
+    """Qwen2's vocabulary with the tokens GLM-4.5's converter looks up (base.py, _set_vocab_glm:
+    bos [gMASK], eot <|user|>, unk <|endoftext|>, eom <|observation|>), named as it writes them;
+    <|endoftext|> is eos and pad too."""
+    tok, _ = _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
+                                 unk_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                 pad_token="<|endoftext|>")
+    tok.add_tokens(["[gMASK]", "<|user|>", "<|observation|>"], special_tokens=True)
+    tok.add_special_tokens({"bos_token": "[gMASK]"})
+    return tok, None
+
+
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
               "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
-              "glm4": _glm4, "spm-nemotron": _spm_nemotron}
+              "glm4": _glm4, "spm-nemotron": _spm_nemotron,
+              "glm4moe": _glm4moe}
 
 
 # ---------------------------------------------------------------------------------------------
