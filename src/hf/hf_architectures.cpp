@@ -230,6 +230,13 @@ constexpr auto kGlm4MoeKeys = base_and({{"attention.key_length", "head_dim"},
                                         {"nextn_predict_layers", "num_nextn_predict_layers"}});
 constexpr TensorFlag kGlm4MoeFlags[] = {{"attn_q_norm.weight", "use_qk_norm"},
                                         {"attn_q.bias", "attention_bias"}};
+// minimax.py, MiniMaxM2Model.set_gguf_parameters (after base.py's): each expert's width
+// (intermediate_size) and rotary_dim, the field MiniMax-M2's config.json has (transformers 5.24.0's
+// MiniMaxM2Config reads it as partial_rotary_factor · head_dim); head_dim as key_length.
+constexpr auto kMiniMaxM2Keys = base_and({{"attention.key_length", "head_dim"},
+                                          {"rope.dimension_count", "rotary_dim"},
+                                          {"expert_count", "num_local_experts"},
+                                          {"expert_used_count", "num_experts_per_tok"}});
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -866,6 +873,35 @@ std::vector<Architecture> build() {
        .after = norm_head,
        .tensor_flags = kGlm4MoeFlags,
        .appended_layers = "nextn_predict_layers"});
+  // MiniMax-M2: q/k norms over all heads, Mixtral's expert names (the checkpoint's, which
+  // transformers 5.24.0 fuses at load: conversion_mapping.py, "minimax_m2") stacked by the
+  // converter (minimax.py, MiniMaxM2Model.modify_tensors), the routing's correction bias.
+  add({.gguf_arch = "minimax-m2",
+       .model_type = "minimax_m2",
+       .class_name = "MiniMaxM2ForCausalLM",
+       .keys = kMiniMaxM2Keys,
+       .defaults = {.kv_heads = 8,
+                    .head_dim = 128,
+                    .ff = 1536,
+                    .experts = 256,
+                    .bos = 200034,
+                    .eos = 200020},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer =
+           cat({llama_attention,
+                {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
+                 {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias},
+                 {"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
+                 {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight", Shape::kFfHidden,
+                  true},
+                 {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight", Shape::kHiddenFf,
+                  true},
+                 {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight", Shape::kFfHidden,
+                  true},
+                 {"exp_probs_b.bias", "block_sparse_moe.e_score_correction_bias", Shape::kExperts}},
+                two_norms}),
+       .after = norm_head});
   return rows;
 }
 

@@ -433,6 +433,17 @@ ARCHS = {
                     attention_bias=True, use_qk_norm=True, num_nextn_predict_layers=1,
                     tie_word_embeddings=False),
     ),
+    "minimax_m2": dict(
+        # transformers 5 only (4.57.6 has no MiniMaxM2ForCausalLM: the rows skip themselves)
+        cls="MiniMaxM2ForCausalLM",
+        tokenizer="gpt2",
+        # experts intermediate_size wide, the router's correction bias, q/k norms over all
+        # heads; rotary_dim (the field MiniMax-M2's config.json has, which the converter reads)
+        # half of head_dim 32 != hidden / heads; grouped KV; untied output
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rotary_dim=16, rms_norm_eps=1e-6, max_position_embeddings=512,
+                    num_local_experts=4, num_experts_per_tok=2, tie_word_embeddings=False),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
