@@ -67,7 +67,8 @@ struct HfWeightsResult {
 /// lists the rows), named as transformers names it, from the GGUF tensor gguf-py's tensor map
 /// (gguf/tensor_mapping.py) gives it, with the inverse of the converter's transform: per expert
 /// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
-/// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows); phi3's and glm4's
+/// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), lfm2's squeezed Conv1d
+/// weight given its axis of 1 back (a shape only, the values as they are); phi3's and glm4's
 /// fused projections stay fused, as the converter keeps them. GGUF tensors no entry names are
 /// left out, and tied or absent weights are not listed (the model keeps its own). Where
 /// transformers' own GGUF import (load_gguf_checkpoint) loads the file, it loads these tensors.

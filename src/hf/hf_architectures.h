@@ -18,7 +18,9 @@ namespace ggufs::hf {
 /// number (an epsilon, a rope base, a multiplier), an integer (a token id). kRotaryFraction: the
 /// key holds the rotary dimensions of a head, a count, and the field their fraction of
 /// hidden / heads (the converter's int(fraction · hidden) // heads, phi.py Phi2Model).
-enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId, kRotaryFraction };
+/// kLayerMax: the key holds a count a layer, 0 for layers without the part (lfm2.py writes
+/// num_key_value_heads so), and the field the largest.
+enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId, kRotaryFraction, kLayerMax };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
@@ -75,6 +77,9 @@ enum class Shape {
   kHiddenHidden,           // (H, H)
   kHeadsHeadDim,           // (nh, hd): cohere's per-head q_norm
   kKvHeadsHeadDim,         // (nkv, hd): cohere's per-head k_norm
+  kThreeHiddenHidden,      // (3H, H): lfm2's short convolution in_proj
+  kHiddenOneConv,          // (H, 1, L): lfm2's depthwise Conv1d, L its conv_L_cache; the
+                           // converter's squeeze(1) (lfm2.py) leaves (H, L), the same values
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see

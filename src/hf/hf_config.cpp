@@ -354,6 +354,15 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
     const std::string config_key(k.config);
     config[config_key] = field_json(kv.value, arch, updated);
+    if (json& v = config[config_key]; k.kind == hf::ValueKind::kLayerMax && v.is_array()) {
+      json largest = 0;
+      for (const json& e : v) {
+        if (!is_non_negative(e))
+          return fmt::format("{} holds a value that is no count", printable(kv.key));
+        if (e.get<std::uint64_t>() > largest.get<std::uint64_t>()) largest = e;
+      }
+      v = largest;
+    }
     source[config_key] = kv.key;
     kinds[config_key] = k.kind;
     return "";
@@ -436,6 +445,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         break;
       case ValueKind::kCount:
       case ValueKind::kRotaryFraction:
+      case ValueKind::kLayerMax:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }

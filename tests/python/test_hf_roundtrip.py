@@ -444,6 +444,18 @@ ARCHS = {
                     rotary_dim=16, rms_norm_eps=1e-6, max_position_embeddings=512,
                     num_local_experts=4, num_experts_per_tok=2, tie_word_embeddings=False),
     ),
+    "lfm2": dict(
+        cls="Lfm2ForCausalLM",
+        tokenizer="gpt2-pad",
+        # short-convolution, attention, short-convolution layers; a convolution cache other
+        # than the class default 3; grouped KV; tied output (the class default, as LFM2). The
+        # MLP width as it is (block_auto_adjust_ff_dim off): the converter writes the adjusted
+        # width only, not the recipe
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, conv_L_cache=4,
+                    layer_types=["conv", "full_attention", "conv"],
+                    block_auto_adjust_ff_dim=False, norm_eps=1e-5, rope_theta=1000000.0,
+                    max_position_embeddings=512, tie_word_embeddings=True),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
