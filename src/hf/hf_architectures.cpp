@@ -946,6 +946,23 @@ std::vector<Architecture> build() {
        .after = {{"token_embd_norm.weight", "model.embedding_norm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.head_count_kv", "full_attention", "conv"}});
+  // Hunyuan dense: per-head q/k norms named query_layernorm and key_layernorm
+  // (modeling_hunyuan_v1_dense.py); the converter renames only, writes eod_token_id as the eos
+  // id (hunyuan.py, HunYuanModel.set_vocab) and head_dim as key_length (base.py).
+  add({.gguf_arch = "hunyuan-dense",
+       .model_type = "hunyuan_v1_dense",
+       .class_name = "HunYuanDenseV1ForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.ff = 11008, .bos = 1, .eos = 2, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"attn_q_norm.weight", "self_attn.query_layernorm.weight", Shape::kHeadDim},
+                      {"attn_k_norm.weight", "self_attn.key_layernorm.weight", Shape::kHeadDim}},
+                     gated_mlp,
+                     two_norms}),
+       .after = norm_head,
+       .eos_from = "eod_token_id"});
   return rows;
 }
 

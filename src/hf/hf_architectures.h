@@ -156,6 +156,9 @@ struct Architecture {
   /// A key suffix whose count of layers the converter appended to block_count (glm.py,
   /// Glm4MoeModel.__init__: the MTP layers); the model's own layers are block_count less it.
   std::string_view appended_layers;
+  /// A config token id field the converter wrote as the eos id, over the tokenizer's (hunyuan.py,
+  /// HunYuanModel.set_vocab: eod_token_id); it gets the file's eos id.
+  std::string_view eos_from;
 };
 
 /// Every row.

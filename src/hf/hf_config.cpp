@@ -459,6 +459,10 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
 
+  if (!row->eos_from.empty() && config.contains("eos_token_id")) {
+    config[std::string(row->eos_from)] = config["eos_token_id"];
+  }
+
   // The layers the converter appended (hf_architectures.h, appended_layers) are not the model's.
   if (!row->appended_layers.empty()) {
     std::string blocks, extra;

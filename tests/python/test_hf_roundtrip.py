@@ -456,6 +456,19 @@ ARCHS = {
                     block_auto_adjust_ff_dim=False, norm_eps=1e-5, rope_theta=1000000.0,
                     max_position_embeddings=512, tie_word_embeddings=True),
     ),
+    "hunyuan_v1_dense": dict(
+        cls="HunYuanDenseV1ForCausalLM",
+        # HunYuanDenseV1Config's pad id defaults to 0, not None: a tokenizer naming a pad token
+        tokenizer="gpt2-pad",
+        # eod_token_id the tokenizer's eos (the converter writes eod_token_id as the eos id;
+        # the class default 3 would be another token; 4.57.6's config does not keep the
+        # field, 5.24.0's does); per-head q/k norms; head_dim 32 !=
+        # hidden / heads; grouped KV; untied output; no rope_scaling (the converter folds a
+        # dynamic one into the rope base)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, eod_token_id=50256,
+                    rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
