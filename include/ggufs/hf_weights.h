@@ -77,9 +77,10 @@ struct HfWeightsResult {
 /// (gguf/tensor_mapping.py) gives it, with the inverse of the converter's transform: per expert
 /// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
 /// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), the fused
-/// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv); phi3's and
-/// glm4's fused projections stay fused, as the converter keeps them. GGUF tensors no entry names
-/// are left out, and tied or absent weights are not listed (the model keeps its own). Where
+/// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv), lfm2's
+/// squeezed Conv1d weight given its axis of 1 back (a shape only, the values as they are); phi3's
+/// and glm4's fused projections stay fused, as the converter keeps them. GGUF tensors no entry
+/// names are left out, and tied or absent weights are not listed (the model keeps its own). Where
 /// transformers' own GGUF import (load_gguf_checkpoint) loads the file, it loads these tensors.
 ///
 /// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture

@@ -223,11 +223,73 @@ constexpr ConfigConstant kFalconOneNorm[] = {{"new_decoder_architecture", "true"
                                              {"num_ln_in_parallel_attn", "1"}};
 constexpr ConfigConstant kFalconTwoNorms[] = {{"new_decoder_architecture", "true"},
                                               {"num_ln_in_parallel_attn", "2"}};
+// nemotron.py, NemotronModel.set_gguf_parameters: norm_eps (base.py writes it as the RMS epsilon
+// too), the rotary fraction as rotary dimensions of hidden / heads; head_dim as key_length
+// (base.py).
+constexpr ConfigKey kNemotronKeys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"embedding_length", "hidden_size"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.layer_norm_epsilon", "norm_eps", kNumber},
+    {"attention.key_length", "head_dim"},
+    {"vocab_size", "vocab_size"},
+    {"rope.dimension_count", "partial_rotary_factor", ValueKind::kRotaryFraction}};
 
 // Qwen3MoeConfig.norm_topk_prob defaults to False; every Qwen3-MoE checkpoint (config.json of
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
 // (integrations/ggml.py). The converter does not write it.
 constexpr ConfigConstant kQwen3MoeConstants[] = {{"norm_topk_prob", "true"}};
+// exaone.py, Exaone4Model.set_gguf_parameters: the window, and its layer pattern as one flag a
+// layer (Architecture::layer_types); head_dim as key_length (base.py). A model without a window
+// gets neither key: sliding_window null (the class default 4096 with every layer global would
+// be another model; Exaone4Config divides by the pattern 0 without layer_types).
+constexpr auto kExaone4Keys = base_and(
+    {{"attention.key_length", "head_dim"}, {"attention.sliding_window", "sliding_window"}});
+constexpr ConfigConstant kExaone4Constants[] = {{"sliding_window", "null"}};
+// glm.py, Glm4MoeModel.set_gguf_parameters (after base.py's): the experts, the leading dense
+// layers, the routing, and the MTP layers it appends to block_count (Architecture::
+// appended_layers); head_dim as key_length (base.py). rope.dimension_count is head_dim ·
+// partial_rotary_factor: the factor is the class default (GLM-4.5's 0.5).
+constexpr auto kGlm4MoeKeys = base_and({{"attention.key_length", "head_dim"},
+                                        {"expert_count", "n_routed_experts"},
+                                        {"expert_used_count", "num_experts_per_tok"},
+                                        {"expert_group_count", "n_group"},
+                                        {"expert_group_used_count", "topk_group"},
+                                        {"expert_feed_forward_length", "moe_intermediate_size"},
+                                        {"expert_shared_count", "n_shared_experts"},
+                                        {"leading_dense_block_count", "first_k_dense_replace"},
+                                        {"expert_weights_scale", "routed_scaling_factor", kNumber},
+                                        {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
+                                        {"nextn_predict_layers", "num_nextn_predict_layers"}});
+constexpr TensorFlag kGlm4MoeFlags[] = {{"attn_q_norm.weight", "use_qk_norm"},
+                                        {"attn_q.bias", "attention_bias"}};
+// minimax.py, MiniMaxM2Model.set_gguf_parameters (after base.py's): each expert's width
+// (intermediate_size) and rotary_dim, the field MiniMax-M2's config.json has (transformers 5.24.0's
+// MiniMaxM2Config reads it as partial_rotary_factor · head_dim); head_dim as key_length.
+constexpr auto kMiniMaxM2Keys = base_and({{"attention.key_length", "head_dim"},
+                                          {"rope.dimension_count", "rotary_dim"},
+                                          {"expert_count", "num_local_experts"},
+                                          {"expert_used_count", "num_experts_per_tok"}});
+// lfm2.py, LFM2Model.set_gguf_parameters: num_key_value_heads as one count a layer, 0 for the
+// short-convolution layers (the field the attention layers' count; layer_types from it), the
+// convolution's cache length, norm_eps as the RMS epsilon, and feed_forward_length as the MLP's
+// own width: block_auto_adjust_ff_dim's arithmetic already applied, so it is off here.
+constexpr ConfigKey kLfm2Keys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"embedding_length", "hidden_size"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
+    {"attention.layer_norm_rms_epsilon", "norm_eps", kNumber},
+    {"vocab_size", "vocab_size"},
+    {"shortconv.l_cache", "conv_L_cache"}};
+constexpr ConfigConstant kLfm2Constants[] = {{"block_auto_adjust_ff_dim", "false"}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -888,6 +950,151 @@ std::vector<Architecture> build() {
        .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
                  {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+  // Nemotron: LayerNorm1P norms (weight and bias), stored by the converter as 1 + weight
+  // (nemotron.py, NemotronModel.modify_tensors: every "norm.weight"), the bias as it is; relu²
+  // MLP without a gate (modeling_nemotron.py, NemotronMLP).
+  add({.gguf_arch = "nemotron",
+       .model_type = "nemotron",
+       .class_name = "NemotronForCausalLM",
+       .keys = kNemotronKeys,
+       .defaults = {.ff = 24576, .bos = 2, .eos = 3},
+       .transforms = Transforms::kGemma,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
+                      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
+                     biased_norms}),
+       .after = norm_bias_head});
+  // EXAONE 4: q/k norms, and norms after attention and the MLP only (modeling_exaone4.py,
+  // Exaone4DecoderLayer); the converter renames only (exaone.py, Exaone4Model; rope_freqs, made
+  // from a llama3 rope_scaling, has no parameter).
+  add({.gguf_arch = "exaone4",
+       .model_type = "exaone4",
+       .class_name = "Exaone4ForCausalLM",
+       .keys = kExaone4Keys,
+       .constants = kExaone4Constants,
+       .defaults = {.kv_heads = 32, .ff = 16384, .bos = 0, .eos = 2},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer =
+           cat({llama_attention,
+                qk_norms,
+                gated_mlp,
+                {{"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
+                 {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head,
+       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
+  // GLM-4.5: q/k/v biases and q/k norms where the tensors show them, dense layers before
+  // first_k_dense_replace, then the experts (glm.py, Glm4MoeModel.modify_tensors stacks
+  // mlp.experts.X.*), the router with its correction bias (a buffer) and the shared experts as
+  // one MLP moe_intermediate_size · n_shared_experts wide (modeling_glm4_moe.py, Glm4MoeMoE).
+  // gguf-py's GLM4_MOE tensors name post_attention_layernorm ATTN_POST_NORM.
+  // The MTP layers past num_hidden_layers, which the class does not load, are not served.
+  add({.gguf_arch = "glm4moe",
+       .model_type = "glm4_moe",
+       .class_name = "Glm4MoeForCausalLM",
+       .keys = kGlm4MoeKeys,
+       .defaults =
+           {.kv_heads = 8, .ff = 10944, .experts = 128, .expert_ff = 1408, .shared_experts = 1},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {biased_attention,
+            qk_norms,
+            gated_mlp,
+            {{"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden,
+              true},
+             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
+             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf,
+              true},
+             {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
+             {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias", Shape::kExperts},
+             {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
+              Shape::kSharedExpertsFfHidden},
+             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+              Shape::kHiddenSharedExpertsFf},
+             {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+             {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head,
+       .tensor_flags = kGlm4MoeFlags,
+       .appended_layers = "nextn_predict_layers"});
+  // MiniMax-M2: q/k norms over all heads, Mixtral's expert names (the checkpoint's, which
+  // transformers 5.24.0 fuses at load: conversion_mapping.py, "minimax_m2") stacked by the
+  // converter (minimax.py, MiniMaxM2Model.modify_tensors), the routing's correction bias.
+  add({.gguf_arch = "minimax-m2",
+       .model_type = "minimax_m2",
+       .class_name = "MiniMaxM2ForCausalLM",
+       .keys = kMiniMaxM2Keys,
+       .defaults = {.kv_heads = 8,
+                    .head_dim = 128,
+                    .ff = 1536,
+                    .experts = 256,
+                    .bos = 200034,
+                    .eos = 200020},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer =
+           cat({llama_attention,
+                {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
+                 {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias},
+                 {"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
+                 {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight", Shape::kFfHidden,
+                  true},
+                 {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight", Shape::kHiddenFf,
+                  true},
+                 {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight", Shape::kFfHidden,
+                  true},
+                 {"exp_probs_b.bias", "block_sparse_moe.e_score_correction_bias", Shape::kExperts}},
+                two_norms}),
+       .after = norm_head});
+  // LFM2: attention layers (q/k norms, out_proj) and short-convolution layers (lfm2.py
+  // squeezes the Conv1d weight), each with the w1/w3/w2 MLP (modeling_lfm2.py,
+  // Lfm2DecoderLayer); the final norm is embedding_norm.
+  add({.gguf_arch = "lfm2",
+       .model_type = "lfm2",
+       .class_name = "Lfm2ForCausalLM",
+       .keys = kLfm2Keys,
+       .constants = kLfm2Constants,
+       .defaults = {.kv_heads = 8, .ff = 12288, .bos = 1, .eos = 2, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+                 {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+                 {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+                 {"attn_output.weight", "self_attn.out_proj.weight", Shape::kO},
+                 {"attn_q_norm.weight", "self_attn.q_layernorm.weight", Shape::kHeadDim},
+                 {"attn_k_norm.weight", "self_attn.k_layernorm.weight", Shape::kHeadDim},
+                 {"shortconv.conv.weight", "conv.conv.weight", Shape::kHiddenOneConv},
+                 {"shortconv.in_proj.weight", "conv.in_proj.weight", Shape::kThreeHiddenHidden},
+                 {"shortconv.out_proj.weight", "conv.out_proj.weight", Shape::kHiddenHidden},
+                 {"ffn_gate.weight", "feed_forward.w1.weight", Shape::kFfHidden},
+                 {"ffn_up.weight", "feed_forward.w3.weight", Shape::kFfHidden},
+                 {"ffn_down.weight", "feed_forward.w2.weight", Shape::kHiddenFf},
+                 {"attn_norm.weight", "operator_norm.weight", Shape::kHidden},
+                 {"ffn_norm.weight", "ffn_norm.weight", Shape::kHidden}},
+       .after = {{"token_embd_norm.weight", "model.embedding_norm.weight", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .layer_types = {"attention.head_count_kv", "full_attention", "conv"}});
+  // Hunyuan dense: per-head q/k norms named query_layernorm and key_layernorm
+  // (modeling_hunyuan_v1_dense.py); the converter renames only, writes eod_token_id as the eos
+  // id (hunyuan.py, HunYuanModel.set_vocab) and head_dim as key_length (base.py).
+  add({.gguf_arch = "hunyuan-dense",
+       .model_type = "hunyuan_v1_dense",
+       .class_name = "HunYuanDenseV1ForCausalLM",
+       .keys = kQwen3Keys,
+       .defaults = {.ff = 11008, .bos = 1, .eos = 2, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"attn_q_norm.weight", "self_attn.query_layernorm.weight", Shape::kHeadDim},
+                      {"attn_k_norm.weight", "self_attn.key_layernorm.weight", Shape::kHeadDim}},
+                     gated_mlp,
+                     two_norms}),
+       .after = norm_head,
+       .eos_from = "eod_token_id"});
   return rows;
 }
 

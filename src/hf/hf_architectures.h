@@ -20,7 +20,9 @@ namespace ggufs::hf {
 /// number (an epsilon, a rope base, a multiplier), an integer (a token id). kRotaryFraction: the
 /// key holds the rotary dimensions of a head, a count, and the field their fraction of
 /// hidden / heads (the converter's int(fraction · hidden) // heads, phi.py Phi2Model).
-enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId, kRotaryFraction };
+/// kLayerMax: the key holds a count a layer, 0 for layers without the part (lfm2.py writes
+/// num_key_value_heads so), and the field the largest.
+enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId, kRotaryFraction, kLayerMax };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
@@ -32,7 +34,9 @@ struct ConfigKey {
 };
 
 /// A config field the converter does not write, set to the value the models of this
-/// architecture use where the class default differs (JSON text, e.g. "true").
+/// architecture use where the class default differs (JSON text, e.g. "true"); or the value a
+/// field has when the key the converter writes it as is absent (exaone4's sliding_window null:
+/// exaone.py writes none for a model without a window). A key in the file wins.
 struct ConfigConstant {
   std::string_view config;
   std::string_view json;
@@ -75,6 +79,9 @@ enum class Shape {
   kHiddenHidden,           // (H, H)
   kHeadsHeadDim,           // (nh, hd): cohere's per-head q_norm
   kKvHeadsHeadDim,         // (nkv, hd): cohere's per-head k_norm
+  kThreeHiddenHidden,      // (3H, H): lfm2's short convolution in_proj
+  kHiddenOneConv,          // (H, 1, L): lfm2's depthwise Conv1d, L its conv_L_cache; the
+                           // converter's squeeze(1) (lfm2.py) leaves (H, L), the same values
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -123,6 +130,14 @@ struct TensorFlag {
   std::string_view config;
 };
 
+/// config.json's layer_types from a per-layer GGUF array `<arch>.<gguf>`: a true or non-zero
+/// element is `nonzero`, else `zero` (exaone.py writes the sliding layers as true; lfm2.py the
+/// attention layers' KV heads, 0 for a convolution layer). Without the key every layer is `zero`.
+struct LayerTypes {
+  std::string_view gguf;
+  std::string_view nonzero, zero;
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -147,6 +162,13 @@ struct Architecture {
   /// this row's files have. Of a model_type's rows, hf_config.cpp and hf_weights.cpp take the one
   /// whose required tensor a layer holds (with_layer_tensors), else the one they chose.
   std::string_view required_tensor;
+  LayerTypes layer_types;  ///< none when `gguf` is empty
+  /// A key suffix whose count of layers the converter appended to block_count (glm.py,
+  /// Glm4MoeModel.__init__: the MTP layers); the model's own layers are block_count less it.
+  std::string_view appended_layers;
+  /// A config token id field the converter wrote as the eos id, over the tokenizer's (hunyuan.py,
+  /// HunYuanModel.set_vocab: eod_token_id); it gets the file's eos id.
+  std::string_view eos_from;
 };
 
 /// Every row.

@@ -354,6 +354,15 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
     const std::string config_key(k.config);
     config[config_key] = field_json(kv.value, arch, updated);
+    if (json& v = config[config_key]; k.kind == hf::ValueKind::kLayerMax && v.is_array()) {
+      json largest = 0;
+      for (const json& e : v) {
+        if (!is_non_negative(e))
+          return fmt::format("{} holds a value that is no count", printable(kv.key));
+        if (e.get<std::uint64_t>() > largest.get<std::uint64_t>()) largest = e;
+      }
+      v = largest;
+    }
     source[config_key] = kv.key;
     kinds[config_key] = k.kind;
     return "";
@@ -390,7 +399,8 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
   for (const hf::ConfigConstant& c : row->constants) {
-    config[std::string(c.config)] = json::parse(c.json);
+    if (!source.contains(std::string(c.config)))
+      config[std::string(c.config)] = json::parse(c.json);
   }
   if (std::string why = add_rope_scaling(config, arch, find); !why.empty()) return no_config(why);
 
@@ -435,6 +445,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         break;
       case ValueKind::kCount:
       case ValueKind::kRotaryFraction:
+      case ValueKind::kLayerMax:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }
@@ -446,6 +457,55 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         if (!is_integer(value)) return no_config(fmt::format("{} is not an integer", key));
         break;
     }
+  }
+
+  if (!row->eos_from.empty() && config.contains("eos_token_id")) {
+    config[std::string(row->eos_from)] = config["eos_token_id"];
+  }
+
+  // The layers the converter appended (hf_architectures.h, appended_layers) are not the model's.
+  if (!row->appended_layers.empty()) {
+    std::string blocks, extra;
+    for (const hf::ConfigKey& k : row->keys) {
+      if (k.gguf == "block_count") blocks = k.config;
+      if (k.gguf == row->appended_layers) extra = k.config;
+    }
+    if (config.contains(extra)) {
+      const auto n = config[blocks].get<std::uint64_t>(), e = config[extra].get<std::uint64_t>();
+      if (e >= n) {
+        return no_config(fmt::format("{} leaves no layer of {}", printable(source[extra]),
+                                     printable(source[blocks])));
+      }
+      config[blocks] = n - e;
+    }
+  }
+
+  // layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
+  if (const hf::LayerTypes& lt = row->layer_types; !lt.gguf.empty()) {
+    std::uint64_t layers = 0;
+    for (const hf::ConfigKey& k : row->keys) {
+      if (k.gguf == "block_count") layers = config[std::string(k.config)].get<std::uint64_t>();
+    }
+    const std::string key = fmt::format("{}.{}", arch, lt.gguf);
+    const Value* v = find(key);
+    const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
+    if (v && (!a || a->size() != layers)) {
+      return no_config(fmt::format("{} is not an array of one value per layer", printable(key)));
+    }
+    json types = json::array();
+    for (std::uint64_t i = 0; i < layers; ++i) {
+      bool set = false;
+      if (a) {
+        const json e = scalar_json(a->at(i), arch, updated);
+        if (!e.is_boolean() && !is_non_negative(e)) {
+          return no_config(
+              fmt::format("{} holds a value that is no flag or count", printable(key)));
+        }
+        set = e.is_boolean() ? e.get<bool>() : e != json(0);
+      }
+      types.push_back(set ? lt.nonzero : lt.zero);
+    }
+    config["layer_types"] = std::move(types);
   }
 
   // Rotary dimensions per head back to the fraction of hidden / heads they are.

@@ -50,7 +50,7 @@ std::optional<std::uint64_t> count(const json& config, const char* key) {
 struct Dims {
   std::uint64_t vocab = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ff = 0;
   std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
-  std::uint64_t shared_experts = 0;
+  std::uint64_t shared_experts = 0, conv_cache = 0;
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -145,6 +145,10 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.heads, d.head_dim};
     case Shape::kKvHeadsHeadDim:
       return V{d.kv_heads, d.head_dim};
+    case Shape::kThreeHiddenHidden:
+      return two(mul(d.hidden, 3), d.hidden);
+    case Shape::kHiddenOneConv:
+      return V{d.hidden, 1, d.conv_cache};
   }
   return std::nullopt;
 }
@@ -235,6 +239,7 @@ HfWeightsResult build(const GgufFile& file) {
   d.shared_expert_ff = dim("expert_shared_feed_forward_length").value_or(defaults.shared_expert_ff);
   d.positions = count(config, "n_positions").value_or(defaults.positions);
   d.shared_experts = dim("expert_shared_count").value_or(defaults.shared_experts);
+  d.conv_cache = dim("shortconv.l_cache").value_or(0);
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
   // build expert_count's.
   const std::uint64_t split_experts =
@@ -355,6 +360,10 @@ HfWeightsResult build(const GgufFile& file) {
           w.groups = d.kv_heads;
         }
         break;
+    }
+    // The squeezed axis back (same values, same order).
+    if (entry.shape == Shape::kHiddenOneConv && w.shape.size() == 2) {
+      w.shape.insert(w.shape.begin() + 1, 1);
     }
     const auto expected = expected_shape(entry.shape, d);
     if (!expected) return fmt::format("tensor '{}': the config's shape overflows", printable(name));

@@ -437,6 +437,86 @@ ARCHS = {
                     tie_word_embeddings=True),
         file=dict(regrouped=(".query_key_value.weight", ".query_key_value.bias")),
     ),
+    "nemotron": dict(
+        cls="NemotronForCausalLM",
+        tokenizer="spm-nemotron",
+        # head_dim 32 != hidden_size / heads (as Minitron-8B); a quarter of it rotary: the file
+        # holds int(0.25 · 64) // 4 = 4 rotary dimensions of hidden / heads = 16; grouped KV;
+        # untied output; LayerNorm1P weights stored plus one, biases as they are
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, partial_rotary_factor=0.25,
+                    norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+        file=dict(plus_one=("layernorm.weight", "model.norm.weight")),
+    ),
+    "exaone4": dict(
+        cls="Exaone4ForCausalLM",
+        tokenizer="gpt2",
+        # 4 layers, a sliding window, the class default pattern (three sliding, one global, as
+        # EXAONE-4.0-32B's "LLLG"): the converter writes it as one flag a layer; head_dim 32 !=
+        # hidden_size / heads; grouped KV; untied output
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, head_dim=32,
+                    sliding_window=16, rms_norm_eps=1e-5, rope_theta=1000000.0,
+                    max_position_embeddings=512, tie_word_embeddings=False),
+    ),
+    "exaone4_global": dict(
+        cls="Exaone4ForCausalLM",
+        tokenizer="gpt2",
+        # no window, every layer global (as EXAONE-4.0-1.2B): the converter writes no window key
+        config=dict(SMALL, num_key_value_heads=2, sliding_window=None,
+                    layer_types=["full_attention"] * 2, rms_norm_eps=1e-5,
+                    rope_theta=1000000.0, max_position_embeddings=512, tie_word_embeddings=True),
+    ),
+    "glm4moe": dict(
+        cls="Glm4MoeForCausalLM",
+        tokenizer="glm4moe",
+        # layer 0 dense (first_k_dense_replace 1), layer 1 experts, two shared experts as one MLP
+        # (2·32 wide), the router's correction bias; q/k/v biases and q/k norms (as GLM-4.5);
+        # head_dim 32 != hidden / heads; one MTP layer in the config (transformers 4.57.6 keeps
+        # num_nextn_predict_layers; the converter then counts it in block_count), none in the
+        # weights, as transformers makes none
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    rope_theta=1000000.0, max_position_embeddings=512, moe_intermediate_size=32,
+                    n_routed_experts=4, n_shared_experts=2, num_experts_per_tok=2,
+                    first_k_dense_replace=1, norm_topk_prob=True, routed_scaling_factor=2.5,
+                    attention_bias=True, use_qk_norm=True, num_nextn_predict_layers=1,
+                    tie_word_embeddings=False),
+    ),
+    "minimax_m2": dict(
+        # transformers 5 only (4.57.6 has no MiniMaxM2ForCausalLM: the rows skip themselves)
+        cls="MiniMaxM2ForCausalLM",
+        tokenizer="gpt2",
+        # experts intermediate_size wide, the router's correction bias, q/k norms over all
+        # heads; rotary_dim (the field MiniMax-M2's config.json has, which the converter reads)
+        # half of head_dim 32 != hidden / heads; grouped KV; untied output
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rotary_dim=16, rms_norm_eps=1e-6, max_position_embeddings=512,
+                    num_local_experts=4, num_experts_per_tok=2, tie_word_embeddings=False),
+    ),
+    "lfm2": dict(
+        cls="Lfm2ForCausalLM",
+        tokenizer="gpt2-pad",
+        # short-convolution, attention, short-convolution layers; a convolution cache other
+        # than the class default 3; grouped KV; tied output (the class default, as LFM2). The
+        # MLP width as it is (block_auto_adjust_ff_dim off): the converter writes the adjusted
+        # width only, not the recipe
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, conv_L_cache=4,
+                    layer_types=["conv", "full_attention", "conv"],
+                    block_auto_adjust_ff_dim=False, norm_eps=1e-5, rope_theta=1000000.0,
+                    max_position_embeddings=512, tie_word_embeddings=True),
+    ),
+    "hunyuan_v1_dense": dict(
+        cls="HunYuanDenseV1ForCausalLM",
+        # HunYuanDenseV1Config's pad id defaults to 0, not None: a tokenizer naming a pad token
+        tokenizer="gpt2-pad",
+        # eod_token_id the tokenizer's eos (the converter writes eod_token_id as the eos id;
+        # the class default 3 would be another token; 4.57.6's config does not keep the
+        # field, 5.24.0's does); per-head q/k norms; head_dim 32 !=
+        # hidden / heads; grouped KV; untied output; no rope_scaling (the converter folds a
+        # dynamic one into the rope base)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, eod_token_id=50256,
+                    rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -586,7 +666,7 @@ def _corpus(n_lines=4000):
     return lines
 
 
-def _train_spm(path, gemma):
+def _train_spm(path, gemma, ids=None):
     spm = pytest.importorskip(
         "sentencepiece", reason="sentencepiece is not installed: the SentencePiece rows need it"
     )
@@ -594,9 +674,9 @@ def _train_spm(path, gemma):
         "google.protobuf", reason="protobuf is not installed: transformers needs it to read a "
         "SentencePiece model"
     )
-    ids = (dict(pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>", eos_piece="<eos>",
-                bos_piece="<bos>", unk_piece="<unk>") if gemma
-           else dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1))
+    ids = ids or (dict(pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>",
+                       eos_piece="<eos>", bos_piece="<bos>", unk_piece="<unk>") if gemma
+                  else dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1))
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(_corpus()), model_prefix=str(path / "sp"), vocab_size=1000,
         model_type="bpe", byte_fallback=True, character_coverage=0.9995, split_digits=True,
@@ -640,6 +720,17 @@ def _spm_llama_pad(path):
 
 def _spm_phi3(path):
     return _spm_llama(path, extra=("<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>"))
+
+
+def _spm_nemotron(path):
+    """Nemotron's ids: <pad> 0, <unk> 1, <s> 2, </s> 3 (the converter writes pad 0 and unk 1
+    whatever the tokenizer says, nemotron.py NemotronModel.set_vocab; NemotronConfig's bos and
+    eos default to 2 and 3)."""
+    src = _train_spm(path, gemma=False, ids=dict(pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+                                                 pad_piece="<pad>"))
+    tok = _tok_class("LlamaTokenizerFast", "LlamaTokenizer").from_pretrained(
+        str(src), add_bos_token=True, add_eos_token=False, pad_token="<pad>")
+    return tok, src / "tokenizer.model"
 
 
 def _spm_gemma(path):
@@ -700,9 +791,22 @@ def _glm4(path):
     return tok, None
 
 
+def _glm4moe(path):
+    """Qwen2's vocabulary with the tokens GLM-4.5's converter looks up (base.py, _set_vocab_glm:
+    bos [gMASK], eot <|user|>, unk <|endoftext|>, eom <|observation|>), named as it writes them;
+    <|endoftext|> is eos and pad too."""
+    tok, _ = _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
+                                 unk_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                 pad_token="<|endoftext|>")
+    tok.add_tokens(["[gMASK]", "<|user|>", "<|observation|>"], special_tokens=True)
+    tok.add_special_tokens({"bos_token": "[gMASK]"})
+    return tok, None
+
+
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
               "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
-              "glm4": _glm4}
+              "glm4": _glm4, "spm-nemotron": _spm_nemotron,
+              "glm4moe": _glm4moe}
 
 
 # ---------------------------------------------------------------------------------------------
