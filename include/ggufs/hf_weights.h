@@ -39,6 +39,11 @@ enum class HfTransform {
   /// tensors of `parts`, each matrix's rows (ne[1]) of every part in turn, matrix by matrix
   /// (the outer axes: ne[2], ne[3]). The parts share ne[0] and the outer axes.
   kConcatRows,
+  /// The inverse of the converter's A = -exp(A_log) (mamba.py, MambaModel and
+  /// Mamba2Model.modify_tensors: torch.exp on float32): log(-w) in float32 (std::log). Not
+  /// always bit-exact: near A_log = 0, exp maps many float32 inputs to one output, and
+  /// only one of them comes back.
+  kLogOfNegated,
 };
 
 /// One tensor of the state_dict.
@@ -67,7 +72,8 @@ struct HfWeightsResult {
 /// lists the rows), named as transformers names it, from the GGUF tensor gguf-py's tensor map
 /// (gguf/tensor_mapping.py) gives it, with the inverse of the converter's transform: per expert
 /// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
-/// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows); phi3's and glm4's
+/// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), mamba's A_log from
+/// A (kLogOfNegated) and its squeezed or reshaped tensors in the class's shape; phi3's and glm4's
 /// fused projections stay fused, as the converter keeps them. GGUF tensors no entry names are
 /// left out, and tied or absent weights are not listed (the model keeps its own). Where
 /// transformers' own GGUF import (load_gguf_checkpoint) loads the file, it loads these tensors.
