@@ -55,9 +55,11 @@ class ContentReader {
                                          std::uint64_t offset) const;
   // Bytes [begin, begin + size) of tensor `tensor`'s elements in form `data`, to `out`;
   // `request` is the size of the whole read (large ones stream their output past the caches).
-  // `add` is added to every float32 value before it is converted (Piece::add).
+  // `add` is added to every float32 value before it is converted (Piece::add), then each
+  // becomes log(-v) where `log_negated` (Piece::log_negated).
   void read_elements(std::size_t tensor, ViewData data, char* out, std::size_t size,
-                     std::uint64_t begin, std::size_t request, float add = 0) const;
+                     std::uint64_t begin, std::size_t request, float add = 0,
+                     bool log_negated = false) const;
   // Bytes [begin, begin + size) of kTensor piece `p`'s elements (its order, first element and
   // addend), to `out`.
   void read_piece_elements(const Piece& p, char* out, std::size_t size, std::uint64_t begin,

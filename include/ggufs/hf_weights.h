@@ -47,6 +47,11 @@ enum class HfTransform {
   /// [(n+j)·d, (n+j+1)·d) (its key), then [(n+g+j)·d, (n+g+j+1)·d) (its value). A row is ne[0]
   /// elements of a matrix, one element of a bias.
   kRegroupQkv,
+  /// The inverse of the converter's A = -exp(A_log) (mamba.py, MambaModel and
+  /// Mamba2Model.modify_tensors: torch.exp on float32): log(-w) in float32 (std::log). Not
+  /// always bit-exact: near A_log = 0, exp maps many float32 inputs to one output, and
+  /// only one of them comes back.
+  kLogOfNegated,
 };
 
 /// One tensor of the state_dict.
@@ -77,10 +82,11 @@ struct HfWeightsResult {
 /// (gguf/tensor_mapping.py) gives it, with the inverse of the converter's transform: per expert
 /// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
 /// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), the fused
-/// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv), lfm2's
-/// squeezed Conv1d weight given its axis of 1 back (a shape only, the values as they are); phi3's
-/// and glm4's fused projections stay fused, as the converter keeps them. GGUF tensors no entry
-/// names are left out, and tied or absent weights are not listed (the model keeps its own). Where
+/// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv), mamba's
+/// A_log from A (kLogOfNegated); lfm2's and mamba's squeezed or reshaped tensors in the class's
+/// shape (the values as they are); phi3's and glm4's fused projections stay fused, as the
+/// converter keeps them. GGUF tensors no entry names are left out, and tied or absent weights
+/// are not listed (the model keeps its own). Where
 /// transformers' own GGUF import (load_gguf_checkpoint) loads the file, it loads these tensors.
 ///
 /// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture

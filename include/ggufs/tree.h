@@ -87,6 +87,7 @@ struct Piece {
   Order order = Order::kAsStored;     ///< kTensor
   std::uint64_t n_head = 0;           ///< kTensor, kPermuteRows: heads
   float add = 0;  ///< kTensor of floats: added to each float32 value before it is converted
+  bool log_negated = false;  ///< kTensor of floats: each float32 value v becomes log(-v), after
 };
 
 /// One file or directory.

@@ -21,8 +21,18 @@ namespace ggufs::hf {
 /// key holds the rotary dimensions of a head, a count, and the field their fraction of
 /// hidden / heads (the converter's int(fraction · hidden) // heads, phi.py Phi2Model).
 /// kLayerMax: the key holds a count a layer, 0 for layers without the part (lfm2.py writes
-/// num_key_value_heads so), and the field the largest.
-enum class ValueKind : std::uint8_t { kAny, kCount, kNumber, kTokenId, kRotaryFraction, kLayerMax };
+/// num_key_value_heads so), and the field the largest. kQuotient: the key holds a product, the
+/// field its quotient by config field `over` (mamba2's expand and head_dim from ssm.inner_size:
+/// mamba.py, Mamba2Model.set_gguf_parameters).
+enum class ValueKind : std::uint8_t {
+  kAny,
+  kCount,
+  kNumber,
+  kTokenId,
+  kRotaryFraction,
+  kLayerMax,
+  kQuotient
+};
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
@@ -31,6 +41,7 @@ struct ConfigKey {
   std::string_view gguf;
   std::string_view config;
   ValueKind kind = ValueKind::kCount;
+  std::string_view over{};  ///< kQuotient: the config field the key's value is divided by
 };
 
 /// A config field the converter does not write, set to the value the models of this
@@ -44,7 +55,10 @@ struct ConfigConstant {
 
 /// The torch shape the model class gives a parameter, in terms of its config (hf_weights.cpp,
 /// Dims): V vocab, P positions, H hidden, F feed-forward, Fm one expert's, Fs the shared
-/// expert's, Ns shared experts, E experts, nh/nkv heads, hd head_dim.
+/// expert's, Ns shared experts, E experts, nh/nkv heads, hd head_dim; SSMs (mamba.py): I inner
+/// size, N state size, R time-step rank (mamba2: its heads), G groups, K conv kernel. The
+/// shapes marked "reshaped" are held by the converter in another shape of the same elements in
+/// the same order (squeeze, reshape): only their element count must match.
 enum class Shape {
   kVocabHidden,      // (V, H): embeddings, lm_head
   kPositionsHidden,  // (P, H): gpt2's wpe
@@ -82,6 +96,17 @@ enum class Shape {
   kThreeHiddenHidden,      // (3H, H): lfm2's short convolution in_proj
   kHiddenOneConv,          // (H, 1, L): lfm2's depthwise Conv1d, L its conv_L_cache; the
                            // converter's squeeze(1) (lfm2.py) leaves (H, L), the same values
+  kInnerState,             // (I, N): mamba's A_log
+  kInner,                  // (I), reshaped: mamba's D and biases; mamba2's gated norm (G, I/G)
+  kInnerOneKernel,         // (I, 1, K), reshaped: mamba's conv1d (squeezed to (I, K))
+  kTwoInnerHidden,         // (2I, H): mamba's in_proj
+  kRankStatesInner,        // (R + 2N, I): mamba's x_proj
+  kInnerRank,              // (I, R): mamba's dt_proj
+  kHiddenInner,            // (H, I): out_proj
+  kSsmHeads,               // (R), reshaped: mamba2's A_log, D (as (R, 1)), dt_bias
+  kConvChannelsOneKernel,  // (I + 2GN, 1, K), reshaped: mamba2's conv1d (squeezed)
+  kConvChannels,           // (I + 2GN): mamba2's conv1d bias
+  kMamba2InProj,           // (2I + 2GN + R, H): mamba2's in_proj
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -95,6 +120,7 @@ enum class Transforms {
   // attn_qkv weight and bias: the converter's [all q; all k; all v] back to transformers'
   // rows per KV group (HfTransform::kRegroupQkv; gptneox.py, bloom.py, falcon.py)
   kRegroupQkv,
+  kSsm,  // A_log = log(-A): the converter's A = -exp(A_log) (mamba.py) inverted
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's

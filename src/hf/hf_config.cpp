@@ -299,6 +299,17 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         fmt::format("general.architecture '{}' is not one ggufs renders a transformers config for",
                     printable(arch)));
   }
+  // The converter writes mamba for FalconMambaForCausalLM too, with ssm.dt_b_c_rms true (its
+  // RMS norms of B, C and dt; mamba.py, MambaModel.set_gguf_parameters): not a MambaForCausalLM.
+  if (row->model_type == "mamba") {
+    const Value* rms = find(arch + ".ssm.dt_b_c_rms");
+    const auto* on = rms ? std::get_if<bool>(&rms->data) : nullptr;
+    if (on && *on) {
+      return no_config(
+          "mamba.ssm.dt_b_c_rms is true: a FalconMamba, which ggufs renders no "
+          "transformers config for");
+    }
+  }
   // load_gguf_checkpoint replaces the architecture's name by its updated one in every string
   // value (general.name "qwen3moe tiny" becomes "qwen3_moe tiny"); gemma3 is renamed to
   // gemma3_text only after.
@@ -446,6 +457,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       case ValueKind::kCount:
       case ValueKind::kRotaryFraction:
       case ValueKind::kLayerMax:
+      case ValueKind::kQuotient:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }
@@ -524,6 +536,24 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
     config[ck] =
         static_cast<double>(config[ck].get<std::uint64_t>()) / static_cast<double>(hidden / heads);
+  }
+
+  // A product back to its factor: the key's value over config field `over` (an integer where it
+  // divides, as the original's expand and head_dim are).
+  for (const hf::ConfigKey& k : row->keys) {
+    const std::string ck(k.config);
+    if (k.kind != ValueKind::kQuotient || !config.contains(ck)) continue;
+    const std::string over(k.over);
+    if (!config.contains(over) || !is_positive(config[over])) {
+      return no_config(
+          fmt::format("{}: no positive {} to divide it by", printable(source[ck]), over));
+    }
+    const auto n = config[ck].get<std::uint64_t>(), d = config[over].get<std::uint64_t>();
+    if (n % d == 0) {
+      config[ck] = n / d;
+    } else {
+      config[ck] = static_cast<double>(n) / static_cast<double>(d);
+    }
   }
 
   // GPT2Attention refuses a hidden size its heads do not divide (modeling_gpt2.py,

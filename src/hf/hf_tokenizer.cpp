@@ -421,8 +421,16 @@ std::string bpe_json(const Vocab& vocab, const std::optional<std::string>& unk_t
                       {"byte_fallback", spm},
                       {"ignore_merges", ignore_merges}};
   std::string vocab_text = "{\n    ", merges_text = "[\n    ";
+  bool first = true;
   for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
-    if (i) vocab_text += kNext;
+    // The converter's fillers of ids the original vocabulary does not have, up to the config's
+    // vocab_size (base.py, TextModel.get_vocab_base: "[PAD{i}]", UNUSED): not the original's.
+    if (style == kByteLevelBpe && vocab.types && (*vocab.types)[i] == 5 &&
+        vocab.tokens[i] == fmt::format("[PAD{}]", i)) {
+      continue;
+    }
+    if (!first) vocab_text += kNext;
+    first = false;
     append_json_string(vocab_text, vocab.tokens[i]);
     fmt::format_to(std::back_inserter(vocab_text), ": {}", i);
   }

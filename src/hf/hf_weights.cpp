@@ -51,6 +51,8 @@ struct Dims {
   std::uint64_t vocab = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ff = 0;
   std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
   std::uint64_t shared_experts = 0, conv_cache = 0;
+  // SSMs: inner size, state size, time-step rank (mamba2: its heads), groups, conv kernel.
+  std::uint64_t inner = 0, state = 0, rank = 0, groups = 0, kernel = 0;
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -149,8 +151,49 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return two(mul(d.hidden, 3), d.hidden);
     case Shape::kHiddenOneConv:
       return V{d.hidden, 1, d.conv_cache};
+    case Shape::kInnerState:
+      return V{d.inner, d.state};
+    case Shape::kInner:
+      return V{d.inner};
+    case Shape::kInnerOneKernel:
+      return V{d.inner, 1, d.kernel};
+    case Shape::kTwoInnerHidden:
+      return two(mul(d.inner, 2), d.hidden);
+    case Shape::kRankStatesInner: {
+      const auto states = mul(d.state, 2);
+      if (!states || *states > UINT64_MAX - d.rank) return std::nullopt;
+      return V{d.rank + *states, d.inner};
+    }
+    case Shape::kInnerRank:
+      return V{d.inner, d.rank};
+    case Shape::kHiddenInner:
+      return V{d.hidden, d.inner};
+    case Shape::kSsmHeads:
+      return V{d.rank};
+    case Shape::kConvChannelsOneKernel:
+    case Shape::kConvChannels:
+    case Shape::kMamba2InProj: {
+      // conv: I + 2GN channels; in_proj: z and dt besides them, I + R rows more.
+      const auto gn = mul(d.groups, d.state);
+      const auto gn2 = gn ? mul(*gn, 2) : std::nullopt;
+      if (!gn2 || *gn2 > UINT64_MAX - d.inner) return std::nullopt;
+      const std::uint64_t channels = d.inner + *gn2;
+      if (s == Shape::kConvChannels) return V{channels};
+      if (s == Shape::kConvChannelsOneKernel) return V{channels, 1, d.kernel};
+      if (d.inner > UINT64_MAX - d.rank || channels > UINT64_MAX - (d.inner + d.rank)) {
+        return std::nullopt;
+      }
+      return V{channels + d.inner + d.rank, d.hidden};
+    }
   }
   return std::nullopt;
+}
+
+// The converter holds these in another shape of the same elements in the same order (mamba.py:
+// squeeze, reshape; lfm2.py: the Conv1d weight's squeeze(1)); only the element count must match.
+bool reshaped(Shape s) {
+  return s == Shape::kInner || s == Shape::kInnerOneKernel || s == Shape::kSsmHeads ||
+         s == Shape::kConvChannelsOneKernel || s == Shape::kHiddenOneConv;
 }
 
 std::string shape_text(const std::vector<std::uint64_t>& s) {
@@ -210,7 +253,9 @@ HfWeightsResult build(const GgufFile& file) {
   // A dimension: the config field the row writes GGUF key `<arch>.<suffix>` to, if it has one.
   auto dim = [&](std::string_view suffix) -> std::optional<std::uint64_t> {
     for (const hf::ConfigKey& k : arch->keys) {
-      if (k.gguf == suffix) return count(config, std::string(k.config).c_str());
+      if (k.gguf == suffix && k.kind == hf::ValueKind::kCount) {
+        return count(config, std::string(k.config).c_str());
+      }
     }
     return std::nullopt;
   };
@@ -219,14 +264,20 @@ HfWeightsResult build(const GgufFile& file) {
   d.hidden = dim("embedding_length").value_or(0);
   d.heads = dim("attention.head_count").value_or(0);
   const std::uint64_t layers = dim("block_count").value_or(0);
-  if (d.hidden == 0 || d.heads == 0) {
+  // SSM rows have no attention heads (the converter writes head_count 0, mamba.py).
+  const bool attention =
+      std::any_of(arch->keys.begin(), arch->keys.end(),
+                  [](const hf::ConfigKey& k) { return k.gguf == "attention.head_count"; });
+  if (d.hidden == 0 || (attention && d.heads == 0)) {
     return refuse("the config has no positive hidden size and head count");
   }
   const auto config_kv = dim("attention.head_count_kv");
   const hf::ClassDefaults& defaults = arch->defaults;
   d.kv_heads = config_kv.value_or(defaults.kv_heads ? defaults.kv_heads : d.heads);
   d.head_dim = count(config, "head_dim")
-                   .value_or(defaults.head_dim ? defaults.head_dim : d.hidden / d.heads);
+                   .value_or(defaults.head_dim ? defaults.head_dim
+                             : d.heads         ? d.hidden / d.heads
+                                               : 0);
   if (defaults.ff == 0) {  // gpt2: n_inner None, 4·n_embd
     const auto ff = mul(d.hidden, 4);
     if (!ff) return refuse("4 × hidden size overflows");
@@ -240,6 +291,13 @@ HfWeightsResult build(const GgufFile& file) {
   d.positions = count(config, "n_positions").value_or(defaults.positions);
   d.shared_experts = dim("expert_shared_count").value_or(defaults.shared_experts);
   d.conv_cache = dim("shortconv.l_cache").value_or(0);
+  // mamba2 holds ssm.inner_size as expand (· hidden), mamba as intermediate_size too.
+  const auto expand = count(config, "expand");
+  d.inner = dim("ssm.inner_size").value_or(expand ? mul(*expand, d.hidden).value_or(0) : 0);
+  d.state = dim("ssm.state_size").value_or(0);
+  d.rank = dim("ssm.time_step_rank").value_or(0);
+  d.groups = dim("ssm.group_count").value_or(0);
+  d.kernel = dim("ssm.conv_kernel").value_or(0);
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
   // build expert_count's.
   const std::uint64_t split_experts =
@@ -360,13 +418,22 @@ HfWeightsResult build(const GgufFile& file) {
           w.groups = d.kv_heads;
         }
         break;
-    }
-    // The squeezed axis back (same values, same order).
-    if (entry.shape == Shape::kHiddenOneConv && w.shape.size() == 2) {
-      w.shape.insert(w.shape.begin() + 1, 1);
+      case Transforms::kSsm:
+        if (entry.hf.ends_with("A_log")) w.transform = HfTransform::kLogOfNegated;
+        break;
     }
     const auto expected = expected_shape(entry.shape, d);
     if (!expected) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
+    if (reshaped(entry.shape) && w.parts.empty() && !entry.expert) {
+      std::uint64_t have = 1, want = 1;
+      for (const std::uint64_t n : w.shape) have *= n;  // a GGUF tensor's: fits 64 bits
+      for (const std::uint64_t n : *expected) {
+        const auto p = mul(want, n);
+        if (!p) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
+        want = *p;
+      }
+      if (have == want) w.shape = *expected;
+    }
     if (w.shape != *expected) {
       return fmt::format("tensor '{}': {} has shape {}, the config gives {}", printable(name),
                          w.hf_name, shape_text(w.shape), shape_text(*expected));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -30,10 +31,16 @@ std::vector<Piece>::const_iterator piece_at(const Node& node, std::uint64_t offs
                           [](std::uint64_t off, const Piece& p) { return off < p.at + p.size; });
 }
 
-// Adds `add` to each of `n` float32 values (hf/'s gemma norms: transformers' w - 1 in float32).
-void add_to(float* values, std::uint64_t n, float add) {
-  if (add == 0) return;
-  for (std::uint64_t i = 0; i < n; ++i) values[i] += add;
+// Adds `add` to each of `n` float32 values (hf/'s gemma norms: transformers' w - 1 in float32),
+// then takes log(-v) of each where `log_negated` (hf/'s mamba A_log from the converter's
+// A = -exp(A_log), in float32).
+void add_to(float* values, std::uint64_t n, float add, bool log_negated) {
+  if (add != 0) {
+    for (std::uint64_t i = 0; i < n; ++i) values[i] += add;
+  }
+  if (log_negated) {
+    for (std::uint64_t i = 0; i < n; ++i) values[i] = std::log(-values[i]);
+  }
 }
 
 // `n` float32 values as 16-bit elements of form `d` (kFloat16 or kBFloat16), rounded as the
@@ -131,7 +138,8 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
 }
 
 void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, std::size_t size,
-                                  std::uint64_t begin, std::size_t request, float add) const {
+                                  std::uint64_t begin, std::size_t request, float add,
+                                  bool log_negated) const {
   const TensorInfo& t = file_.tensors[tensor];
   const TypeTraits& tr = *type_traits(t.type);
   if (data == ViewData::kStored) {  // a plain type's stored bytes, in little-endian order
@@ -182,16 +190,16 @@ void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, 
       // Whole chunk: no copy. A request this large (in-process; replies through the mount are
       // at most 1 MiB) is not read back from the caches soon: stream it past them.
       float* const floats = reinterpret_cast<float*>(target);
-      if (request >= kStreamingMinBytes && add == 0) {
+      if (request >= kStreamingMinBytes && add == 0 && !log_negated) {
         decode_streaming(tr, raw.data(), floats, n);
       } else {
         tr.to_float(raw.data(), floats, n);
-        add_to(floats, n * tr.block_size, add);
+        add_to(floats, n * tr.block_size, add, log_negated);
       }
     } else {
       scratch.resize(static_cast<std::size_t>(n * tr.block_size));
       tr.to_float(raw.data(), scratch.data(), n);
-      add_to(scratch.data(), scratch.size(), add);
+      add_to(scratch.data(), scratch.size(), add, log_negated);
       const char* from = reinterpret_cast<const char*>(scratch.data());
       if (!f32_out) {  // 16-bit elements: only those this range touches
         const std::size_t e0 = static_cast<std::size_t>((lo - chunk_begin) / es);
@@ -248,7 +256,8 @@ void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t s
   const std::uint64_t row_bytes = t.ne[0] * es;
   switch (p.order) {
     case Piece::Order::kAsStored:
-      return read_elements(p.tensor, p.data, out, size, first + begin, request, p.add);
+      return read_elements(p.tensor, p.data, out, size, first + begin, request, p.add,
+                           p.log_negated);
     case Piece::Order::kPermuteRows:
       // Whole rows move: each run within one row is one contiguous read of its GGUF row.
       for (std::uint64_t done = 0, rows = p.size / row_bytes; done < size;) {
@@ -256,7 +265,7 @@ void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t s
         const std::uint64_t n = std::min<std::uint64_t>(size - done, row_bytes - within);
         read_elements(p.tensor, p.data, out + done, static_cast<std::size_t>(n),
                       first + hf_permuted_row(row, rows, p.n_head) * row_bytes + within, request,
-                      p.add);
+                      p.add, p.log_negated);
         done += n;
       }
       return;
@@ -283,7 +292,7 @@ void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,
   for (std::uint64_t j = j0; j < j1; ++j) {
     read_elements(p.tensor, ViewData::kFloat32, reinterpret_cast<char*>(run.data()),
                   static_cast<std::size_t>(width * sizeof(float)),
-                  (p.from + j * t.ne[0] + i0) * sizeof(float), request, p.add);
+                  (p.from + j * t.ne[0] + i0) * sizeof(float), request, p.add, p.log_negated);
     for (std::uint64_t i = i0; i <= i1; ++i) {
       const std::uint64_t e = i * cols + j;
       if (e >= e0 && e < e1) gathered[static_cast<std::size_t>(e - e0)] = run[i - i0];

@@ -127,6 +127,9 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     case HfTransform::kTranspose:
       p.order = Piece::Order::kTransposed;
       break;
+    case HfTransform::kLogOfNegated:
+      p.log_negated = true;
+      break;
   }
   return std::vector<Piece>{p};
 }

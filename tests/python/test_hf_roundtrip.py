@@ -517,6 +517,41 @@ ARCHS = {
                     rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
                     tie_word_embeddings=False),
     ),
+    "mamba": dict(
+        cls="MambaForCausalLM",
+        # MambaConfig's bos, eos and pad ids default to 0, not None: a tokenizer naming all three
+        tokenizer="gpt2-pad",
+        # vocab_size a multiple of 8 above the tokenizer's 50257 (as mamba-130m-hf's 50280 over
+        # GPT-NeoX's 50277): the converter pads the token list to one (mamba.py,
+        # MambaModel.set_vocab) and writes no vocab_size. State size, conv kernel and
+        # time-step rank other than the class defaults; expand 2, which the converter asserts;
+        # tied output, as the class default and mamba-130m-hf
+        config=dict(vocab_size=50264, hidden_size=64, num_hidden_layers=2, state_size=8,
+                    conv_kernel=3, time_step_rank=8, layer_norm_epsilon=1e-5,
+                    tie_word_embeddings=True),
+        # the converter's A = -exp(A_log) (mamba.py, MambaModel.modify_tensors)
+        file=dict(neg_exp=(".A_log",)),
+        # the inverse log(-A) leaves A_log up to this many float32 ulps off (measured, the
+        # largest over this case's tensors under 4.57.6 and 5.24.0; all near A_log = 0, where
+        # exp maps many floats to one: at most 2^-24 absolute); the model uses A_log only as
+        # -exp(A_log), and the logits stay torch.equal
+        ulps={".A_log": 2018},
+    ),
+    "mamba2": dict(
+        cls="Mamba2ForCausalLM",
+        # Mamba2Config's bos, eos and pad ids default to 0, 2 and 1, not None
+        tokenizer="gpt2-pad",
+        # vocab_size a multiple of 16 (mamba.py, Mamba2Model.set_vocab pads the token list to
+        # one); head_dim 16, 8 heads and 2 groups, none the class defaults (64, 128, 8); expand
+        # 2 (the converter writes inner_size, expand · hidden); untied output (the class default,
+        # as Mamba-Codestral)
+        config=dict(vocab_size=50272, hidden_size=64, num_hidden_layers=2, expand=2, num_heads=8,
+                    head_dim=16, n_groups=2, state_size=16, conv_kernel=4,
+                    layer_norm_epsilon=1e-5, tie_word_embeddings=False),
+        file=dict(neg_exp=(".A_log",)),
+        # measured as mamba's (2^-24 absolute at most); logits torch.equal
+        ulps={".A_log": 212},
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -846,7 +881,8 @@ class Originals:
             tok, sp_model = self.tokenizer(row["tokenizer"])
             ids = {f"{k}_token_id": getattr(tok, f"{k}_token_id")
                    for k in ("bos", "eos", "pad")}
-            config = cls.config_class(vocab_size=len(tok), **ids, **row["config"])
+            # a row may set vocab_size (above the tokenizer's: a padded embedding)
+            config = cls.config_class(**{"vocab_size": len(tok), **ids, **row["config"]})
             torch.manual_seed(0)
             model = cls(config).eval()
             # no parameter keeps its initial constant (norms of ones, biases of zeros): a tensor
@@ -968,6 +1004,8 @@ RENAMED_AT_LOAD = (
     (r"mlp\.gate\.moe_statics\.", "mlp.moe_statics."),
     # not transformers': the converter's own (base.py, ModelBase.filter_tensors)
     (r"e_score_correction_bias$", "e_score_correction.bias"),
+    # the converter's own too (mamba.py, Mamba2Model.filter_tensors)
+    (r"mixer\.dt_bias$", "mixer.dt_proj.bias"),
 )
 
 OUTTYPES = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
@@ -1032,11 +1070,16 @@ class Reference:
     def _plus_one(self, hf_name):
         return hf_name.endswith(self.layout.get("plus_one", ()))
 
+    def _neg_exp(self, hf_name):
+        return hf_name.endswith(self.layout.get("neg_exp", ()))
+
     def to_file(self, hf_name, x):
         """float32 numpy, as the converter hands it to the writer."""
         x = x.detach().to(torch.float32)
         if self._regrouped(hf_name):
             x = self._regroup(x)
+        if self._neg_exp(hf_name):  # as the converter computes it: torch, float32
+            x = -torch.exp(x)
         if self._transposed(hf_name):
             x = x.T
         if self._plus_one(hf_name):
@@ -1064,6 +1107,10 @@ class Reference:
     def expected(self, hf_name, x, outtype):
         """What hf/ must give for the original tensor x: x through the file and back."""
         qtype = self.type_of(hf_name, x, outtype)
+        if self._neg_exp(hf_name):
+            # no exact inverse (the row's ulps bound hf/'s): the original
+            assert qtype == gguf.GGMLQuantizationType.F32, (hf_name, qtype)
+            return x.detach().to(torch.float32).clone()
         y = self.to_file(hf_name, x)
         if qtype != gguf.GGMLQuantizationType.F32:
             y = quants.dequantize(quants.quantize(y, qtype), qtype).reshape(y.shape)
@@ -1169,6 +1216,7 @@ def test_reference_is_the_file(case):
         first = names[0] if isinstance(names, list) else names
         want = ref.to_file(first, value)
         assert t.shape == want.shape or int(np.prod(t.shape)) == want.size, (map_name, t.shape)
+        want = want.reshape(t.shape)  # the converter's squeeze and reshapes (mamba.py)
         assert np.array_equal(_sorted_rows(t.values()), _sorted_rows(want)), map_name
         covered.update(names if isinstance(names, list) else [names])
     missing = set(expected) - covered
@@ -1192,9 +1240,23 @@ def test_state_dict(case, mount, request):
     bad_shape = {k: (tuple(got[k].shape), tuple(v.shape)) for k, v in expected.items()
                  if got[k].shape != v.shape}
     assert not bad_shape, f"shapes (hf/, original): {bad_shape}"
+    ulps = ARCHS[case.arch].get("ulps", {})
+    bound = {k: next((n for end, n in ulps.items() if k.endswith(end)), None) for k in expected}
     bad = {k: float((got[k] - v).abs().max()) for k, v in expected.items()
-           if not torch.equal(got[k], v)}
+           if bound[k] is None and not torch.equal(got[k], v)}
     assert not bad, f"values differ (max abs diff): {bad}"
+    far = {k: (_ulps(got[k], v), float((got[k] - v).abs().max()), bound[k])
+           for k, v in expected.items() if bound[k] is not None and _ulps(got[k], v) > bound[k]}
+    assert not far, f"values differ by more ulps than the row's bound (ulps, abs, bound): {far}"
+
+
+def _ulps(a, b):
+    """The largest distance between float32 tensors a and b in ulps (representable floats
+    between them)."""
+    def ordered(x):
+        i = x.detach().to(torch.float32).contiguous().view(torch.int32).to(torch.int64)
+        return torch.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return int((ordered(a) - ordered(b)).abs().max()) if a.numel() else 0
 
 
 def test_logits(case, mount, request):

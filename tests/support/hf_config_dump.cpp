@@ -53,6 +53,9 @@ int print_weights(const ggufs::GgufFile& file) {
       case ggufs::HfTransform::kTranspose:
         line["transform"] = "transpose";
         break;
+      case ggufs::HfTransform::kLogOfNegated:
+        line["transform"] = "log_of_negated";
+        break;
       case ggufs::HfTransform::kConcatRows: {
         line["transform"] = "concat_rows";
         nlohmann::json parts = nlohmann::json::array();
