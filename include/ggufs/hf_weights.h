@@ -39,6 +39,13 @@ enum class HfTransform {
   /// tensors of `parts`, each matrix's rows (ne[1]) of every part in turn, matrix by matrix
   /// (the outer axes: ne[2], ne[3]). The parts share ne[0] and the outer axes.
   kConcatRows,
+  /// The inverse of gpt-oss's expert split (gpt_oss.py, GptOssModel.modify_tensors: w of
+  /// (E, H, 2F) transposed to (E, 2F, H), rows [::2] the gate, [1::2] the up): each matrix of
+  /// `source` (and of `parts`, at most one) transposed, the columns of the two interleaved:
+  /// HF[m][c][2r + j] = (j ? part : source)[m][r][c]; without a part HF[m][c][r] = source[m][r][c]
+  /// (down_proj). A stack of vectors (E, F) (the biases) is a stack of one-column matrices:
+  /// HF[m][2r + j].
+  kInterleaveTransposed,
 };
 
 /// One tensor of the state_dict.

@@ -75,6 +75,10 @@ struct Piece {
     kAsStored,     ///< GGUF order (ne[0] fastest)
     kPermuteRows,  ///< row r (ne[0] elements) is GGUF row hf_permuted_row(r, rows, n_head)
     kTransposed,   ///< a 2-D tensor's transpose: element (i, j) is GGUF element j·ne[0] + i
+    /// A matrix of `rows` rows of `cols` elements from `tensor` and one from `tensor2`, each
+    /// transposed, their columns interleaved: element (c, 2r + j) is element r·cols + c (after
+    /// `from`) of `tensor` (j = 0) or `tensor2` (j = 1). Floats only.
+    kInterleavedTransposed,
   };
   Kind kind = Kind::kZeros;
   std::uint64_t at = 0;     ///< first byte of the piece in the file
@@ -87,6 +91,8 @@ struct Piece {
   Order order = Order::kAsStored;     ///< kTensor
   std::uint64_t n_head = 0;           ///< kTensor, kPermuteRows: heads
   float add = 0;  ///< kTensor of floats: added to each float32 value before it is converted
+  std::size_t tensor2 = 0;           ///< kInterleavedTransposed: the odd columns' tensor
+  std::uint64_t rows = 0, cols = 0;  ///< kInterleavedTransposed: each source's matrix
 };
 
 /// One file or directory.

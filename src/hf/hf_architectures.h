@@ -73,6 +73,11 @@ enum class Shape {
   kHiddenHidden,           // (H, H)
   kHeadsHeadDim,           // (nh, hd): cohere's per-head q_norm
   kKvHeadsHeadDim,         // (nkv, hd): cohere's per-head k_norm
+  kHeads,                  // (nh): gpt-oss's attention sinks
+  kExpertsHiddenGateUp,    // (E, H, 2F): gpt-oss's gate_up_proj, gate and up columns interleaved
+  kExpertsGateUpBias,      // (E, 2F): its bias
+  kExpertsFfHiddenT,       // (E, F, H): gpt-oss's down_proj
+  kExpertsHidden,          // (E, H): its bias
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -83,6 +88,8 @@ enum class Transforms {
   kMoe,    // none, with transformers 4.57.6's Qwen2MoeTensorProcessor limits (hf_weights.cpp)
   kGpt2,   // Conv1D weights transposed back (gpt2.py)
   kGemma,  // norms: the converter's + 1 taken off (gemma.py, Gemma2Model.modify_tensors)
+  // experts: gate/up interleaved again and transposed, down transposed (gpt_oss.py)
+  kGptOss,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's

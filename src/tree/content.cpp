@@ -262,7 +262,40 @@ void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t s
       return;
     case Piece::Order::kTransposed:
       return read_transposed(p, out, size, begin, request);
+    case Piece::Order::kInterleavedTransposed:
+      return read_interleaved(p, out, size, begin, request);
   }
+}
+
+void ContentReader::read_interleaved(const Piece& p, char* out, std::size_t size,
+                                     std::uint64_t begin, std::size_t request) const {
+  // Output row c holds column c of both sources, interleaved (2·rows elements): for each source
+  // row r, the output rows c0..c1 the range touches take one contiguous run of it (c0..c1),
+  // decoded to float32 once, then scattered.
+  const std::uint64_t width = 2 * p.rows, es = element_bytes(p.data);
+  const std::uint64_t e0 = begin / es, e1 = (begin + size + es - 1) / es;  // output elements
+  const std::uint64_t c0 = e0 / width, c1 = (e1 - 1) / width;              // output rows
+  thread_local std::vector<float> run, gathered;
+  run.resize(static_cast<std::size_t>(c1 - c0 + 1));
+  gathered.resize(static_cast<std::size_t>(e1 - e0));
+  const std::uint64_t q0 = c0 == c1 ? e0 % width : 0, q1 = c0 == c1 ? (e1 - 1) % width + 1 : width;
+  for (std::uint64_t q = q0; q < q1; ++q) {  // output column q: source q % 2, row q / 2
+    read_elements(q % 2 ? p.tensor2 : p.tensor, ViewData::kFloat32,
+                  reinterpret_cast<char*>(run.data()), run.size() * sizeof(float),
+                  (p.from + (q / 2) * p.cols + c0) * sizeof(float), request, p.add);
+    for (std::uint64_t c = c0; c <= c1; ++c) {
+      const std::uint64_t e = c * width + q;
+      if (e >= e0 && e < e1) gathered[static_cast<std::size_t>(e - e0)] = run[c - c0];
+    }
+  }
+  const char* from = reinterpret_cast<const char*>(gathered.data());
+  thread_local std::vector<std::uint16_t> halves;
+  if (p.data != ViewData::kFloat32) {
+    halves.resize(gathered.size());
+    to_halves(p.data, gathered.data(), gathered.size(), halves.data());
+    from = reinterpret_cast<const char*>(halves.data());
+  }
+  std::memcpy(out, from + (begin - e0 * es), size);
 }
 
 void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,

@@ -64,6 +64,36 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     elements += t.n_elements;
   }
   const TensorInfo& t = file.tensors[w.source];
+  if (w.transform == HfTransform::kInterleaveTransposed) {
+    // Matrix by matrix (expert by expert): a stack of matrices (ne[1] rows of ne[0]), or of
+    // vectors (ne[0] rows of one element).
+    const bool vectors = t.n_dims == 2;
+    const std::uint64_t rows = vectors ? t.ne[0] : t.ne[1], cols = vectors ? 1 : t.ne[0];
+    const std::uint64_t matrices = vectors ? t.ne[1] : t.ne[2];
+    if (count != elements || w.parts.size() > 1 || (!vectors && t.n_dims != 3) ||
+        (vectors && w.parts.empty())) {
+      return fmt::format("tensor '{}' and its parts do not hold the {} elements of {}",
+                         printable(t.name), count, w.hf_name);
+    }
+    std::vector<Piece> pieces;
+    for (std::uint64_t m = 0; m < matrices; ++m) {
+      Piece p;
+      p.kind = Piece::Kind::kTensor;
+      p.tensor = w.source;
+      p.data = d;
+      p.from = m * rows * cols;
+      p.size = rows * cols * sources.size() * element_bytes(d);
+      p.order = Piece::Order::kTransposed;
+      if (!w.parts.empty()) {
+        p.order = Piece::Order::kInterleavedTransposed;
+        p.tensor2 = w.parts[0];
+        p.rows = rows;
+        p.cols = cols;
+      }
+      pieces.push_back(p);
+    }
+    return pieces;
+  }
   if (w.transform == HfTransform::kConcatRows) {
     // Matrix by matrix (ne[2]·ne[3] of them, the same in every part: hf_weight_map checked),
     // each part's rows in turn.
@@ -97,6 +127,7 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     case HfTransform::kNone:
     case HfTransform::kSelect:
     case HfTransform::kConcatRows:
+    case HfTransform::kInterleaveTransposed:
       break;
     case HfTransform::kReversePermute:
       p.order = Piece::Order::kPermuteRows;

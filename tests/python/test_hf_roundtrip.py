@@ -389,6 +389,22 @@ ARCHS = {
                     layer_norm_epsilon=1e-5, tie_word_embeddings=True),
         file=dict(transposed=(".c_attn.weight", ".c_proj.weight", ".c_fc.weight")),
     ),
+    "gpt-oss": dict(
+        cls="GptOssForCausalLM",
+        tokenizer="gpt2",
+        # head_dim 32 != hidden / heads, grouped KV, experts with biases, sinks; YaRN as
+        # gpt-oss-20b's config.json has it (truncate false), sliding window on even layers.
+        # The experts are plain floats here (the converter transposes and splits them,
+        # conversion/gpt_oss.py, GptOssModel.modify_tensors).
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=150000.0, max_position_embeddings=512,
+                    sliding_window=8, num_local_experts=4, num_experts_per_tok=2,
+                    rope_scaling=dict(rope_type="yarn", factor=4.0, beta_fast=32.0,
+                                      beta_slow=1.0, truncate=False,
+                                      original_max_position_embeddings=128),
+                    tie_word_embeddings=False),
+        file=dict(gpt_oss=True),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -937,13 +953,26 @@ def test_reader_agrees_with_gguf_py(originals):
             assert ours.shape == tuple(reversed([int(d) for d in t.shape]))
 
 
-def _file_views(expected):
+def _file_views(expected, gpt_oss=False):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
     input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors);
     per-expert tensors stacked (transformers 4), as the converter writes them."""
     per_expert = {}
     for name, value in expected.items():
+        # gpt-oss's experts (E, H, 2F), (E, F, H) and biases: transposed, and gate_up's even
+        # columns the gate, its odd the up (gpt_oss.py, GptOssModel.modify_tensors)
+        oss = gpt_oss and re.fullmatch(
+            r"model\.layers\.(\d+)\.mlp\.experts\.(gate_up|down)_proj(_bias)?", name)
+        if oss:
+            kind = ".bias" if oss[3] else ".weight"
+            v = value if oss[3] else value.transpose(-1, -2)
+            if oss[2] == "down":
+                yield name, f"blk.{oss[1]}.ffn_down_exps{kind}", v
+            else:
+                yield name, f"blk.{oss[1]}.ffn_gate_exps{kind}", v[:, ::2]
+                yield name, f"blk.{oss[1]}.ffn_up_exps{kind}", v[:, 1::2]
+            continue
         granite = re.fullmatch(r"model\.layers\.(\d+)\.(block_sparse_moe|shared_mlp)\."
                                r"(input_linear\.weight|experts\.gate_up_proj)", name)
         if granite:
@@ -971,7 +1000,8 @@ def test_reference_is_the_file(case):
     Only a tied output is absent."""
     ref, expected = case.ref, case.expected
     covered = set()
-    for names, map_name, value in _file_views(expected):
+    gpt_oss = ARCHS[case.arch].get("file", {}).get("gpt_oss", False)
+    for names, map_name, value in _file_views(expected, gpt_oss):
         t = ref.gguf_tensor(map_name)
         if t is None:
             continue
