@@ -405,6 +405,25 @@ ARCHS = {
                     tie_word_embeddings=False),
         file=dict(gpt_oss=True),
     ),
+    "gpt-oss-mxfp4": dict(
+        cls="GptOssForCausalLM",
+        tokenizer="gpt2",
+        # gpt-oss as the Hub holds it: the experts as MXFP4 blocks and scales with its
+        # quantization_config (mxfp4=True, _mxfp4_experts), which the converter keeps as MXFP4
+        # (gpt_oss.py, GptOssModel.generate_extra_tensors, repack_mxfp4). The original loads
+        # dequantized (transformers' Mxfp4HfQuantizer without a GPU: convert_moe_packed_tensors);
+        # hf/ serves that dequantized model, without the quantization_config.
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=150000.0, max_position_embeddings=512,
+                    sliding_window=8, num_local_experts=4, num_experts_per_tok=2,
+                    rope_scaling=dict(rope_type="yarn", factor=4.0, beta_fast=32.0,
+                                      beta_slow=1.0, truncate=False,
+                                      original_max_position_embeddings=128),
+                    tie_word_embeddings=False),
+        mxfp4=True,
+        not_carried=("quantization_config",),
+        file=dict(gpt_oss=True),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -677,6 +696,32 @@ TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi
 # The session's originals and converted files
 
 
+def _mxfp4_experts(path):
+    """The saved gpt-oss's experts as gpt-oss's Hub checkpoints hold them: `*_blocks` (E, rows,
+    cols/32, 16) uint8, two FP4 codes a byte (low nibble first), and `*_scales` (E, rows, cols/32)
+    uint8 (E8M0), rows (E, 2F, H) for gate_up_proj and (E, H, F) for down_proj
+    (integrations/mxfp4.py, convert_moe_packed_tensors, which transposes them after); random
+    codes, scales 2^-9..2^-4; and the Hub's quantization_config."""
+    from safetensors.torch import load_file, save_file
+    file = path / "model.safetensors"
+    tensors = load_file(str(file))
+    g = torch.Generator().manual_seed(1)
+    for name in [n for n in tensors if re.search(r"experts\.(gate_up|down)_proj$", n)]:
+        rows, cols = tensors.pop(name).shape[-1:-3:-1]  # (E, cols, rows), stored transposed
+        e = tensors[name + "_bias"].shape[0]
+        tensors[name + "_blocks"] = torch.randint(0, 256, (e, rows, cols // 32, 16),
+                                                  generator=g, dtype=torch.uint8)
+        tensors[name + "_scales"] = torch.randint(118, 124, (e, rows, cols // 32),
+                                                  generator=g, dtype=torch.uint8)
+    save_file(tensors, str(file), metadata={"format": "pt"})
+    config = json.loads((path / "config.json").read_text())
+    config["quantization_config"] = {
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                   "model.embed_tokens", "lm_head"],
+        "quant_method": "mxfp4"}
+    (path / "config.json").write_text(json.dumps(config, indent=2))
+
+
 class Originals:
     """Per tokenizer kind, per architecture, per (architecture, outtype): built on first use.
     Conversions run in the background, one ahead of the one a test waits for (the converter is a
@@ -722,6 +767,8 @@ class Originals:
                         b.add_(torch.randn_like(b), alpha=0.02)
             path = self.root / arch
             model.save_pretrained(str(path))
+            if row.get("mxfp4"):
+                _mxfp4_experts(path)
             if "hub_class" in row:  # the class name the Hub repository's config.json gives
                 config_json = json.loads((path / "config.json").read_text())
                 config_json["architectures"] = [row["hub_class"]]
@@ -807,6 +854,10 @@ def _load_model(path, arch, hf=False):
     row = ARCHS[arch]
     cls = getattr(transformers, row.get("hf_class", row["cls"]) if hf else row["cls"])
     model = cls.from_pretrained(str(path), dtype=torch.float32, attn_implementation="eager")
+    if row.get("mxfp4") and not hf:
+        # transformers dequantizes MXFP4 experts to bfloat16 (convert_moe_packed_tensors),
+        # whatever the dtype asked; float32 holds those values exactly
+        model = model.float()
     return model.eval()
 
 
@@ -882,6 +933,10 @@ class Reference:
         """The type the converter stored the tensor in; one it does not store under its own
         name (a tied output) by the converter's rule: 1-D in F32, others in the outtype."""
         t = self.gguf_tensor(hf_name)
+        if t is None and self.layout.get("gpt_oss"):  # gate_up_proj: as its gate half
+            t = self.gguf_tensor(re.sub(r"gate_up_proj(_bias)?$",
+                                        lambda m: "gate_proj" + (".bias" if m[1] else ""),
+                                        hf_name))
         if t is not None:
             return t.tensor_type
         return gguf.GGMLQuantizationType.F32 if x.dim() <= 1 else OUTTYPES[outtype]
@@ -889,6 +944,12 @@ class Reference:
     def expected(self, hf_name, x, outtype):
         """What hf/ must give for the original tensor x: x through the file and back."""
         qtype = self.type_of(hf_name, x, outtype)
+        if qtype == gguf.GGMLQuantizationType.MXFP4:
+            # the original's own MXFP4 codes and scales, moved as they are (gpt_oss.py,
+            # repack_mxfp4): x, transformers' dequantization of them, is the reference, but for
+            # code 8, -0.0 in transformers' FP4_VALUES (integrations/mxfp4.py) and +0.0 in
+            # ggml's kvalues_mxfp4 (ggml-common.h): ggml's dequantization, as for every type
+            return x.detach().to(torch.float32) + 0.0
         y = self.to_file(hf_name, x)
         if qtype != gguf.GGMLQuantizationType.F32:
             y = quants.dequantize(quants.quantize(y, qtype), qtype).reshape(y.shape)
