@@ -278,7 +278,22 @@ void ContentReader::read_interleaved(const Piece& p, char* out, std::size_t size
   thread_local std::vector<float> run, gathered;
   run.resize(static_cast<std::size_t>(c1 - c0 + 1));
   gathered.resize(static_cast<std::size_t>(e1 - e0));
-  const std::uint64_t q0 = c0 == c1 ? e0 % width : 0, q1 = c0 == c1 ? (e1 - 1) % width + 1 : width;
+  const std::uint64_t q0 = c0 == c1 ? e0 % width : 0;
+  std::uint64_t q1 = c0 == c1 ? (e1 - 1) % width + 1 : width;
+  if (p.cols == 1) {  // a stack of vectors (the biases): one contiguous run of each source
+    const std::uint64_t r0 = q0 / 2, r1 = (q1 - 1) / 2 + 1;
+    run.resize(static_cast<std::size_t>(2 * (r1 - r0)));
+    for (std::uint64_t j = 0; j < 2; ++j) {
+      read_elements(j ? p.tensor2 : p.tensor, ViewData::kFloat32,
+                    reinterpret_cast<char*>(run.data() + j * (r1 - r0)),
+                    static_cast<std::size_t>((r1 - r0) * sizeof(float)),
+                    (p.from + r0) * sizeof(float), request, p.add);
+    }
+    for (std::uint64_t q = q0; q < q1; ++q) {
+      gathered[static_cast<std::size_t>(q - q0)] = run[(q % 2) * (r1 - r0) + q / 2 - r0];
+    }
+    q1 = q0;  // done
+  }
   for (std::uint64_t q = q0; q < q1; ++q) {  // output column q: source q % 2, row q / 2
     read_elements(q % 2 ? p.tensor2 : p.tensor, ViewData::kFloat32,
                   reinterpret_cast<char*>(run.data()), run.size() * sizeof(float),

@@ -391,6 +391,7 @@ ARCHS = {
     ),
     "gpt-oss": dict(
         cls="GptOssForCausalLM",
+        outtypes=("f32", "bf16"),
         tokenizer="gpt2",
         # head_dim 32 != hidden / heads, grouped KV, experts with biases, sinks; YaRN as
         # gpt-oss-20b's config.json has it (truncate false), sliding window on even layers.
@@ -934,9 +935,9 @@ class Reference:
         name (a tied output) by the converter's rule: 1-D in F32, others in the outtype."""
         t = self.gguf_tensor(hf_name)
         if t is None and self.layout.get("gpt_oss"):  # gate_up_proj: as its gate half
-            t = self.gguf_tensor(re.sub(r"gate_up_proj(_bias)?$",
-                                        lambda m: "gate_proj" + (".bias" if m[1] else ""),
-                                        hf_name))
+            t = self.gguf_tensor(re.sub(r"(gate_up|down)_proj(_bias)?$",
+                                        lambda m: ("gate" if m[1] == "gate_up" else "down")
+                                        + "_proj" + (".bias" if m[2] else ""), hf_name))
         if t is not None:
             return t.tensor_type
         return gguf.GGMLQuantizationType.F32 if x.dim() <= 1 else OUTTYPES[outtype]
