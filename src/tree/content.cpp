@@ -233,6 +233,10 @@ std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size
       case Piece::Kind::kTensor:
         read_piece_elements(p, to, n, lo - p.at, size);
         break;
+      case Piece::Kind::kMxfp4Blocks:
+      case Piece::Kind::kMxfp4Scales:
+        read_mxfp4(p, to, n, lo - p.at);
+        break;
     }
   }
   return size;
@@ -311,6 +315,43 @@ void ContentReader::read_interleaved(const Piece& p, char* out, std::size_t size
     from = reinterpret_cast<const char*>(halves.data());
   }
   std::memcpy(out, from + (begin - e0 * es), size);
+}
+
+void ContentReader::read_mxfp4(const Piece& p, char* out, std::size_t size,
+                               std::uint64_t begin) const {
+  // Output blocks u0..u1 the range touches, a run within one row at a time (contiguous in its
+  // source): ggml's 17-byte blocks read, then rearranged.
+  constexpr std::uint64_t kBlock = 17;  // ggml-common.h, block_mxfp4: e, qs[16]
+  const std::uint64_t unit = p.kind == Piece::Kind::kMxfp4Blocks ? 16 : 1;
+  const std::uint64_t u0 = begin / unit, u1 = (begin + size + unit - 1) / unit;
+  thread_local std::vector<std::uint8_t> raw, bytes;
+  bytes.resize(static_cast<std::size_t>((u1 - u0) * unit));
+  for (std::uint64_t u = u0; u < u1;) {
+    const std::uint64_t q = u / p.cols, b = u % p.cols, n = std::min(u1 - u, p.cols - b);
+    const bool odd = p.rows == 2 && q % 2;
+    const TensorInfo& t = file_.tensors[odd ? p.tensor2 : p.tensor];
+    const std::uint64_t at = (p.from + (p.rows == 2 ? q / 2 : q) * p.cols + b) * kBlock;
+    raw.resize(static_cast<std::size_t>(n * kBlock));
+    if (source(t).read_at(t.file_offset + at, raw.data(), raw.size()) != raw.size()) {
+      throw truncated(t, at + raw.size());
+    }
+    std::uint8_t* to = bytes.data() + (u - u0) * unit;
+    for (std::uint64_t k = 0; k < n; ++k, to += unit) {
+      const std::uint8_t* block = raw.data() + k * kBlock;
+      const std::uint8_t* qs = block + 1;
+      if (unit == 1) {
+        *to = block[0];
+        continue;
+      }
+      // Codes 2i and 2i + 1: both low nibbles (i < 8) or both high ones (i >= 8).
+      for (int i = 0; i < 8; ++i) {
+        to[i] = static_cast<std::uint8_t>((qs[2 * i] & 0x0F) | (qs[2 * i + 1] & 0x0F) << 4);
+        to[i + 8] = static_cast<std::uint8_t>(qs[2 * i] >> 4 | (qs[2 * i + 1] & 0xF0));
+      }
+    }
+    u += n;
+  }
+  std::memcpy(out, bytes.data() + (begin - u0 * unit), size);
 }
 
 void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,

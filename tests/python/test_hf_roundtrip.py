@@ -1270,3 +1270,39 @@ def test_generation_config(originals, mount, request, arch):
     m = mount(originals.converted(arch, "f32"))
     got = GenerationConfig.from_pretrained(str(_hf(m, arch))).to_dict()
     _compare(want, got, "generation_config")
+
+
+@pytest.mark.parametrize("arch", [a for a, row in ARCHS.items() if row.get("mxfp4")])
+def test_mxfp4_folder(originals, mount, arch):
+    """hf-mxfp4/: the original's `*_blocks` and `*_scales` bytes bit for bit (the converter moves
+    them, gpt_oss.py, repack_mxfp4; hf-mxfp4/ moves them back), every other tensor as the
+    original has it, the original's quantization_config; loaded (dequantized by transformers as
+    the original is), the same weights and the same logits."""
+    from safetensors import safe_open
+    original = originals.original(arch)
+    m = mount(originals.converted(arch, "f32"))
+    folder = m / "hf-mxfp4"
+    assert folder.is_dir(), f"ggufs renders no hf-mxfp4/ for {arch}"
+    with safe_open(str(original / "model.safetensors"), "pt") as f:
+        want = {k: f.get_tensor(k) for k in f.keys()}
+    with safe_open(str(folder / "model.safetensors"), "pt") as f:
+        got = {k: f.get_tensor(k) for k in f.keys()}
+    assert sorted(got) == sorted(want)
+    packed = [k for k in want if k.endswith(("_blocks", "_scales"))]
+    assert packed
+    bad = [k for k in want if got[k].dtype != want[k].dtype or got[k].shape != want[k].shape
+           or not torch.equal(got[k], want[k])]
+    assert not bad, f"differ from the original: {bad}"
+    want_q = json.loads((original / "config.json").read_text())["quantization_config"]
+    got_q = json.loads((folder / "config.json").read_text())["quantization_config"]
+    assert got_q == want_q
+    ref = _load_model(original, arch)
+    ours = _load_model(folder, arch)  # dequantized to bfloat16 as the original, then float32
+    ours = ours.float()
+    ref_sd, our_sd = ref.state_dict(), ours.state_dict()
+    assert sorted(our_sd) == sorted(ref_sd)
+    assert not [k for k in ref_sd if not torch.equal(our_sd[k], ref_sd[k])]
+    tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
+    ids = torch.tensor([tok.encode(PROMPT)])
+    with torch.no_grad():
+        assert torch.equal(ours(ids).logits, ref(ids).logits)
