@@ -66,17 +66,34 @@ using FolderLayoutFn = FolderResult (*)(const GgufFile& file, const TreeOptions&
 FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
                               std::vector<std::string>& warnings);
 
+/// `hf-mxfp4/`: hf/ with gpt-oss's MXFP4 experts as transformers stores them (the Hub's
+/// gpt-oss checkpoints; integrations/mxfp4.py): each experts matrix hf/ serves as `name` becomes
+/// `name_blocks` (E, rows, cols/32, 16) and `name_scales` (E, rows, cols/32) U8, the ggml blocks'
+/// codes and scales moved, not requantized (the inverse of gpt_oss.py, GptOssModel.repack_mxfp4),
+/// gate_up_proj's rows the gate's and the up's alternating (generate_extra_tensors' [::2], [1::2]);
+/// config.json gets the Hub's quantization_config, which the GGUF does not carry. Sharded as
+/// hf/. No folder when an expert matrix is not MXFP4 or hf/ has none.
+FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const TreeOptions& options,
+                                    std::vector<std::string>& warnings);
+
+/// Whether the file is gpt-oss with MXFP4 experts (hf-mxfp4/ is a view of it).
+bool has_mxfp4_experts(const GgufFile& file);
+
 /// A folder at the mount's root.
 struct FolderView {
   std::string_view name;  ///< the folder's name at the root
   /// Extended attribute of the model's root that says why the folder is not offered.
   std::string_view absent_xattr;
   FolderLayoutFn layout;
+  /// Whether the view is one of this kind of model at all (null: every model); where not, it is
+  /// neither offered nor said to be absent.
+  bool (*applies)(const GgufFile& file) = nullptr;
 };
 
 /// Every folder view, in the order of their folders.
 inline constexpr FolderView kFolderViews[] = {
     {"hf", "user.ggufs.hf", hf_folder_layout},
+    {"hf-mxfp4", "user.ggufs.hf-mxfp4", hf_mxfp4_folder_layout, has_mxfp4_experts},
 };
 
 }  // namespace ggufs

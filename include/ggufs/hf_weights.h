@@ -52,6 +52,13 @@ enum class HfTransform {
   /// always bit-exact: near A_log = 0, exp maps many float32 inputs to one output, and
   /// only one of them comes back.
   kLogOfNegated,
+  /// The inverse of gpt-oss's expert split (gpt_oss.py, GptOssModel.modify_tensors: w of
+  /// (E, H, 2F) transposed to (E, 2F, H), rows [::2] the gate, [1::2] the up): each matrix of
+  /// `source` (and of `parts`, at most one) transposed, the columns of the two interleaved:
+  /// HF[m][c][2r + j] = (j ? part : source)[m][r][c]; without a part HF[m][c][r] = source[m][r][c]
+  /// (down_proj). A stack of vectors (E, F) (the biases) is a stack of one-column matrices:
+  /// HF[m][2r + j].
+  kInterleaveTransposed,
 };
 
 /// One tensor of the state_dict.

@@ -69,12 +69,23 @@ struct Piece {
     kSource,  ///< bytes [from, from + size) of file `shard` as they are: spliced
     kTensor,  ///< the elements of tensor `tensor` in form `data`; kStored: the stored bytes of
               ///< a plain type, swapped to little-endian in a big-endian file
+    /// MXFP4 tensors' blocks as transformers stores them (hf-mxfp4/): rows of `cols` blocks,
+    /// row q from `tensor` (`rows` = 1) or, `rows` = 2, rows alternating `tensor` (even q) and
+    /// `tensor2` (odd), row q / 2; each source's rows start at its block `from`. kMxfp4Blocks:
+    /// 16 bytes a block, byte i = code(2i) | code(2i + 1) << 4 (ggml's block_mxfp4 holds code j
+    /// in qs[j]'s low nibble, code j + 16 in its high one); kMxfp4Scales: its E8M0 byte e.
+    kMxfp4Blocks,
+    kMxfp4Scales,
   };
   /// kTensor: the order in which the tensor's elements are laid out (hf/ weights, hf_weights.h).
   enum class Order : std::uint8_t {
     kAsStored,     ///< GGUF order (ne[0] fastest)
     kPermuteRows,  ///< row r (ne[0] elements) is GGUF row hf_permuted_row(r, rows, n_head)
     kTransposed,   ///< a 2-D tensor's transpose: element (i, j) is GGUF element j·ne[0] + i
+    /// A matrix of `rows` rows of `cols` elements from `tensor` and one from `tensor2`, each
+    /// transposed, their columns interleaved: element (c, 2r + j) is element r·cols + c (after
+    /// `from`) of `tensor` (j = 0) or `tensor2` (j = 1). Floats only.
+    kInterleavedTransposed,
   };
   Kind kind = Kind::kZeros;
   std::uint64_t at = 0;     ///< first byte of the piece in the file
@@ -87,7 +98,9 @@ struct Piece {
   Order order = Order::kAsStored;     ///< kTensor
   std::uint64_t n_head = 0;           ///< kTensor, kPermuteRows: heads
   float add = 0;  ///< kTensor of floats: added to each float32 value before it is converted
-  bool log_negated = false;  ///< kTensor of floats: each float32 value v becomes log(-v), after
+  bool log_negated = false;          ///< kTensor of floats: each float32 value v becomes log(-v)
+  std::size_t tensor2 = 0;           ///< kInterleavedTransposed, kMxfp4*: the odd columns' tensor
+  std::uint64_t rows = 0, cols = 0;  ///< kInterleavedTransposed: each source's matrix
 };
 
 /// One file or directory.

@@ -107,6 +107,11 @@ enum class Shape {
   kConvChannelsOneKernel,  // (I + 2GN, 1, K), reshaped: mamba2's conv1d (squeezed)
   kConvChannels,           // (I + 2GN): mamba2's conv1d bias
   kMamba2InProj,           // (2I + 2GN + R, H): mamba2's in_proj
+  kHeads,                  // (nh): gpt-oss's attention sinks
+  kExpertsHiddenGateUp,    // (E, H, 2F): gpt-oss's gate_up_proj, gate and up columns interleaved
+  kExpertsGateUpBias,      // (E, 2F): its bias
+  kExpertsFfHiddenT,       // (E, F, H): gpt-oss's down_proj
+  kExpertsHidden,          // (E, H): its bias
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -121,6 +126,8 @@ enum class Transforms {
   // rows per KV group (HfTransform::kRegroupQkv; gptneox.py, bloom.py, falcon.py)
   kRegroupQkv,
   kSsm,  // A_log = log(-A): the converter's A = -exp(A_log) (mamba.py) inverted
+  // experts: gate/up interleaved again and transposed, down transposed (gpt_oss.py)
+  kGptOss,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's

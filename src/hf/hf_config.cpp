@@ -178,6 +178,10 @@ HfConfigResult no_config(std::string reason) { return {std::nullopt, std::move(r
 template <typename Find>
 std::string add_rope_scaling(json& config, std::string_view arch, const Find& find) {
   const std::string prefix = fmt::format("{}.rope.scaling.", arch);
+  // A row's constant rope_scaling: fields the file's scaling gets besides its keys' (none
+  // without one).
+  json scaling = config.value("rope_scaling", json::object());
+  config.erase("rope_scaling");
   const Value* type = find(prefix + "type");
   if (!type) return "";
   const auto* name = std::get_if<std::string>(&type->data);
@@ -192,7 +196,7 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
     if (!j.is_number() || !all_finite(j)) return std::nullopt;
     return j;
   };
-  json scaling = {{"rope_type", *name}};
+  scaling["rope_type"] = *name;
   struct Field {
     std::string_view key, field;
     bool yarn_only;

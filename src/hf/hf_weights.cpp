@@ -185,6 +185,22 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       }
       return V{channels + d.inner + d.rank, d.hidden};
     }
+    case Shape::kHeads:
+      return V{d.heads};
+    case Shape::kExpertsHiddenGateUp: {
+      const auto ff2 = mul(d.ff, 2);
+      if (!ff2) return std::nullopt;
+      return V{d.experts, d.hidden, *ff2};
+    }
+    case Shape::kExpertsGateUpBias: {
+      const auto ff2 = mul(d.ff, 2);
+      if (!ff2) return std::nullopt;
+      return V{d.experts, *ff2};
+    }
+    case Shape::kExpertsFfHiddenT:
+      return V{d.experts, d.ff, d.hidden};
+    case Shape::kExpertsHidden:
+      return V{d.experts, d.hidden};
   }
   return std::nullopt;
 }
@@ -367,7 +383,8 @@ HfWeightsResult build(const GgufFile& file) {
       w.transform = HfTransform::kSelect;
       w.index = expert;
     }
-    switch (w.parts.empty() ? arch->transforms : Transforms::kNone) {
+    switch (w.parts.empty() || arch->transforms == Transforms::kGptOss ? arch->transforms
+                                                                       : Transforms::kNone) {
       case Transforms::kNone:
         break;
       case Transforms::kLlama: {
@@ -395,6 +412,21 @@ HfWeightsResult build(const GgufFile& file) {
           }
           std::swap(w.shape[0], w.shape[1]);
           w.transform = HfTransform::kTranspose;
+        }
+        break;
+      case Transforms::kGptOss:
+        // The experts' matrices (E, F, H) transposed, gate's and up's columns interleaved; the
+        // gate and up biases (E, F) interleaved; the down bias as it is.
+        if (contains(name, "_exps.weight") || !w.parts.empty()) {
+          std::vector<std::uint64_t> s = numpy_shape(t);
+          const bool matrices = contains(name, ".weight");
+          if (s.size() != (matrices ? 3u : 2u) || w.parts.size() > 1) {
+            return fmt::format("tensor '{}' is not a stack of experts", printable(name));
+          }
+          if (matrices) std::swap(s[1], s[2]);
+          s.back() *= 1 + w.parts.size();  // the parts' shapes: checked above
+          w.shape = std::move(s);
+          w.transform = HfTransform::kInterleaveTransposed;
         }
         break;
       case Transforms::kGemma:

@@ -241,6 +241,10 @@ std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size
       case Piece::Kind::kTensor:
         read_piece_elements(p, to, n, lo - p.at, size);
         break;
+      case Piece::Kind::kMxfp4Blocks:
+      case Piece::Kind::kMxfp4Scales:
+        read_mxfp4(p, to, n, lo - p.at);
+        break;
     }
   }
   return size;
@@ -271,7 +275,92 @@ void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t s
       return;
     case Piece::Order::kTransposed:
       return read_transposed(p, out, size, begin, request);
+    case Piece::Order::kInterleavedTransposed:
+      return read_interleaved(p, out, size, begin, request);
   }
+}
+
+void ContentReader::read_interleaved(const Piece& p, char* out, std::size_t size,
+                                     std::uint64_t begin, std::size_t request) const {
+  // Output row c holds column c of both sources, interleaved (2·rows elements): for each source
+  // row r, the output rows c0..c1 the range touches take one contiguous run of it (c0..c1),
+  // decoded to float32 once, then scattered.
+  const std::uint64_t width = 2 * p.rows, es = element_bytes(p.data);
+  const std::uint64_t e0 = begin / es, e1 = (begin + size + es - 1) / es;  // output elements
+  const std::uint64_t c0 = e0 / width, c1 = (e1 - 1) / width;              // output rows
+  thread_local std::vector<float> run, gathered;
+  run.resize(static_cast<std::size_t>(c1 - c0 + 1));
+  gathered.resize(static_cast<std::size_t>(e1 - e0));
+  const std::uint64_t q0 = c0 == c1 ? e0 % width : 0;
+  std::uint64_t q1 = c0 == c1 ? (e1 - 1) % width + 1 : width;
+  if (p.cols == 1) {  // a stack of vectors (the biases): one contiguous run of each source
+    const std::uint64_t r0 = q0 / 2, r1 = (q1 - 1) / 2 + 1;
+    run.resize(static_cast<std::size_t>(2 * (r1 - r0)));
+    for (std::uint64_t j = 0; j < 2; ++j) {
+      read_elements(j ? p.tensor2 : p.tensor, ViewData::kFloat32,
+                    reinterpret_cast<char*>(run.data() + j * (r1 - r0)),
+                    static_cast<std::size_t>((r1 - r0) * sizeof(float)),
+                    (p.from + r0) * sizeof(float), request, p.add);
+    }
+    for (std::uint64_t q = q0; q < q1; ++q) {
+      gathered[static_cast<std::size_t>(q - q0)] = run[(q % 2) * (r1 - r0) + q / 2 - r0];
+    }
+    q1 = q0;  // done
+  }
+  for (std::uint64_t q = q0; q < q1; ++q) {  // output column q: source q % 2, row q / 2
+    read_elements(q % 2 ? p.tensor2 : p.tensor, ViewData::kFloat32,
+                  reinterpret_cast<char*>(run.data()), run.size() * sizeof(float),
+                  (p.from + (q / 2) * p.cols + c0) * sizeof(float), request, p.add);
+    for (std::uint64_t c = c0; c <= c1; ++c) {
+      const std::uint64_t e = c * width + q;
+      if (e >= e0 && e < e1) gathered[static_cast<std::size_t>(e - e0)] = run[c - c0];
+    }
+  }
+  const char* from = reinterpret_cast<const char*>(gathered.data());
+  thread_local std::vector<std::uint16_t> halves;
+  if (p.data != ViewData::kFloat32) {
+    halves.resize(gathered.size());
+    to_halves(p.data, gathered.data(), gathered.size(), halves.data());
+    from = reinterpret_cast<const char*>(halves.data());
+  }
+  std::memcpy(out, from + (begin - e0 * es), size);
+}
+
+void ContentReader::read_mxfp4(const Piece& p, char* out, std::size_t size,
+                               std::uint64_t begin) const {
+  // Output blocks u0..u1 the range touches, a run within one row at a time (contiguous in its
+  // source): ggml's 17-byte blocks read, then rearranged.
+  constexpr std::uint64_t kBlock = 17;  // ggml-common.h, block_mxfp4: e, qs[16]
+  const std::uint64_t unit = p.kind == Piece::Kind::kMxfp4Blocks ? 16 : 1;
+  const std::uint64_t u0 = begin / unit, u1 = (begin + size + unit - 1) / unit;
+  thread_local std::vector<std::uint8_t> raw, bytes;
+  bytes.resize(static_cast<std::size_t>((u1 - u0) * unit));
+  for (std::uint64_t u = u0; u < u1;) {
+    const std::uint64_t q = u / p.cols, b = u % p.cols, n = std::min(u1 - u, p.cols - b);
+    const bool odd = p.rows == 2 && q % 2;
+    const TensorInfo& t = file_.tensors[odd ? p.tensor2 : p.tensor];
+    const std::uint64_t at = (p.from + (p.rows == 2 ? q / 2 : q) * p.cols + b) * kBlock;
+    raw.resize(static_cast<std::size_t>(n * kBlock));
+    if (source(t).read_at(t.file_offset + at, raw.data(), raw.size()) != raw.size()) {
+      throw truncated(t, at + raw.size());
+    }
+    std::uint8_t* to = bytes.data() + (u - u0) * unit;
+    for (std::uint64_t k = 0; k < n; ++k, to += unit) {
+      const std::uint8_t* block = raw.data() + k * kBlock;
+      const std::uint8_t* qs = block + 1;
+      if (unit == 1) {
+        *to = block[0];
+        continue;
+      }
+      // Codes 2i and 2i + 1: both low nibbles (i < 8) or both high ones (i >= 8).
+      for (int i = 0; i < 8; ++i) {
+        to[i] = static_cast<std::uint8_t>((qs[2 * i] & 0x0F) | (qs[2 * i + 1] & 0x0F) << 4);
+        to[i + 8] = static_cast<std::uint8_t>(qs[2 * i] >> 4 | (qs[2 * i + 1] & 0xF0));
+      }
+    }
+    u += n;
+  }
+  std::memcpy(out, bytes.data() + (begin - u0 * unit), size);
 }
 
 void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <variant>
 
 #include "ggufs/folder_views.h"
@@ -64,6 +65,36 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     elements += t.n_elements;
   }
   const TensorInfo& t = file.tensors[w.source];
+  if (w.transform == HfTransform::kInterleaveTransposed) {
+    // Matrix by matrix (expert by expert): a stack of matrices (ne[1] rows of ne[0]), or of
+    // vectors (ne[0] rows of one element).
+    const bool vectors = t.n_dims == 2;
+    const std::uint64_t rows = vectors ? t.ne[0] : t.ne[1], cols = vectors ? 1 : t.ne[0];
+    const std::uint64_t matrices = vectors ? t.ne[1] : t.ne[2];
+    if (count != elements || w.parts.size() > 1 || (!vectors && t.n_dims != 3) ||
+        (vectors && w.parts.empty())) {
+      return fmt::format("tensor '{}' and its parts do not hold the {} elements of {}",
+                         printable(t.name), count, w.hf_name);
+    }
+    std::vector<Piece> pieces;
+    for (std::uint64_t m = 0; m < matrices; ++m) {
+      Piece p;
+      p.kind = Piece::Kind::kTensor;
+      p.tensor = w.source;
+      p.data = d;
+      p.from = m * rows * cols;
+      p.size = rows * cols * sources.size() * element_bytes(d);
+      p.order = Piece::Order::kTransposed;
+      if (!w.parts.empty()) {
+        p.order = Piece::Order::kInterleavedTransposed;
+        p.tensor2 = w.parts[0];
+        p.rows = rows;
+        p.cols = cols;
+      }
+      pieces.push_back(p);
+    }
+    return pieces;
+  }
   if (w.transform == HfTransform::kConcatRows) {
     // Matrix by matrix (ne[2]·ne[3] of them, the same in every part: hf_weight_map checked),
     // each part's rows in turn.
@@ -116,6 +147,7 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     case HfTransform::kSelect:
     case HfTransform::kConcatRows:
     case HfTransform::kRegroupQkv:
+    case HfTransform::kInterleaveTransposed:
       break;
     case HfTransform::kReversePermute:
       p.order = Piece::Order::kPermuteRows;
@@ -138,10 +170,57 @@ FolderFile text_file(std::string name, std::string text) {
   return FolderFile{std::move(name), std::move(text), std::nullopt};
 }
 
-}  // namespace
+// hf-mxfp4/: an experts matrix `w` of hf/ (kInterleaveTransposed of MXFP4 tensors: ggml rows
+// of cols blocks, ne = [cols·32, rows, E]) as transformers' `_blocks` and `_scales`, expert by
+// expert, the gate's rows and the up's alternating (gpt_oss.py, generate_extra_tensors); or
+// why not.
+std::variant<std::vector<SafetensorsTensor>, std::string> mxfp4_tensors(const GgufFile& file,
+                                                                        const HfWeight& w) {
+  const TensorInfo& t = file.tensors[w.source];
+  const bool fits = [&] {
+    if (t.type != GGML_TYPE_MXFP4 || t.n_dims != 3 || t.ne[0] % 32 || w.parts.size() > 1 ||
+        file.big_endian) {
+      return false;
+    }
+    for (const std::size_t s : w.parts) {
+      const TensorInfo& part = file.tensors[s];
+      if (part.type != t.type || part.n_dims != 3 || part.ne != t.ne) return false;
+    }
+    return true;
+  }();
+  if (!fits) return fmt::format("tensor '{}' is not a stack of MXFP4 matrices", printable(t.name));
+  const std::uint64_t cols = t.ne[0] / 32, rows = t.ne[1] * (1 + w.parts.size()), experts = t.ne[2];
+  std::vector<SafetensorsTensor> out;
+  for (const bool blocks : {true, false}) {
+    const std::uint64_t unit = blocks ? 16 : 1;
+    SafetensorsTensor st{
+        w.hf_name + (blocks ? "_blocks" : "_scales"), "U8", {experts, rows, cols}, {}};
+    if (blocks) st.shape.push_back(16);
+    for (std::uint64_t m = 0; m < experts; ++m) {
+      Piece p;
+      p.kind = blocks ? Piece::Kind::kMxfp4Blocks : Piece::Kind::kMxfp4Scales;
+      p.tensor = w.source;
+      p.tensor2 = w.parts.empty() ? w.source : w.parts[0];
+      p.rows = 1 + w.parts.size();
+      p.cols = cols;
+      p.from = m * t.ne[1] * cols;
+      p.size = rows * cols * unit;
+      st.pieces.push_back(p);
+    }
+    out.push_back(std::move(st));
+  }
+  return out;
+}
 
-FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
-                              std::vector<std::string>& warnings) {
+// The Hub's gpt-oss quantization_config (gpt-oss-20b's and -120b's config.json).
+constexpr std::string_view kMxfp4QuantizationConfig = R"({
+  "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                             "model.embed_tokens", "lm_head"],
+  "quant_method": "mxfp4"})";
+
+// hf/ (mxfp4: hf-mxfp4/).
+FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
+                     std::vector<std::string>& warnings, bool mxfp4) {
   const ViewData dtype = options.hf_dtype;
   if (file.tensors.empty()) {
     // A vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf): the tokenizer files alone,
@@ -174,6 +253,18 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
   std::vector<SafetensorsTensor> tensors;
   std::uint64_t total_size = 0, total_parameters = 0;
   for (const HfWeight& w : *weights.weights) {
+    if (mxfp4 && w.transform == HfTransform::kInterleaveTransposed && w.shape.size() == 3) {
+      auto blocks = mxfp4_tensors(file, w);
+      if (auto* reason = std::get_if<std::string>(&blocks)) {
+        return {std::nullopt, std::move(*reason)};
+      }
+      for (SafetensorsTensor& t : std::get<std::vector<SafetensorsTensor>>(blocks)) {
+        total_size += t.size();
+        total_parameters += t.size();  // bytes
+        tensors.push_back(std::move(t));
+      }
+      continue;
+    }
     auto pieces = weight_pieces(file, w, dtype);
     if (auto* reason = std::get_if<std::string>(&pieces)) return {std::nullopt, std::move(*reason)};
     SafetensorsTensor t{w.hf_name, safetensors_dtype_name(dtype), w.shape,
@@ -201,6 +292,12 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
   }
   if (!current.empty() || shards.empty()) shards.push_back(std::move(current));
 
+  if (mxfp4) {
+    nlohmann::json c = nlohmann::json::parse(config.config->config_json);
+    c["quantization_config"] = nlohmann::json::parse(kMxfp4QuantizationConfig);
+    config.config->config_json =
+        c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
   FolderLayout out;
   out.files.push_back(text_file("config.json", std::move(config.config->config_json)));
   out.files.push_back(
@@ -226,14 +323,15 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
               [](const SafetensorsTensor& a, const SafetensorsTensor& b) { return a.key < b.key; });
     shard_names.push_back(name);
     std::optional<ModelLayout> layout =
-        lay_out_safetensors(R"({"format":"pt"})", shards[s], "hf/" + name, warnings);
+        lay_out_safetensors(R"({"format":"pt"})", shards[s],
+                            fmt::format("{}/{}", mxfp4 ? "hf-mxfp4" : "hf", name), warnings);
     if (!layout) {  // its warning is the reason there is no folder
       std::string reason = std::move(warnings.back());
       warnings.pop_back();
       return {std::nullopt, std::move(reason)};
     }
-    layout->what = fmt::format("safetensors: {} tensors of {}", shards[s].size(),
-                               safetensors_dtype_name(dtype));
+    layout->what = fmt::format("safetensors: {} tensors of {}{}", shards[s].size(),
+                               safetensors_dtype_name(dtype), mxfp4 ? " and MXFP4 (U8)" : "");
     out.files.push_back({name, {}, std::move(layout)});
   }
   if (shards.size() > 1) {
@@ -253,10 +351,35 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
     index += "\n  }\n}\n";
     out.files.push_back(text_file("model.safetensors.index.json", std::move(index)));
   }
-  out.what =
-      fmt::format("Hugging Face model folder: {}, {} tensors of {} in {} file(s)",
-                  config.config->model_type, tensors.size(), torch_name(dtype), shards.size());
+  out.what = fmt::format("Hugging Face model folder: {}, {} tensors of {}{} in {} file(s)",
+                         config.config->model_type, tensors.size(), torch_name(dtype),
+                         mxfp4 ? " and MXFP4 experts" : "", shards.size());
   return {std::move(out), ""};
+}
+
+}  // namespace
+
+FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
+                              std::vector<std::string>& warnings) {
+  return lay_out(file, options, warnings, false);
+}
+
+FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const TreeOptions& options,
+                                    std::vector<std::string>& warnings) {
+  if (!has_mxfp4_experts(file))
+    return {std::nullopt, "the model is not gpt-oss with MXFP4 experts"};
+  return lay_out(file, options, warnings, true);
+}
+
+bool has_mxfp4_experts(const GgufFile& file) {
+  const auto arch = std::find_if(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
+    return kv.key == "general.architecture";
+  });
+  const auto* name = arch == file.kv.end() ? nullptr : std::get_if<std::string>(&arch->value.data);
+  return name && *name == "gpt-oss" &&
+         std::any_of(file.tensors.begin(), file.tensors.end(), [](const TensorInfo& t) {
+           return t.type == GGML_TYPE_MXFP4 && t.name.ends_with("_exps.weight");
+         });
 }
 
 }  // namespace ggufs

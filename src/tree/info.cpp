@@ -137,6 +137,7 @@ std::string render_info(const GgufFile& f) {
   }
   line("\nfolder views (at the mount's root):");
   for (const FolderView& view : kFolderViews) {
+    if (view.applies && !view.applies(f)) continue;
     std::vector<std::string> warnings;
     const FolderResult r = view.layout(f, {}, warnings);
     const std::string name = fmt::format("{}/", view.name);

@@ -65,6 +65,7 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   for (const FolderView& view : kFolderViews) {
     folders.push_back(std::async(std::launch::async, [&file, &options, &view] {
       Laid l;
+      if (view.applies && !view.applies(file)) return l;
       try {
         l.result = view.layout(file, options, l.warnings);
       } catch (const std::exception& e) {
@@ -117,6 +118,7 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   for (std::size_t v = 0; v < std::size(kFolderViews); ++v) {
     const FolderView& view = kFolderViews[v];
     Laid laid = folders[v].get();
+    if (view.applies && !view.applies(file)) continue;
     warnings_.insert(warnings_.end(), laid.warnings.begin(), laid.warnings.end());
     FolderResult& result = laid.result;
     if (!result.folder) {

@@ -253,9 +253,16 @@ nlohmann::json safetensors_header(const ContentReader& reader, const Node& n) {
 // three tokenizer files or none, every .json file valid JSON, the weights in model.safetensors
 // or in the files model.safetensors.index.json names, and an embedding of config.json's
 // vocab_size rows (item 6 of issue 26: nothing wrong is served). Returns "" or what broke.
-std::string check_folder_views(const Tree& tree, const ContentReader& reader) {
+std::string check_folder_views(const GgufFile& file, const Tree& tree,
+                               const ContentReader& reader) {
   const Node& root = *tree.node(kRootIno);
   for (const FolderView& view : kFolderViews) {
+    if (view.applies && !view.applies(file)) {  // not a view of this model: not there
+      if (tree.lookup(kRootIno, std::string(view.name)) != 0) {
+        return fmt::format("{}/ is there for a model it is not a view of", view.name);
+      }
+      continue;
+    }
     const std::string prefix = fmt::format("{}/ is not offered: ", view.name);
     std::size_t refusals = 0;
     std::string reason;
@@ -397,7 +404,7 @@ std::string check_tree_of(const GgufFile& f, std::span<const std::uint8_t> data)
   }
   if (tree.node(0) || tree.node(tree.count() + 1)) return "node() beyond the tree";
   if (auto e = check_cost(tree, data.size()); !e.empty()) return e;
-  if (auto e = check_folder_views(tree, reader); !e.empty()) return e;
+  if (auto e = check_folder_views(f, tree, reader); !e.empty()) return e;
   const Node& json = *tree.node(tree.lookup(kRootIno, "gguf.json"));
   if (!nlohmann::json::accept(json.text)) return "gguf.json is not valid JSON";
   const Node& tsv = *tree.node(tree.lookup(kRootIno, "tensors.tsv"));

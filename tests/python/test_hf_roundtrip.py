@@ -552,6 +552,42 @@ ARCHS = {
         # measured as mamba's (2^-24 absolute at most); logits torch.equal
         ulps={".A_log": 212},
     ),
+    "gpt-oss": dict(
+        cls="GptOssForCausalLM",
+        outtypes=("f32", "bf16"),
+        tokenizer="gpt2",
+        # head_dim 32 != hidden / heads, grouped KV, experts with biases, sinks; YaRN as
+        # gpt-oss-20b's config.json has it (truncate false), sliding window on even layers.
+        # The experts are plain floats here (the converter transposes and splits them,
+        # conversion/gpt_oss.py, GptOssModel.modify_tensors).
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=150000.0, max_position_embeddings=512,
+                    sliding_window=8, num_local_experts=4, num_experts_per_tok=2,
+                    rope_scaling=dict(rope_type="yarn", factor=4.0, beta_fast=32.0,
+                                      beta_slow=1.0, truncate=False,
+                                      original_max_position_embeddings=128),
+                    tie_word_embeddings=False),
+        file=dict(gpt_oss=True),
+    ),
+    "gpt-oss-mxfp4": dict(
+        cls="GptOssForCausalLM",
+        tokenizer="gpt2",
+        # gpt-oss as the Hub holds it: the experts as MXFP4 blocks and scales with its
+        # quantization_config (mxfp4=True, _mxfp4_experts), which the converter keeps as MXFP4
+        # (gpt_oss.py, GptOssModel.generate_extra_tensors, repack_mxfp4). The original loads
+        # dequantized (transformers' Mxfp4HfQuantizer without a GPU: convert_moe_packed_tensors);
+        # hf/ serves that dequantized model, without the quantization_config.
+        config=dict(SMALL, intermediate_size=32, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=150000.0, max_position_embeddings=512,
+                    sliding_window=8, num_local_experts=4, num_experts_per_tok=2,
+                    rope_scaling=dict(rope_type="yarn", factor=4.0, beta_fast=32.0,
+                                      beta_slow=1.0, truncate=False,
+                                      original_max_position_embeddings=128),
+                    tie_word_embeddings=False),
+        mxfp4=True,
+        not_carried=("quantization_config",),
+        file=dict(gpt_oss=True),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -848,6 +884,32 @@ TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi
 # The session's originals and converted files
 
 
+def _mxfp4_experts(path):
+    """The saved gpt-oss's experts as gpt-oss's Hub checkpoints hold them: `*_blocks` (E, rows,
+    cols/32, 16) uint8, two FP4 codes a byte (low nibble first), and `*_scales` (E, rows, cols/32)
+    uint8 (E8M0), rows (E, 2F, H) for gate_up_proj and (E, H, F) for down_proj
+    (integrations/mxfp4.py, convert_moe_packed_tensors, which transposes them after); random
+    codes, scales 2^-9..2^-4; and the Hub's quantization_config."""
+    from safetensors.torch import load_file, save_file
+    file = path / "model.safetensors"
+    tensors = load_file(str(file))
+    g = torch.Generator().manual_seed(1)
+    for name in [n for n in tensors if re.search(r"experts\.(gate_up|down)_proj$", n)]:
+        rows, cols = tensors.pop(name).shape[-1:-3:-1]  # (E, cols, rows), stored transposed
+        e = tensors[name + "_bias"].shape[0]
+        tensors[name + "_blocks"] = torch.randint(0, 256, (e, rows, cols // 32, 16),
+                                                  generator=g, dtype=torch.uint8)
+        tensors[name + "_scales"] = torch.randint(118, 124, (e, rows, cols // 32),
+                                                  generator=g, dtype=torch.uint8)
+    save_file(tensors, str(file), metadata={"format": "pt"})
+    config = json.loads((path / "config.json").read_text())
+    config["quantization_config"] = {
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                   "model.embed_tokens", "lm_head"],
+        "quant_method": "mxfp4"}
+    (path / "config.json").write_text(json.dumps(config, indent=2))
+
+
 class Originals:
     """Per tokenizer kind, per architecture, per (architecture, outtype): built on first use.
     Conversions run in the background, one ahead of the one a test waits for (the converter is a
@@ -897,6 +959,8 @@ class Originals:
                         b.add_(torch.randn_like(b), alpha=0.02)
             path = self.root / arch
             model.save_pretrained(str(path))
+            if row.get("mxfp4"):
+                _mxfp4_experts(path)
             if "hub_class" in row:  # the class name the Hub repository's config.json gives
                 config_json = json.loads((path / "config.json").read_text())
                 config_json["architectures"] = [row["hub_class"]]
@@ -982,6 +1046,10 @@ def _load_model(path, arch, hf=False):
     row = ARCHS[arch]
     cls = getattr(transformers, row.get("hf_class", row["cls"]) if hf else row["cls"])
     model = cls.from_pretrained(str(path), dtype=torch.float32, attn_implementation="eager")
+    if row.get("mxfp4") and not hf:
+        # transformers dequantizes MXFP4 experts to bfloat16 (convert_moe_packed_tensors),
+        # whatever the dtype asked; float32 holds those values exactly
+        model = model.float()
     return model.eval()
 
 
@@ -1100,6 +1168,10 @@ class Reference:
         """The type the converter stored the tensor in; one it does not store under its own
         name (a tied output) by the converter's rule: 1-D in F32, others in the outtype."""
         t = self.gguf_tensor(hf_name)
+        if t is None and self.layout.get("gpt_oss"):  # gate_up_proj: as its gate half
+            t = self.gguf_tensor(re.sub(r"(gate_up|down)_proj(_bias)?$",
+                                        lambda m: ("gate" if m[1] == "gate_up" else "down")
+                                        + "_proj" + (".bias" if m[2] else ""), hf_name))
         if t is not None:
             return t.tensor_type
         return gguf.GGMLQuantizationType.F32 if x.dim() <= 1 else OUTTYPES[outtype]
@@ -1111,6 +1183,12 @@ class Reference:
             # no exact inverse (the row's ulps bound hf/'s): the original
             assert qtype == gguf.GGMLQuantizationType.F32, (hf_name, qtype)
             return x.detach().to(torch.float32).clone()
+        if qtype == gguf.GGMLQuantizationType.MXFP4:
+            # the original's own MXFP4 codes and scales, moved as they are (gpt_oss.py,
+            # repack_mxfp4): x, transformers' dequantization of them, is the reference, but for
+            # code 8, -0.0 in transformers' FP4_VALUES (integrations/mxfp4.py) and +0.0 in
+            # ggml's kvalues_mxfp4 (ggml-common.h): ggml's dequantization, as for every type
+            return x.detach().to(torch.float32) + 0.0
         y = self.to_file(hf_name, x)
         if qtype != gguf.GGMLQuantizationType.F32:
             y = quants.dequantize(quants.quantize(y, qtype), qtype).reshape(y.shape)
@@ -1175,13 +1253,26 @@ def test_reader_agrees_with_gguf_py(originals):
             assert ours.shape == tuple(reversed([int(d) for d in t.shape]))
 
 
-def _file_views(expected):
+def _file_views(expected, gpt_oss=False):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
     input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors);
     per-expert tensors stacked (transformers 4), as the converter writes them."""
     per_expert = {}
     for name, value in expected.items():
+        # gpt-oss's experts (E, H, 2F), (E, F, H) and biases: transposed, and gate_up's even
+        # columns the gate, its odd the up (gpt_oss.py, GptOssModel.modify_tensors)
+        oss = gpt_oss and re.fullmatch(
+            r"model\.layers\.(\d+)\.mlp\.experts\.(gate_up|down)_proj(_bias)?", name)
+        if oss:
+            kind = ".bias" if oss[3] else ".weight"
+            v = value if oss[3] else value.transpose(-1, -2)
+            if oss[2] == "down":
+                yield name, f"blk.{oss[1]}.ffn_down_exps{kind}", v
+            else:
+                yield name, f"blk.{oss[1]}.ffn_gate_exps{kind}", v[:, ::2]
+                yield name, f"blk.{oss[1]}.ffn_up_exps{kind}", v[:, 1::2]
+            continue
         granite = re.fullmatch(r"model\.layers\.(\d+)\.(block_sparse_moe|shared_mlp)\."
                                r"(input_linear\.weight|experts\.gate_up_proj)", name)
         if granite:
@@ -1209,7 +1300,8 @@ def test_reference_is_the_file(case):
     Only a tied output is absent."""
     ref, expected = case.ref, case.expected
     covered = set()
-    for names, map_name, value in _file_views(expected):
+    gpt_oss = ARCHS[case.arch].get("file", {}).get("gpt_oss", False)
+    for names, map_name, value in _file_views(expected, gpt_oss):
         t = ref.gguf_tensor(map_name)
         if t is None:
             continue
@@ -1431,3 +1523,39 @@ def test_generation_config(originals, mount, request, arch):
     m = mount(originals.converted(arch, "f32"))
     got = GenerationConfig.from_pretrained(str(_hf(m, arch))).to_dict()
     _compare(want, got, "generation_config")
+
+
+@pytest.mark.parametrize("arch", [a for a, row in ARCHS.items() if row.get("mxfp4")])
+def test_mxfp4_folder(originals, mount, arch):
+    """hf-mxfp4/: the original's `*_blocks` and `*_scales` bytes bit for bit (the converter moves
+    them, gpt_oss.py, repack_mxfp4; hf-mxfp4/ moves them back), every other tensor as the
+    original has it, the original's quantization_config; loaded (dequantized by transformers as
+    the original is), the same weights and the same logits."""
+    from safetensors import safe_open
+    original = originals.original(arch)
+    m = mount(originals.converted(arch, "f32"))
+    folder = m / "hf-mxfp4"
+    assert folder.is_dir(), f"ggufs renders no hf-mxfp4/ for {arch}"
+    with safe_open(str(original / "model.safetensors"), "pt") as f:
+        want = {k: f.get_tensor(k) for k in f.keys()}
+    with safe_open(str(folder / "model.safetensors"), "pt") as f:
+        got = {k: f.get_tensor(k) for k in f.keys()}
+    assert sorted(got) == sorted(want)
+    packed = [k for k in want if k.endswith(("_blocks", "_scales"))]
+    assert packed
+    bad = [k for k in want if got[k].dtype != want[k].dtype or got[k].shape != want[k].shape
+           or not torch.equal(got[k], want[k])]
+    assert not bad, f"differ from the original: {bad}"
+    want_q = json.loads((original / "config.json").read_text())["quantization_config"]
+    got_q = json.loads((folder / "config.json").read_text())["quantization_config"]
+    assert got_q == want_q
+    ref = _load_model(original, arch)
+    ours = _load_model(folder, arch)  # dequantized to bfloat16 as the original, then float32
+    ours = ours.float()
+    ref_sd, our_sd = ref.state_dict(), ours.state_dict()
+    assert sorted(our_sd) == sorted(ref_sd)
+    assert not [k for k in ref_sd if not torch.equal(our_sd[k], ref_sd[k])]
+    tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
+    ids = torch.tensor([tok.encode(PROMPT)])
+    with torch.no_grad():
+        assert torch.equal(ours(ids).logits, ref(ids).logits)

@@ -271,5 +271,81 @@ TEST(HfFolder, DtypeIsNamedInConfigAndHeader) {
   EXPECT_EQ(h["__metadata__"], (nlohmann::json{{"format", "pt"}}));
 }
 
+// hf-mxfp4/'s pieces: transformers' MXFP4 layout (integrations/mxfp4.py,
+// convert_moe_packed_tensors: byte i of a block holds element 2i in its low nibble, 2i + 1 in its
+// high one; a row's blocks in turn, then its E8M0 scales) of ggml's blocks (ggml-common.h,
+// block_mxfp4: e, then qs[j] = element j | element j + 16 << 4), rows of two tensors alternating.
+// The expected bytes are built from the codes by those definitions, not by ggufs.
+TEST(HfFolder, Mxfp4BlocksAndScalesAreTransformersLayout) {
+  constexpr std::uint64_t kCols = 2, kRows = 3, kExperts = 2;  // blocks a row, rows an expert
+  std::mt19937 rng(11);
+  // codes[t][expert][row][block][k], scales[t][expert][row][block]
+  std::vector<std::uint8_t> codes(2 * kExperts * kRows * kCols * 32), scales(codes.size() / 32);
+  for (auto& c : codes) c = static_cast<std::uint8_t>(rng() % 16);
+  for (auto& e : scales) e = static_cast<std::uint8_t>(rng());
+  const auto block = [&](std::uint64_t t, std::uint64_t m, std::uint64_t r, std::uint64_t b) {
+    return ((t * kExperts + m) * kRows + r) * kCols + b;
+  };
+  GgufWriter g;
+  g.add_string("general.architecture", "gpt-oss");
+  for (std::uint64_t t = 0; t < 2; ++t) {
+    std::vector<std::uint8_t> data;
+    for (std::uint64_t k = 0; k < kExperts * kRows * kCols; ++k) {
+      const std::uint64_t id = t * kExperts * kRows * kCols + k;
+      data.push_back(scales[id]);
+      for (int j = 0; j < 16; ++j) {
+        data.push_back(
+            static_cast<std::uint8_t>(codes[id * 32 + j] | codes[id * 32 + j + 16] << 4));
+      }
+    }
+    g.add_tensor(t ? "blk.0.ffn_up_exps.weight" : "blk.0.ffn_gate_exps.weight", GGML_TYPE_MXFP4,
+                 {kCols * 32, kRows, kExperts}, data);
+  }
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  ASSERT_EQ(f.tensors.size(), 2u);
+  const ContentReader reader(f, src);
+  for (const bool blocks : {true, false}) {
+    const std::uint64_t unit = blocks ? 16 : 1;
+    Node n;
+    n.kind = NodeKind::kComposite;
+    std::string want;
+    for (std::uint64_t m = 0; m < kExperts; ++m) {
+      Piece p;
+      p.kind = blocks ? Piece::Kind::kMxfp4Blocks : Piece::Kind::kMxfp4Scales;
+      p.tensor = 0;
+      p.tensor2 = 1;
+      p.rows = 2;
+      p.cols = kCols;
+      p.from = m * kRows * kCols;
+      p.at = n.size;
+      p.size = 2 * kRows * kCols * unit;
+      n.size += p.size;
+      n.pieces.push_back(p);
+      for (std::uint64_t q = 0; q < 2 * kRows; ++q) {  // gate row q / 2, then up row q / 2
+        for (std::uint64_t b = 0; b < kCols; ++b) {
+          const std::uint64_t id = block(q % 2, m, q / 2, b);
+          if (!blocks) {
+            want.push_back(static_cast<char>(scales[id]));
+            continue;
+          }
+          for (int i = 0; i < 16; ++i) {
+            want.push_back(
+                static_cast<char>(codes[id * 32 + 2 * i] | codes[id * 32 + 2 * i + 1] << 4));
+          }
+        }
+      }
+    }
+    ASSERT_EQ(read_all(reader, n), want);
+    for (std::uint64_t off = 0; off < n.size; off += 7) {  // partial reads, across blocks and rows
+      for (const std::size_t len : {1, 5, 16, 40}) {
+        std::string part(len, '\0');
+        const std::size_t got = reader.read(n, part.data(), len, off);
+        EXPECT_EQ(part.substr(0, got), want.substr(off, got)) << off << "+" << len;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ggufs
