@@ -266,10 +266,12 @@ HfWeightsResult build(const GgufFile& file) {
         printable(raw_arch), arch->gguf_arch));
   }
 
-  // A dimension: the config field the row writes GGUF key `<arch>.<suffix>` to, if it has one.
+  // A dimension: the config field the row writes GGUF key `<arch>.<suffix>` to as a count, if it
+  // has one (not a quotient of it: mamba2's expand is ssm.inner_size / hidden).
   auto dim = [&](std::string_view suffix) -> std::optional<std::uint64_t> {
     for (const hf::ConfigKey& k : arch->keys) {
-      if (k.gguf == suffix && k.kind == hf::ValueKind::kCount) {
+      if (k.gguf == suffix &&
+          (k.kind == hf::ValueKind::kCount || k.kind == hf::ValueKind::kLayerMax)) {
         return count(config, std::string(k.config).c_str());
       }
     }

@@ -1094,7 +1094,7 @@ class Reference:
         # query heads and KV groups of a fused query_key_value (modeling_gpt_neox.py,
         # modeling_bloom.py: per head; modeling_falcon.py, FalconAttention: per KV group, one
         # for the multi-query layout)
-        heads = config.num_attention_heads
+        heads = getattr(config, "num_attention_heads", 0)  # none in an SSM's config
         groups = heads
         if config.model_type == "falcon":
             new = config.new_decoder_architecture or not config.multi_query
