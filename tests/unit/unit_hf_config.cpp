@@ -57,6 +57,24 @@ TEST(HfConfig, TinyLlamaRenders) {
   EXPECT_EQ(r.config->torch_dtype, "float32");
 }
 
+// llama.cpp's converter writes general.architecture "mamba" for FalconMambaForCausalLM too, with
+// ssm.dt_b_c_rms true (mamba.py, MambaModel.set_gguf_parameters): a model MambaForCausalLM
+// would run without those RMS norms, so it gets no config.
+TEST(HfConfig, AFalconMambaIsNotAMamba) {
+  GgufFile f = tiny_decoder("mamba", 2);
+  add(f, "mamba.ssm.conv_kernel", u32(4));
+  add(f, "mamba.ssm.inner_size", u32(32));
+  add(f, "mamba.ssm.state_size", u32(16));
+  add(f, "mamba.ssm.time_step_rank", u32(1));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  add(f, "mamba.ssm.dt_b_c_rms", boolean(false));
+  const HfConfigResult mamba = render_hf_config(f);
+  ASSERT_TRUE(mamba.config.has_value()) << mamba.reason;
+  EXPECT_EQ(mamba.config->model_type, "mamba");
+  *find(f, "mamba.ssm.dt_b_c_rms") = boolean(true);
+  expect_refused(f, "mamba.ssm.dt_b_c_rms is true: a FalconMamba");
+}
+
 TEST(HfConfig, MissingArchitecture) {
   GgufFile f = tiny_llama();
   erase(f, "general.architecture");
