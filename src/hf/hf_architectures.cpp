@@ -354,6 +354,11 @@ std::vector<Architecture> build() {
       {"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
       {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf},
   };
+  // arcee's and nemotron's relu² MLP: no gate.
+  const std::vector<WeightEntry> ungated_mlp = {
+      {"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
+      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf},
+  };
   // The router and the stacked experts (qwen.py, Qwen2MoeModel.modify_tensors stacks
   // mlp.experts.X.* into one tensor per projection).
   const std::vector<WeightEntry> experts = {
@@ -369,6 +374,20 @@ std::vector<Architecture> build() {
       {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight", Shape::kFfHidden, true},
       {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight", Shape::kHiddenFf, true},
       {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight", Shape::kFfHidden, true},
+  };
+  // dots1's and glm4moe's: the stacked experts, the router with its correction bias (a buffer),
+  // and the shared experts as one MLP moe_intermediate_size · n_shared_experts wide.
+  const std::vector<WeightEntry> scored_experts = {
+      {"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden, true},
+      {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
+      {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf, true},
+      {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
+      {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias", Shape::kExperts},
+      {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+       Shape::kSharedExpertsFfHidden},
+      {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight", Shape::kSharedExpertsFfHidden},
+      {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+       Shape::kHiddenSharedExpertsFf},
   };
   // Qwen2MoeSparseMoeBlock's shared expert and its sigmoid gate.
   const std::vector<WeightEntry> shared_expert = {
@@ -652,24 +671,7 @@ std::vector<Architecture> build() {
        .defaults = {.kv_heads = 32, .ff = 10944, .expert_ff = 1408},
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat(
-           {llama_attention,
-            qk_norms,
-            gated_mlp,
-            {{"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden,
-              true},
-             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
-             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf,
-              true},
-             {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
-             {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias", Shape::kExperts},
-             {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
-              Shape::kSharedExpertsFfHidden},
-             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
-              Shape::kSharedExpertsFfHidden},
-             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
-              Shape::kHiddenSharedExpertsFf}},
-            two_norms}),
+       .layer = cat({llama_attention, qk_norms, gated_mlp, scored_experts, two_norms}),
        .after = norm_head});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
@@ -808,10 +810,7 @@ std::vector<Architecture> build() {
        .transforms = Transforms::kLlama,
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({llama_attention,
-                     {{"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
-                      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
-                     two_norms}),
+       .layer = cat({llama_attention, ungated_mlp, two_norms}),
        .after = norm_head});
   // OLMo's layer norms have no parameters (modeling_olmo.py, OlmoLayerNorm); the converter
   // permutes the q/k weights as llama's (olmo.py, OlmoModel.modify_tensors).
@@ -996,10 +995,7 @@ std::vector<Architecture> build() {
        .transforms = Transforms::kGemma,
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({llama_attention,
-                     {{"ffn_up.weight", "mlp.up_proj.weight", Shape::kFfHidden},
-                      {"ffn_down.weight", "mlp.down_proj.weight", Shape::kHiddenFf}},
-                     biased_norms}),
+       .layer = cat({llama_attention, ungated_mlp, biased_norms}),
        .after = norm_bias_head});
   // EXAONE 4: q/k norms, and norms after attention and the MLP only (modeling_exaone4.py,
   // Exaone4DecoderLayer); the converter renames only (exaone.py, Exaone4Model; rope_freqs, made
@@ -1038,20 +1034,8 @@ std::vector<Architecture> build() {
            {biased_attention,
             qk_norms,
             gated_mlp,
-            {{"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden,
-              true},
-             {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
-             {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf,
-              true},
-             {"ffn_gate_inp.weight", "mlp.gate.weight", Shape::kRouter},
-             {"exp_probs_b.bias", "mlp.gate.e_score_correction_bias", Shape::kExperts},
-             {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
-              Shape::kSharedExpertsFfHidden},
-             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
-              Shape::kSharedExpertsFfHidden},
-             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
-              Shape::kHiddenSharedExpertsFf},
-             {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+            scored_experts,
+            {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .tensor_flags = kGlm4MoeFlags,
@@ -1073,16 +1057,12 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer =
            cat({llama_attention,
-                {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
-                 {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias},
-                 {"ffn_gate_inp.weight", "block_sparse_moe.gate.weight", Shape::kRouter},
-                 {"ffn_gate_exps.weight", "block_sparse_moe.experts.{}.w1.weight", Shape::kFfHidden,
-                  true},
-                 {"ffn_down_exps.weight", "block_sparse_moe.experts.{}.w2.weight", Shape::kHiddenFf,
-                  true},
-                 {"ffn_up_exps.weight", "block_sparse_moe.experts.{}.w3.weight", Shape::kFfHidden,
-                  true},
-                 {"exp_probs_b.bias", "block_sparse_moe.e_score_correction_bias", Shape::kExperts}},
+                {
+                    {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kQBias},
+                    {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvBias},
+                },
+                block_sparse_moe,
+                {{"exp_probs_b.bias", "block_sparse_moe.e_score_correction_bias", Shape::kExperts}},
                 two_norms}),
        .after = norm_head});
   // LFM2: attention layers (q/k norms, out_proj) and short-convolution layers (lfm2.py
