@@ -53,6 +53,20 @@ void to_halves(ViewData d, const float* in, std::size_t n, std::uint16_t* out) {
   }
 }
 
+// Bytes [skip, skip + size) of float32 `values` in element form `d` (as stored, or rounded to
+// 16 bits by to_halves) to `out`: the gathered elements of a transposed or interleaved piece.
+void copy_gathered(ViewData d, const std::vector<float>& values, char* out, std::size_t size,
+                   std::uint64_t skip) {
+  const char* from = reinterpret_cast<const char*>(values.data());
+  thread_local std::vector<std::uint16_t> halves;
+  if (d != ViewData::kFloat32) {
+    halves.resize(values.size());
+    to_halves(d, values.data(), values.size(), halves.data());
+    from = reinterpret_cast<const char*>(halves.data());
+  }
+  std::memcpy(out, from + skip, size);
+}
+
 }  // namespace
 
 std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
@@ -316,14 +330,7 @@ void ContentReader::read_interleaved(const Piece& p, char* out, std::size_t size
       if (e >= e0 && e < e1) gathered[static_cast<std::size_t>(e - e0)] = run[c - c0];
     }
   }
-  const char* from = reinterpret_cast<const char*>(gathered.data());
-  thread_local std::vector<std::uint16_t> halves;
-  if (p.data != ViewData::kFloat32) {
-    halves.resize(gathered.size());
-    to_halves(p.data, gathered.data(), gathered.size(), halves.data());
-    from = reinterpret_cast<const char*>(halves.data());
-  }
-  std::memcpy(out, from + (begin - e0 * es), size);
+  copy_gathered(p.data, gathered, out, size, begin - e0 * es);
 }
 
 void ContentReader::read_mxfp4(const Piece& p, char* out, std::size_t size,
@@ -387,14 +394,7 @@ void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,
       if (e >= e0 && e < e1) gathered[static_cast<std::size_t>(e - e0)] = run[i - i0];
     }
   }
-  const char* from = reinterpret_cast<const char*>(gathered.data());
-  thread_local std::vector<std::uint16_t> halves;
-  if (p.data != ViewData::kFloat32) {
-    halves.resize(gathered.size());
-    to_halves(p.data, gathered.data(), gathered.size(), halves.data());
-    from = reinterpret_cast<const char*>(halves.data());
-  }
-  std::memcpy(out, from + (begin - e0 * es), size);
+  copy_gathered(p.data, gathered, out, size, begin - e0 * es);
 }
 
 IoError ContentReader::truncated(const TensorInfo& t, std::uint64_t end) const {
