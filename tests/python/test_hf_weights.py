@@ -216,6 +216,18 @@ def stablelm_meta(w):
 GATED = {"ffn_gate.weight": (FF, H), "ffn_up.weight": (FF, H), "ffn_down.weight": (H, FF)}
 NORMS = {"attn_norm.weight": (H,), "ffn_norm.weight": (H,)}
 NORMS_BIAS = {**NORMS, "attn_norm.bias": (H,), "ffn_norm.bias": (H,)}
+# gpt2's and bloom's layer: one biased query_key_value, biased dense and MLP (4 H wide)
+FUSED_QKV_LAYER = {
+    "attn_qkv.weight": (3 * H, H),
+    "attn_qkv.bias": (3 * H,),
+    "attn_output.weight": (H, H),
+    "attn_output.bias": (H,),
+    "ffn_up.weight": (4 * H, H),
+    "ffn_up.bias": (4 * H,),
+    "ffn_down.weight": (H, 4 * H),
+    "ffn_down.bias": (H,),
+    **NORMS_BIAS,
+}
 GEMMA_NORMS = {**NORMS, "post_attention_norm.weight": (H,), "post_ffw_norm.weight": (H,)}
 EMBED = {"token_embd.weight": (VOCAB, H)}
 HEAD = {"output_norm.weight": (H,), "output.weight": (VOCAB, H)}
@@ -359,17 +371,7 @@ CASES = {
             hparams(w, ctx=1024, ff=4 * H, kv=None, eps="norm", rope=False),
             add_gpt2_tokenizer(w),
         ),
-        {
-            "attn_qkv.weight": (3 * H, H),
-            "attn_qkv.bias": (3 * H,),
-            "attn_output.weight": (H, H),
-            "attn_output.bias": (H,),
-            "ffn_up.weight": (4 * H, H),
-            "ffn_up.bias": (4 * H,),
-            "ffn_down.weight": (H, 4 * H),
-            "ffn_down.bias": (H,),
-            **NORMS_BIAS,
-        },
+        FUSED_QKV_LAYER,
         {**EMBED, "position_embd.weight": (1024, H), **HEAD_BIAS},
     ),
     "starcoder2": (
@@ -402,17 +404,7 @@ CASES = {
     "bloom": (
         "bloom",
         bloom_meta,
-        {
-            "attn_qkv.weight": (3 * H, H),
-            "attn_qkv.bias": (3 * H,),
-            "attn_output.weight": (H, H),
-            "attn_output.bias": (H,),
-            "ffn_up.weight": (4 * H, H),
-            "ffn_up.bias": (4 * H,),
-            "ffn_down.weight": (H, 4 * H),
-            "ffn_down.bias": (H,),
-            **NORMS_BIAS,
-        },
+        FUSED_QKV_LAYER,
         {
             **EMBED,
             "token_embd_norm.weight": (H,),
