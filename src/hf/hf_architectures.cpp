@@ -325,6 +325,30 @@ constexpr ConfigKey kLfm2Keys[] = {
     {"vocab_size", "vocab_size"},
     {"shortconv.l_cache", "conv_L_cache"}};
 constexpr ConfigConstant kLfm2Constants[] = {{"block_auto_adjust_ff_dim", "false"}};
+// granite.py, GraniteHybridModel.set_gguf_parameters: GraniteMoeModel's keys, but
+// num_key_value_heads one count a layer (0 for a mamba layer: layer_types from it) and no
+// context_length (the placeholder 2^20 for a model without rope); the mamba_-prefixed SSM
+// sizes, inner_size as mamba_expand · hidden (find_hparam's prefixed keys).
+constexpr ConfigKey kGraniteHybridBase[] = {
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"embedding_length", "hidden_size"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+    {"vocab_size", "vocab_size"}};
+constexpr ConfigKey kGraniteHybridSsm[] = {
+    {"ssm.conv_kernel", "mamba_d_conv"},
+    {"ssm.state_size", "mamba_d_state"},
+    {"ssm.group_count", "mamba_n_groups"},
+    {"ssm.time_step_rank", "mamba_n_heads"},
+    {"ssm.inner_size", "mamba_expand", ValueKind::kQuotient, "hidden_size"},
+    {"ssm.inner_size", "mamba_d_head", ValueKind::kQuotient, "mamba_n_heads"}};
+constexpr auto kGraniteHybridKeys =
+    join(kGraniteHybridBase, kGraniteScales, kLocalExperts, kGraniteShared, kGraniteHybridSsm);
+// A dense model (num_local_experts 0) gets no expert_count (base.py writes it when truthy).
+constexpr ConfigConstant kGraniteHybridConstants[] = {{"num_local_experts", "0"}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -1194,6 +1218,45 @@ std::vector<Architecture> build() {
                  {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
                  {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}},
        .after = norm_head});
+  // GraniteMoeHybrid: every layer holds granitemoe's experts (none when dense), the shared MLP
+  // (its input_linear split into gate and up: shexp with experts, the plain ffn without) and
+  // either a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A = -exp(A_log), reshapes) or
+  // llama's permuted attention (granite.py, GraniteHybridModel.modify_tensors).
+  add({.gguf_arch = "granitehybrid",
+       .model_type = "granitemoehybrid",
+       .class_name = "GraniteMoeHybridForCausalLM",
+       .keys = kGraniteHybridKeys,
+       .constants = kGraniteHybridConstants,
+       .defaults = {.ff = 11008, .experts = 8, .shared_expert_ff = 1024, .bos = 1, .eos = 2},
+       .transforms = Transforms::kLlamaSsm,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {granite_experts,
+            two_norms,
+            {{"ffn_gate_shexp.weight",
+              "shared_mlp.input_linear.weight",
+              Shape::kSharedGateUp,
+              false,
+              {"ffn_up_shexp.weight"}},
+             {"ffn_down_shexp.weight", "shared_mlp.output_linear.weight", Shape::kHiddenSharedFf},
+             {"ffn_gate.weight",
+              "shared_mlp.input_linear.weight",
+              Shape::kSharedGateUp,
+              false,
+              {"ffn_up.weight"}},
+             {"ffn_down.weight", "shared_mlp.output_linear.weight", Shape::kHiddenSharedFf},
+             {"ssm_dt.bias", "mamba.dt_bias", Shape::kSsmHeads},
+             {"ssm_a", "mamba.A_log", Shape::kSsmHeads},
+             {"ssm_d", "mamba.D", Shape::kSsmHeads},
+             {"ssm_conv1d.weight", "mamba.conv1d.weight", Shape::kConvChannelsOneKernel},
+             {"ssm_conv1d.bias", "mamba.conv1d.bias", Shape::kConvChannels},
+             {"ssm_in.weight", "mamba.in_proj.weight", Shape::kMamba2InProj},
+             {"ssm_norm.weight", "mamba.norm.weight", Shape::kInner},
+             {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner}},
+            llama_attention}),
+       .after = norm_head,
+       .layer_types = {"attention.head_count_kv", "attention", "mamba"}});
   return rows;
 }
 

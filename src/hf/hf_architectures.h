@@ -128,6 +128,9 @@ enum class Transforms {
   kSsm,  // A_log = log(-A): the converter's A = -exp(A_log) (mamba.py) inverted
   // experts: gate/up interleaved again and transposed, down transposed (gpt_oss.py)
   kGptOss,
+  // kLlama's q/k rows and kSsm's A_log both: hybrids whose converter class is a LlamaModel and
+  // a Mamba2Model (granite.py, GraniteHybridModel)
+  kLlamaSsm,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's

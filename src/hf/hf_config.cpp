@@ -314,6 +314,18 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
           "transformers config for");
     }
   }
+  // The converter writes granitehybrid for BambaForCausalLM too, with rope.scaling.finetuned
+  // true (its rope; granite.py, GraniteHybridModel.set_gguf_parameters), false for a
+  // GraniteMoeHybrid, which has none: not the model GraniteMoeHybridForCausalLM would run.
+  if (row->model_type == "granitemoehybrid") {
+    const Value* rope = find(arch + ".rope.scaling.finetuned");
+    const auto* on = rope ? std::get_if<bool>(&rope->data) : nullptr;
+    if (on && *on) {
+      return no_config(
+          "granitehybrid.rope.scaling.finetuned is true: a Bamba, which ggufs renders no "
+          "transformers config for");
+    }
+  }
   // load_gguf_checkpoint replaces the architecture's name by its updated one in every string
   // value (general.name "qwen3moe tiny" becomes "qwen3_moe tiny"); gemma3 is renamed to
   // gemma3_text only after.

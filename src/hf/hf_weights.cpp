@@ -309,9 +309,15 @@ HfWeightsResult build(const GgufFile& file) {
   d.positions = count(config, "n_positions").value_or(defaults.positions);
   d.shared_experts = dim("expert_shared_count").value_or(defaults.shared_experts);
   d.conv_cache = dim("shortconv.l_cache").value_or(0);
-  // mamba2 holds ssm.inner_size as expand (· hidden), mamba as intermediate_size too.
-  const auto expand = count(config, "expand");
-  d.inner = dim("ssm.inner_size").value_or(expand ? mul(*expand, d.hidden).value_or(0) : 0);
+  // mamba2 holds ssm.inner_size as expand (· hidden), mamba as intermediate_size too: the
+  // count, else the first quotient key's field times its divisor.
+  d.inner = dim("ssm.inner_size").value_or(0);
+  for (const hf::ConfigKey& k : arch->keys) {
+    if (d.inner != 0 || k.gguf != "ssm.inner_size" || k.kind != hf::ValueKind::kQuotient) continue;
+    const auto a = count(config, std::string(k.config).c_str());
+    const auto b = count(config, std::string(k.over).c_str());
+    if (a && b) d.inner = mul(*a, *b).value_or(0);
+  }
   d.state = dim("ssm.state_size").value_or(0);
   d.rank = dim("ssm.time_step_rank").value_or(0);
   d.groups = dim("ssm.group_count").value_or(0);
@@ -385,8 +391,11 @@ HfWeightsResult build(const GgufFile& file) {
       w.transform = HfTransform::kSelect;
       w.index = expert;
     }
-    switch (w.parts.empty() || arch->transforms == Transforms::kGptOss ? arch->transforms
-                                                                       : Transforms::kNone) {
+    Transforms family = arch->transforms;
+    if (family == Transforms::kLlamaSsm) {  // a hybrid: A_log is the SSM's, q/k rows llama's
+      family = entry.hf.ends_with("A_log") ? Transforms::kSsm : Transforms::kLlama;
+    }
+    switch (w.parts.empty() || family == Transforms::kGptOss ? family : Transforms::kNone) {
       case Transforms::kNone:
         break;
       case Transforms::kLlama: {
@@ -454,6 +463,8 @@ HfWeightsResult build(const GgufFile& file) {
         break;
       case Transforms::kSsm:
         if (entry.hf.ends_with("A_log")) w.transform = HfTransform::kLogOfNegated;
+        break;
+      case Transforms::kLlamaSsm:  // resolved above
         break;
     }
     const auto expected = expected_shape(entry.shape, d);

@@ -80,7 +80,9 @@ LLAMA_CPP = pathlib.Path(
 # key of TOKENIZERS; converter_fails: {transformers major version: why llama.cpp's converter
 # cannot convert the original under it} (the row skips itself there); hub_class: the class name
 # written into the original's config.json where the
-# Hub repositories' (which the converter registers) is not transformers' own; outtypes: the converter's --outtype values tried (f32 when absent); file:
+# Hub repositories' (which the converter registers) is not transformers' own; hub_config:
+# config.json fields written as the Hub repositories' have them where transformers saves them
+# otherwise (5.x renames legacy layer types); outtypes: the converter's --outtype values tried (f32 when absent); file:
 # what llama.cpp's converter does to values besides moving rows (the Hugging Face names ending
 # so): "plus_one" stores w + 1 (Gemma's RMSNorm weights), "transposed" stores w.T (GPT-2's
 # Conv1D weights), "regrouped" stores a fused query_key_value's rows, per KV group [q..., k, v]
@@ -588,6 +590,46 @@ ARCHS = {
         not_carried=("quantization_config",),
         file=dict(gpt_oss=True),
     ),
+    "granitemoehybrid": dict(
+        cls="GraniteMoeHybridForCausalLM",
+        tokenizer="gpt2",
+        # mamba2, attention, mamba2 layers, each with experts and the shared MLP; vocab_size a
+        # multiple of 8 (granite.py, GraniteHybridModel.set_vocab pads the token list to one);
+        # 8 mamba heads of 16, 2 groups, state 16, conv kernel 3 (none the class defaults);
+        # grouped KV; the four multipliers other than 1; untied output. max_position_embeddings
+        # the class default: the converter writes the placeholder 2^20 over it for a model
+        # without rope (GraniteHybridModel.set_gguf_parameters)
+        config=dict(SMALL, vocab_size=50264, num_hidden_layers=3, intermediate_size=32,
+                    shared_intermediate_size=48, num_key_value_heads=2, rms_norm_eps=1e-5,
+                    num_local_experts=4, num_experts_per_tok=2,
+                    layer_types=["mamba", "attention", "mamba"], mamba_n_heads=8,
+                    mamba_n_groups=2, mamba_d_state=16, mamba_d_conv=3, mamba_expand=2,
+                    attention_multiplier=0.015625, embedding_multiplier=12.0,
+                    residual_multiplier=0.22, logits_scaling=6.0, tie_word_embeddings=False),
+        # the layer types as granite-4.0-h's config.json names them, which the converter reads
+        # (GraniteHybridModel.get_attn_layers); 5.x saves them as full_attention and
+        # linear_attention and reads both
+        hub_config=dict(layer_types=["mamba", "attention", "mamba"]),
+        # the converter's A = -exp(A_log) (mamba.py, Mamba2Model.modify_tensors)
+        file=dict(neg_exp=(".A_log",)),
+        # measured as mamba's (the largest under 4.57.6 and 5.24.0); logits torch.equal
+        ulps={".A_log": 327},
+    ),
+    "granitemoehybrid-dense": dict(
+        cls="GraniteMoeHybridForCausalLM",
+        tokenizer="gpt2",
+        # dense, as granite-4.0-h-micro: no experts, the shared MLP's input_linear split into
+        # ffn_gate and ffn_up (granite.py, GraniteMoeModel.modify_tensors); attention first
+        config=dict(SMALL, vocab_size=50264, num_hidden_layers=2, shared_intermediate_size=48,
+                    num_key_value_heads=2, rms_norm_eps=1e-5, num_local_experts=0,
+                    layer_types=["attention", "mamba"], mamba_n_heads=8, mamba_n_groups=1,
+                    mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                    attention_multiplier=0.015625, embedding_multiplier=12.0,
+                    residual_multiplier=0.22, logits_scaling=6.0, tie_word_embeddings=True),
+        hub_config=dict(layer_types=["attention", "mamba"]),
+        file=dict(neg_exp=(".A_log",), dense_shared=True),
+        ulps={".A_log": 327},
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -965,6 +1007,10 @@ class Originals:
                 config_json = json.loads((path / "config.json").read_text())
                 config_json["architectures"] = [row["hub_class"]]
                 (path / "config.json").write_text(json.dumps(config_json, indent=2))
+            if "hub_config" in row:
+                config_json = json.loads((path / "config.json").read_text())
+                config_json.update(row["hub_config"])
+                (path / "config.json").write_text(json.dumps(config_json, indent=2))
             tok.save_pretrained(str(path))
             if sp_model is not None and not (path / "tokenizer.model").exists():
                 shutil.copy(sp_model, path / "tokenizer.model")
@@ -1073,7 +1119,7 @@ RENAMED_AT_LOAD = (
     # not transformers': the converter's own (base.py, ModelBase.filter_tensors)
     (r"e_score_correction_bias$", "e_score_correction.bias"),
     # the converter's own too (mamba.py, Mamba2Model.filter_tensors)
-    (r"mixer\.dt_bias$", "mixer.dt_proj.bias"),
+    (r"(mixer|mamba)\.dt_bias$", r"\1.dt_proj.bias"),
 )
 
 OUTTYPES = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
@@ -1253,11 +1299,12 @@ def test_reader_agrees_with_gguf_py(originals):
             assert ours.shape == tuple(reversed([int(d) for d in t.shape]))
 
 
-def _file_views(expected, gpt_oss=False):
+def _file_views(expected, gpt_oss=False, dense_shared=False):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
-    input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors);
-    per-expert tensors stacked (transformers 4), as the converter writes them."""
+    input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors; without
+    experts, `dense_shared`, the shared MLP is written as the plain ffn); per-expert tensors
+    stacked (transformers 4), as the converter writes them."""
     per_expert = {}
     for name, value in expected.items():
         # gpt-oss's experts (E, H, 2F), (E, F, H) and biases: transposed, and gate_up's even
@@ -1277,9 +1324,13 @@ def _file_views(expected, gpt_oss=False):
                                r"(input_linear\.weight|experts\.gate_up_proj)", name)
         if granite:
             half = value.shape[-2] // 2
-            kind = "exps" if granite[2] == "block_sparse_moe" else "shexp"
-            yield name, f"blk.{granite[1]}.ffn_gate_{kind}.weight", value[..., :half, :]
-            yield name, f"blk.{granite[1]}.ffn_up_{kind}.weight", value[..., half:, :]
+            kind = "_exps" if granite[2] == "block_sparse_moe" else \
+                "" if dense_shared else "_shexp"
+            yield name, f"blk.{granite[1]}.ffn_gate{kind}.weight", value[..., :half, :]
+            yield name, f"blk.{granite[1]}.ffn_up{kind}.weight", value[..., half:, :]
+        elif dense_shared and (m := re.fullmatch(
+                r"model\.layers\.(\d+)\.shared_mlp\.output_linear\.weight", name)):
+            yield name, f"blk.{m[1]}.ffn_down.weight", value
         elif m := re.fullmatch(r"(.*\.experts)\.(\d+)\.(\w+)\.weight", name):
             per_expert.setdefault((m[1], m[3]), {})[int(m[2])] = (name, value)
         elif m := re.fullmatch(r"(.*\.experts)\.gate_up_proj", name):
@@ -1300,8 +1351,9 @@ def test_reference_is_the_file(case):
     Only a tied output is absent."""
     ref, expected = case.ref, case.expected
     covered = set()
-    gpt_oss = ARCHS[case.arch].get("file", {}).get("gpt_oss", False)
-    for names, map_name, value in _file_views(expected, gpt_oss):
+    layout = ARCHS[case.arch].get("file", {})
+    for names, map_name, value in _file_views(expected, layout.get("gpt_oss", False),
+                                              layout.get("dense_shared", False)):
         t = ref.gguf_tensor(map_name)
         if t is None:
             continue

@@ -75,6 +75,32 @@ TEST(HfConfig, AFalconMambaIsNotAMamba) {
   expect_refused(f, "mamba.ssm.dt_b_c_rms is true: a FalconMamba");
 }
 
+// The converter writes general.architecture "granitehybrid" for BambaForCausalLM too, with
+// rope.scaling.finetuned true (granite.py, GraniteHybridModel.set_gguf_parameters): a model with
+// rope, which GraniteMoeHybridForCausalLM (no position_embedding_type) would run without.
+TEST(HfConfig, ABambaIsNotAGraniteMoeHybrid) {
+  GgufFile f = tiny_decoder("granitehybrid", 2);
+  erase(f, "granitehybrid.attention.head_count_kv");
+  add(f, "granitehybrid.attention.head_count_kv", arr(ValueType::kUint32, {u32(0), u32(2)}));
+  add(f, "granitehybrid.ssm.conv_kernel", u32(4));
+  add(f, "granitehybrid.ssm.inner_size", u32(32));
+  add(f, "granitehybrid.ssm.state_size", u32(16));
+  add(f, "granitehybrid.ssm.time_step_rank", u32(4));
+  add(f, "granitehybrid.ssm.group_count", u32(1));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  add(f, "granitehybrid.rope.scaling.finetuned", boolean(false));
+  const HfConfigResult granite = render_hf_config(f);
+  ASSERT_TRUE(granite.config.has_value()) << granite.reason;
+  EXPECT_EQ(granite.config->model_type, "granitemoehybrid");
+  const auto config = nlohmann::json::parse(granite.config->config_json);
+  EXPECT_EQ(config["layer_types"], nlohmann::json({"mamba", "attention"}));
+  EXPECT_EQ(config["num_key_value_heads"], 2);
+  EXPECT_EQ(config["mamba_expand"], 2);
+  EXPECT_EQ(config["mamba_d_head"], 8);
+  *find(f, "granitehybrid.rope.scaling.finetuned") = boolean(true);
+  expect_refused(f, "granitehybrid.rope.scaling.finetuned is true: a Bamba");
+}
+
 TEST(HfConfig, MissingArchitecture) {
   GgufFile f = tiny_llama();
   erase(f, "general.architecture");
