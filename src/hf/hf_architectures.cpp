@@ -350,6 +350,30 @@ constexpr auto kGraniteHybridKeys =
 // A dense model (num_local_experts 0) gets no expert_count (base.py writes it when truthy).
 constexpr ConfigConstant kGraniteHybridConstants[] = {{"num_local_experts", "0"}};
 
+// gemma.py, Gemma4Model.set_gguf_parameters (after Gemma3Model's): the sliding layers' head_dim
+// as key_length_swa, the full layers' as key_length (hf_config.cpp moves it into
+// per_layer_config, as Gemma4TextConfig.__post_init__ builds it from global_head_dim), both rope
+// bases (hf_config.cpp nests them in rope_parameters), the per-layer input width, the shared KV
+// layers, the smallest feed_forward_length (hf_config.cpp: a per-layer one is a double-wide MLP). A
+// per-layer head_count_kv (num_global_key_value_heads) is no count: no config.
+constexpr ConfigKey kGemma4Keys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size", ValueKind::kLayerMin},
+    {"embedding_length", "hidden_size"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads"},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+    {"vocab_size", "vocab_size"},
+    {"attention.key_length_swa", "head_dim"},
+    {"attention.key_length", "global_head_dim"},
+    {"attention.sliding_window", "sliding_window"},
+    {"rope.freq_base_swa", "rope_local_base_freq", kNumber},
+    {"final_logit_softcapping", "final_logit_softcapping", kNumber},
+    {"attention.shared_kv_layers", "num_kv_shared_layers"},
+    {"embedding_length_per_layer_input", "hidden_size_per_layer_input"}};
+
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
@@ -1257,6 +1281,38 @@ std::vector<Architecture> build() {
             llama_attention}),
        .after = norm_head,
        .layer_types = {"attention.head_count_kv", "attention", "mamba"}});
+  // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
+  // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
+  // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its
+  // layer_scalar (modeling_gemma4.py, Gemma4TextDecoderLayer).
+  add({.gguf_arch = "gemma4",
+       .model_type = "gemma4_text",
+       .class_name = "Gemma4ForCausalLM",
+       .keys = kGemma4Keys,
+       .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 9216, .bos = 2, .eos = 1, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({{{"layer_output_scale.weight", "layer_scalar", Shape::kOne}},
+                     {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+                      {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
+                      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim},
+                      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+                      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+                      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO}},
+                     gated_mlp,
+                     gemma_norms,
+                     {{"inp_gate.weight", "per_layer_input_gate.weight", Shape::kPerLayerHidden},
+                      {"proj.weight", "per_layer_projection.weight", Shape::kHiddenPerLayer},
+                      {"post_norm.weight", "post_per_layer_input_norm.weight", Shape::kHidden}}}),
+       .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
+                 {"per_layer_token_embd.weight", "model.embed_tokens_per_layer.weight",
+                  Shape::kPerLayerEmbeddings},
+                 {"per_layer_model_proj.weight", "model.per_layer_model_projection.weight",
+                  Shape::kPerLayerModelProjection},
+                 {"per_layer_proj_norm.weight", "model.per_layer_projection_norm.weight",
+                  Shape::kPerLayerInput},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
   return rows;
 }
 

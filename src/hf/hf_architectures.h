@@ -23,7 +23,9 @@ namespace ggufs::hf {
 /// kLayerMax: the key holds a count a layer, 0 for layers without the part (lfm2.py writes
 /// num_key_value_heads so), and the field the largest. kQuotient: the key holds a product, the
 /// field its quotient by config field `over` (mamba2's expand and head_dim from ssm.inner_size:
-/// mamba.py, Mamba2Model.set_gguf_parameters).
+/// mamba.py, Mamba2Model.set_gguf_parameters). kLayerMin: the key holds a count a layer, the
+/// field the smallest (gemma.py, Gemma4Model.set_gguf_parameters writes a double-wide MLP's
+/// intermediate_size doubled for the KV-sharing layers).
 enum class ValueKind : std::uint8_t {
   kAny,
   kCount,
@@ -31,7 +33,8 @@ enum class ValueKind : std::uint8_t {
   kTokenId,
   kRotaryFraction,
   kLayerMax,
-  kQuotient
+  kQuotient,
+  kLayerMin
 };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
@@ -112,6 +115,13 @@ enum class Shape {
   kExpertsGateUpBias,      // (E, 2F): its bias
   kExpertsFfHiddenT,       // (E, F, H): gpt-oss's down_proj
   kExpertsHidden,          // (E, H): its bias
+  // Gemma 4's per-layer inputs (PLE): Hp hidden_size_per_layer_input, Vp its vocabulary, L layers
+  kOne,                      // (1): layer_scalar
+  kPerLayerHidden,           // (Hp, H): per_layer_input_gate
+  kHiddenPerLayer,           // (H, Hp): per_layer_projection
+  kPerLayerEmbeddings,       // (Vp, L·Hp): embed_tokens_per_layer
+  kPerLayerModelProjection,  // (L·Hp, H): per_layer_model_projection
+  kPerLayerInput,            // (Hp): per_layer_projection_norm
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see

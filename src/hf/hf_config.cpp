@@ -381,14 +381,20 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
     const std::string config_key(k.config);
     config[config_key] = field_json(kv.value, arch, updated);
-    if (json& v = config[config_key]; k.kind == hf::ValueKind::kLayerMax && v.is_array()) {
-      json largest = 0;
+    const bool max = k.kind == hf::ValueKind::kLayerMax, min = k.kind == hf::ValueKind::kLayerMin;
+    if (json& v = config[config_key]; (max || min) && v.is_array()) {
+      json chosen = max ? json(0) : json();
       for (const json& e : v) {
         if (!is_non_negative(e))
           return fmt::format("{} holds a value that is no count", printable(kv.key));
-        if (e.get<std::uint64_t>() > largest.get<std::uint64_t>()) largest = e;
+        const auto n = e.get<std::uint64_t>();
+        if (chosen.is_null() ||
+            (max ? n > chosen.get<std::uint64_t>() : n < chosen.get<std::uint64_t>())) {
+          chosen = e;
+        }
       }
-      v = largest;
+      if (chosen.is_null()) return fmt::format("{} is an empty list", printable(kv.key));
+      v = chosen;
     }
     source[config_key] = kv.key;
     kinds[config_key] = k.kind;
@@ -474,6 +480,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       case ValueKind::kRotaryFraction:
       case ValueKind::kLayerMax:
       case ValueKind::kQuotient:
+      case ValueKind::kLayerMin:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }
@@ -534,6 +541,61 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       types.push_back(set ? lt.nonzero : lt.zero);
     }
     config["layer_types"] = std::move(types);
+  }
+
+  // Gemma 4 (configuration_gemma4.py, Gemma4TextConfig): the rope bases nested per layer type,
+  // the full-attention layers' "proportional" rope with the class default partial_rotary_factor
+  // (the converter asserts that type and writes the fraction only as rope_freqs.weight, gemma.py
+  // Gemma4Model.generate_extra_tensors); their head_dim in per_layer_config, as __post_init__
+  // builds it from global_head_dim; the per-layer inputs' vocabulary, not in the file, the
+  // model's (as in every Gemma 4 checkpoint).
+  if (config["model_type"] == "gemma4_text") {
+    // The MoE block (enable_moe_block: router scales, per-expert scales) has no row here.
+    if (find(fmt::format("{}.expert_count", arch))) {
+      return no_config("Gemma 4's mixture-of-experts block is not rendered");
+    }
+    json full = {
+        {"partial_rotary_factor", 0.25}, {"rope_theta", 1000000.0}, {"rope_type", "proportional"}};
+    json sliding = {{"rope_theta", 10000.0}, {"rope_type", "default"}};
+    if (config.contains("rope_theta")) full["rope_theta"] = config["rope_theta"];
+    if (config.contains("rope_local_base_freq"))
+      sliding["rope_theta"] = config["rope_local_base_freq"];
+    config.erase("rope_theta");
+    config.erase("rope_local_base_freq");
+    config["rope_parameters"] = {{"full_attention", full}, {"sliding_attention", sliding}};
+    if (config.contains("global_head_dim")) {
+      json per_layer = json::object();
+      const json& types = config.value("layer_types", json::array());
+      for (std::size_t i = 0; i < types.size(); ++i) {
+        if (types[i] == "full_attention") {
+          per_layer[std::to_string(i)] = {{"head_dim", config["global_head_dim"]}};
+        }
+      }
+      config["per_layer_config"] = std::move(per_layer);
+      config.erase("global_head_dim");
+    }
+    config["vocab_size_per_layer_input"] = config["vocab_size"];
+    // A per-layer feed_forward_length: intermediate_size, doubled for the layers that reuse
+    // another's keys and values (use_double_wide_mlp; Gemma4Model.set_gguf_parameters writes
+    // it so), anything else is no Gemma 4.
+    const std::string ff_key = fmt::format("{}.feed_forward_length", arch);
+    if (const Value* v = find(ff_key); v && std::holds_alternative<Array>(v->data)) {
+      const json ff = field_json(*v, arch, updated);
+      const auto n = config["num_hidden_layers"].get<std::uint64_t>();
+      const std::uint64_t shared =
+          config.value("num_kv_shared_layers", json(0)).get<std::uint64_t>();
+      const std::uint64_t f = config["intermediate_size"].get<std::uint64_t>();
+      bool fits = ff.size() == n && shared <= n;
+      for (std::uint64_t i = 0; fits && i < n; ++i)
+        fits = ff[i] == json(i < n - shared ? f : 2 * f);
+      if (!fits) {
+        return no_config(fmt::format(
+            "{} is not intermediate_size for the layers of their own KV, twice it for the "
+            "{} sharing layers",
+            printable(ff_key), shared));
+      }
+      config["use_double_wide_mlp"] = true;
+    }
   }
 
   // Rotary dimensions per head back to the fraction of hidden / heads they are.

@@ -53,6 +53,8 @@ struct Dims {
   std::uint64_t shared_experts = 0, conv_cache = 0;
   // SSMs: inner size, state size, time-step rank (mamba2: its heads), groups, conv kernel.
   std::uint64_t inner = 0, state = 0, rank = 0, groups = 0, kernel = 0;
+  // Gemma 4's per-layer inputs: width, vocabulary, and the layers they are packed for.
+  std::uint64_t per_layer = 0, per_layer_vocab = 0, layers = 0;
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -201,6 +203,18 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.experts, d.ff, d.hidden};
     case Shape::kExpertsHidden:
       return V{d.experts, d.hidden};
+    case Shape::kOne:
+      return V{1};
+    case Shape::kPerLayerHidden:
+      return V{d.per_layer, d.hidden};
+    case Shape::kHiddenPerLayer:
+      return V{d.hidden, d.per_layer};
+    case Shape::kPerLayerEmbeddings:
+      return two(d.per_layer_vocab, mul(d.layers, d.per_layer));
+    case Shape::kPerLayerModelProjection:
+      return two(mul(d.layers, d.per_layer), d.hidden);
+    case Shape::kPerLayerInput:
+      return V{d.per_layer};
   }
   return std::nullopt;
 }
@@ -271,7 +285,8 @@ HfWeightsResult build(const GgufFile& file) {
   auto dim = [&](std::string_view suffix) -> std::optional<std::uint64_t> {
     for (const hf::ConfigKey& k : arch->keys) {
       if (k.gguf == suffix &&
-          (k.kind == hf::ValueKind::kCount || k.kind == hf::ValueKind::kLayerMax)) {
+          (k.kind == hf::ValueKind::kCount || k.kind == hf::ValueKind::kLayerMax ||
+           k.kind == hf::ValueKind::kLayerMin)) {
         return count(config, std::string(k.config).c_str());
       }
     }
@@ -322,6 +337,9 @@ HfWeightsResult build(const GgufFile& file) {
   d.rank = dim("ssm.time_step_rank").value_or(0);
   d.groups = dim("ssm.group_count").value_or(0);
   d.kernel = dim("ssm.conv_kernel").value_or(0);
+  d.per_layer = dim("embedding_length_per_layer_input").value_or(0);
+  d.per_layer_vocab = count(config, "vocab_size_per_layer_input").value_or(0);
+  d.layers = layers;
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
   // build expert_count's.
   const std::uint64_t split_experts =
@@ -497,8 +515,25 @@ HfWeightsResult build(const GgufFile& file) {
   };
 
   if (std::string why = add_globals(arch->before); !why.empty()) return refuse(why);
+  const std::uint64_t head_dim = d.head_dim, ff = d.ff;
+  const auto per_layer_config = config.find("per_layer_config");
+  // Gemma 4's double-wide MLP: twice as wide in the layers that reuse another's keys and values
+  // (modeling_gemma4.py, Gemma4TextMLP).
+  const bool double_wide = config.value("use_double_wide_mlp", json(false)) == json(true);
+  const std::uint64_t kv_shared = count(config, "num_kv_shared_layers").value_or(0);
   for (const auto& [n, tensors] : blocks) {
     const std::string prefix = fmt::format(fmt::runtime(arch->layer_prefix), n);
+    // A layer's own head_dim (Gemma4TextConfig's per_layer_config: the full-attention layers').
+    d.head_dim = head_dim;
+    d.ff = ff;
+    if (double_wide && kv_shared <= layers && n >= layers - kv_shared)
+      d.ff = mul(ff, 2).value_or(0);
+    if (per_layer_config != config.end() && per_layer_config->is_object()) {
+      const auto layer = per_layer_config->find(std::to_string(n));
+      if (layer != per_layer_config->end() && layer->is_object()) {
+        d.head_dim = count(*layer, "head_dim").value_or(head_dim);
+      }
+    }
     for (std::size_t i = 0; i < arch->layer.size();) {
       if (!arch->layer[i].expert) {
         const WeightEntry& e = arch->layer[i++];

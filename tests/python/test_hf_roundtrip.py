@@ -630,6 +630,26 @@ ARCHS = {
         file=dict(neg_exp=(".A_log",), dense_shared=True),
         ulps={".A_log": 327},
     ),
+    "gemma4": dict(
+        cls="Gemma4ForCausalLM",  # transformers 5 only (4.57.6 has no Gemma 4: skips itself)
+        tokenizer="spm-gemma4",
+        # sliding layers' head_dim 16, the full layers' global_head_dim 32; grouped KV; the
+        # last two layers reuse the first two's keys and values (no k/v weights of their own)
+        # with a double-wide MLP (as Gemma 4 E2B);
+        # per-layer embeddings (hidden_size_per_layer_input 8, its vocabulary the model's, as in
+        # Gemma 4's checkpoints); rope bases other than the defaults; a soft-cap; untied output
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, head_dim=16,
+                    global_head_dim=32, rms_norm_eps=1e-6, max_position_embeddings=512,
+                    sliding_window=16, final_logit_softcapping=25.0, num_kv_shared_layers=2,
+                    use_double_wide_mlp=True,
+                    layer_types=["sliding_attention", "full_attention"] * 2,
+                    rope_parameters=dict(
+                        sliding_attention=dict(rope_type="default", rope_theta=20000.0),
+                        full_attention=dict(rope_type="proportional", partial_rotary_factor=0.25,
+                                            rope_theta=500000.0)),
+                    hidden_size_per_layer_input=8, vocab_size_per_layer_input=1000,
+                    tie_word_embeddings=False),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -916,10 +936,19 @@ def _glm4moe(path):
     return tok, None
 
 
+def _spm_gemma4(path):
+    """Gemma's without the mask token transformers 5's GemmaTokenizer adds by default (id 1000,
+    past the SentencePiece pieces: Gemma3Model.modify_tensors cuts the embedding to those)."""
+    src = _train_spm(path, gemma=True)
+    tok = _tok_class("GemmaTokenizerFast", "GemmaTokenizer").from_pretrained(
+        str(src), add_bos_token=True, add_eos_token=False, mask_token=None)
+    return tok, src / "tokenizer.model"
+
+
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
               "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
               "glm4": _glm4, "spm-nemotron": _spm_nemotron,
-              "glm4moe": _glm4moe}
+              "glm4moe": _glm4moe, "spm-gemma4": _spm_gemma4}
 
 
 # ---------------------------------------------------------------------------------------------

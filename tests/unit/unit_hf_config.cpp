@@ -322,5 +322,32 @@ TEST(HfArchitectures, TheReadmeTableHasOneRowPerArchitecture) {
   EXPECT_EQ(rows.size(), with_weights.size()) << "a README row names no architecture of the table";
 }
 
+TEST(HfConfig, AGemma4DoubleWideMlpFromItsWidthsALayer) {
+  GgufFile f = tiny_decoder("gemma4", 4);
+  add(f, "gemma4.attention.shared_kv_layers", u32(2));
+  add(f, "gemma4.attention.key_length", u32(8));
+  add(f, "gemma4.attention.sliding_window_pattern",
+      arr(ValueType::kBool, {boolean(true), boolean(false), boolean(true), boolean(false)}));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  *find(f, "gemma4.feed_forward_length") =
+      arr(ValueType::kUint32, {u32(40), u32(40), u32(80), u32(80)});
+  const HfConfigResult r = render_hf_config(f);
+  ASSERT_TRUE(r.config.has_value()) << r.reason;
+  const auto config = nlohmann::json::parse(r.config->config_json);
+  EXPECT_EQ(config["intermediate_size"], 40);
+  EXPECT_EQ(config["use_double_wide_mlp"], true);
+  EXPECT_EQ(config["per_layer_config"],
+            nlohmann::json::parse(R"({"1": {"head_dim": 8}, "3": {"head_dim": 8}})"));
+  EXPECT_EQ(config["rope_parameters"]["full_attention"]["rope_theta"], 10000.0);
+  // Widths that are not the shared layers' doubled ones: no Gemma 4.
+  *find(f, "gemma4.feed_forward_length") =
+      arr(ValueType::kUint32, {u32(40), u32(80), u32(80), u32(80)});
+  expect_refused(f, "gemma4.feed_forward_length is not intermediate_size");
+  *find(f, "gemma4.feed_forward_length") = u32(40);
+  ASSERT_TRUE(render_hf_config(f).config.has_value());
+  add(f, "gemma4.expert_count", u32(4));
+  expect_refused(f, "mixture-of-experts");
+}
+
 }  // namespace
 }  // namespace ggufs
