@@ -96,7 +96,8 @@ struct HfWeightsResult {
 /// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
 /// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), the fused
 /// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv), mamba's
-/// A_log from A (kLogOfNegated); lfm2's and mamba's squeezed or reshaped tensors in the class's
+/// A_log from A (kLogOfNegated), MLA's kv_b_proj from attn_k_b and attn_v_b
+/// (kConcatTransposedRows); lfm2's and mamba's squeezed or reshaped tensors in the class's
 /// shape (the values as they are); phi3's and glm4's fused projections stay fused, as the
 /// converter keeps them. GGUF tensors no entry names are left out, and tied or absent weights
 /// are not listed (the model keeps its own). Where
