@@ -59,6 +59,11 @@ enum class HfTransform {
   /// (down_proj). A stack of vectors (E, F) (the biases) is a stack of one-column matrices:
   /// HF[m][2r + j].
   kInterleaveTransposed,
+  /// The inverse of MLA's kv_b split (deepseek.py, DeepseekV2Model.modify_tensors: kv_b_proj
+  /// viewed as (heads, dn + dv, r), k_b = [:, :dn] transposed to (heads, r, dn), v_b = [:, dn:]):
+  /// head by head (the outermost axis), `source`'s matrix (r, dn) transposed, then the rows of
+  /// `parts[0]`'s (dv, r); a 2-D (heads·(dn + dv), r).
+  kConcatTransposedRows,
 };
 
 /// One tensor of the state_dict.
@@ -72,7 +77,8 @@ struct HfWeight {
   std::uint64_t n_head = 0;        ///< kReversePermute, kRegroupQkv: the head count n
   std::uint64_t index = 0;         ///< kSelect: the expert
   float constant = 0;              ///< kAddConstant: the addend
-  std::vector<std::size_t> parts;  ///< kConcatRows: the GGUF tensors after `source`, in order
+  std::vector<std::size_t> parts;  ///< kConcatRows, kInterleaveTransposed,
+                                   ///< kConcatTransposedRows: the GGUF tensors after `source`
   std::uint64_t groups = 0;        ///< kRegroupQkv: the KV groups g
 };
 
@@ -90,7 +96,8 @@ struct HfWeightsResult {
 /// of a stacked *_exps tensor (kSelect), q/k rows un-permuted, gemma's norms minus 1, GPT-2's
 /// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), the fused
 /// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv), mamba's
-/// A_log from A (kLogOfNegated); lfm2's and mamba's squeezed or reshaped tensors in the class's
+/// A_log from A (kLogOfNegated), MLA's kv_b_proj from attn_k_b and attn_v_b
+/// (kConcatTransposedRows); lfm2's and mamba's squeezed or reshaped tensors in the class's
 /// shape (the values as they are); phi3's and glm4's fused projections stay fused, as the
 /// converter keeps them. GGUF tensors no entry names are left out, and tied or absent weights
 /// are not listed (the model keeps its own). Where

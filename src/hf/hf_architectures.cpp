@@ -330,14 +330,22 @@ constexpr ConfigConstant kLfm2Constants[] = {{"block_auto_adjust_ff_dim", "false
 // context_length (the placeholder 2^20 for a model without rope); the mamba_-prefixed SSM
 // sizes, inner_size as mamba_expand · hidden (find_hparam's prefixed keys).
 constexpr ConfigKey kGraniteHybridBase[] = {
-    {"block_count", "num_hidden_layers"},
-    {"feed_forward_length", "intermediate_size"},
-    {"embedding_length", "hidden_size"},
-    {"rope.freq_base", "rope_theta", kNumber},
-    {"attention.head_count", "num_attention_heads"},
-    {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
-    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
-    {"vocab_size", "vocab_size"}};
+    // deepseek.py, DeepseekV2Model.set_gguf_parameters (after base.py's): head_count_kv forced to 1
+    // (MLA as MQA), num_key_value_heads from head_count (the converter's kv_b split views the
+    // tensor by it, the class builds it by num_attention_heads: both equal); the leading dense
+    // layers, the LoRA ranks, the rope part of a head and the value head (key_length and
+    // value_length, Lkv + dr and Lkv, have no field), the nope part as key_length_mla less the rope
+    // part; the routing (base.py writes the groups); norm_topk_prob only when true.
+    constexpr ConfigKey kDeepseek2Keys[] = {
+        {"context_length", "max_position_embeddings"},
+        {"block_count", "num_hidden_layers"},
+        {"feed_forward_length", "intermediate_size"},
+        {"embedding_length", "hidden_size"},
+        {"rope.freq_base", "rope_theta", kNumber},
+        {"attention.head_count", "num_attention_heads"},
+        {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
+        {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+        {"vocab_size", "vocab_size"}};
 constexpr ConfigKey kGraniteHybridSsm[] = {
     {"ssm.conv_kernel", "mamba_d_conv"},
     {"ssm.state_size", "mamba_d_state"},
@@ -373,6 +381,25 @@ constexpr ConfigKey kGemma4Keys[] = {
     {"final_logit_softcapping", "final_logit_softcapping", kNumber},
     {"attention.shared_kv_layers", "num_kv_shared_layers"},
     {"embedding_length_per_layer_input", "hidden_size_per_layer_input"}};
+{"attention.head_count", "num_key_value_heads"},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber}, {"vocab_size", "vocab_size"},
+    {"leading_dense_block_count", "first_k_dense_replace"},
+    {"attention.q_lora_rank", "q_lora_rank"}, {"attention.kv_lora_rank", "kv_lora_rank"},
+    {"rope.dimension_count", "qk_rope_head_dim"},
+    {"attention.key_length_mla", "qk_nope_head_dim", ValueKind::kDifference, "qk_rope_head_dim"},
+    {"attention.value_length_mla", "v_head_dim"},
+    {"expert_feed_forward_length", "moe_intermediate_size"}, {"expert_count", "n_routed_experts"},
+    {"expert_used_count", "num_experts_per_tok"}, {"expert_group_count", "n_group"},
+    {"expert_group_used_count", "topk_group"}, {"expert_shared_count", "n_shared_experts"},
+    {"expert_weights_scale", "routed_scaling_factor", kNumber}, {
+  "expert_weights_norm", "norm_topk_prob", ValueKind::kAny
+}
+};  // namespace
+// No q_lora_rank key: q_proj, no query LoRA (DeepSeek-V2-Lite). V3's norm_topk_prob is written
+// only when true; its class default is true.
+constexpr ConfigConstant kDeepseekV2Constants[] = {{"q_lora_rank", "null"}};
+constexpr ConfigConstant kDeepseekV3Constants[] = {{"q_lora_rank", "null"},
+                                                   {"norm_topk_prob", "false"}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -1313,10 +1340,55 @@ std::vector<Architecture> build() {
                   Shape::kPerLayerInput},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
+  // DeepSeek-V2 and V3 (Kimi K2 too): MLA (modeling_deepseek_v2.py, DeepseekV2Attention): q_proj,
+  // or the query LoRA (q_a_proj, its norm, q_b_proj); kv_a_proj_with_mqa, its norm, kv_b_proj,
+  // which the converter splits into attn_k_b and attn_v_b (deepseek.py,
+  // DeepseekV2Model.modify_tensors); dense layers before first_k_dense_replace, then the stacked
+  // experts, the router and the shared experts as one MLP (V3's router with its correction bias,
+  // the tensor that tells V3 from V2: V2's softmax router has none).
+  const std::vector<WeightEntry> mla_attention = {
+      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kMlaQ},
+      {"attn_q_a.weight", "self_attn.q_a_proj.weight", Shape::kQLoraHidden},
+      {"attn_q_a_norm.weight", "self_attn.q_a_layernorm.weight", Shape::kQLora},
+      {"attn_q_b.weight", "self_attn.q_b_proj.weight", Shape::kMlaQB},
+      {"attn_kv_a_mqa.weight", "self_attn.kv_a_proj_with_mqa.weight", Shape::kKvLoraRopeHidden},
+      {"attn_kv_a_norm.weight", "self_attn.kv_a_layernorm.weight", Shape::kKvLora},
+      {"attn_k_b.weight", "self_attn.kv_b_proj.weight", Shape::kMlaKvB, false, {"attn_v_b.weight"}},
+      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kMlaO},
+  };
+  add({.gguf_arch = "deepseek2",
+       .model_type = "deepseek_v2",
+       .class_name = "DeepseekV2ForCausalLM",
+       .keys = kDeepseek2Keys,
+       .constants = kDeepseekV2Constants,
+       .defaults =
+           {.ff = 11008, .experts = 64, .expert_ff = 1407, .shared_experts = 2, .bos = 1, .eos = 2},
+       .transforms = Transforms::kMla,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
+       .after = norm_head});
+  add({.gguf_arch = "deepseek2",
+       .model_type = "deepseek_v3",
+       .class_name = "DeepseekV3ForCausalLM",
+       .keys = kDeepseek2Keys,
+       .constants = kDeepseekV3Constants,
+       .defaults = {.ff = 18432,
+                    .experts = 256,
+                    .expert_ff = 2048,
+                    .shared_experts = 1,
+                    .bos = 0,
+                    .eos = 1},
+       .transforms = Transforms::kMla,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
+       .after = norm_head,
+       .required_tensor = "exp_probs_b.bias"});
   return rows;
 }
 
-}  // namespace
+}  // namespace ggufs::hf
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> rows = build();
@@ -1333,7 +1405,7 @@ const Architecture* find_architecture(std::string_view model_type) {
 const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file) {
   if (!row) return row;
   for (const Architecture& a : architectures()) {
-    if (a.model_type != row->model_type || a.required_tensor.empty()) continue;
+    if (a.gguf_arch != row->gguf_arch || a.required_tensor.empty()) continue;
     for (const TensorInfo& t : file.tensors) {
       const std::string_view name = t.name;
       const std::size_t dot = name.find('.', 4);

@@ -25,7 +25,9 @@ namespace ggufs::hf {
 /// field its quotient by config field `over` (mamba2's expand and head_dim from ssm.inner_size:
 /// mamba.py, Mamba2Model.set_gguf_parameters). kLayerMin: the key holds a count a layer, the
 /// field the smallest (gemma.py, Gemma4Model.set_gguf_parameters writes a double-wide MLP's
-/// intermediate_size doubled for the KV-sharing layers).
+/// intermediate_size doubled for the KV-sharing layers). kDifference: the key holds a sum, the
+/// field it less config field `over` (MLA's qk_nope_head_dim from key_length_mla, nope + rope:
+/// deepseek.py, DeepseekV2Model.set_gguf_parameters).
 enum class ValueKind : std::uint8_t {
   kAny,
   kCount,
@@ -34,7 +36,8 @@ enum class ValueKind : std::uint8_t {
   kRotaryFraction,
   kLayerMax,
   kQuotient,
-  kLayerMin
+  kLayerMin,
+  kDifference
 };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
@@ -44,7 +47,8 @@ struct ConfigKey {
   std::string_view gguf;
   std::string_view config;
   ValueKind kind = ValueKind::kCount;
-  std::string_view over{};  ///< kQuotient: the config field the key's value is divided by
+  std::string_view over{};  ///< kQuotient, kDifference: the field the key's value is divided by
+                            ///< or less
 };
 
 /// A config field the converter does not write, set to the value the models of this
@@ -122,6 +126,16 @@ enum class Shape {
   kPerLayerEmbeddings,       // (Vp, L·Hp): embed_tokens_per_layer
   kPerLayerModelProjection,  // (L·Hp, H): per_layer_model_projection
   kPerLayerInput,            // (Hp): per_layer_projection_norm
+  // MLA (modeling_deepseek_v2.py, DeepseekV2Attention): Lq/Lkv the query/KV LoRA ranks, dn/dr/dv
+  // a head's nope, rope and value dims
+  kQLoraHidden,       // (Lq, H): q_a_proj
+  kQLora,             // (Lq): q_a_layernorm
+  kMlaQ,              // (nh·(dn + dr), H): q_proj
+  kMlaQB,             // (nh·(dn + dr), Lq): q_b_proj
+  kKvLoraRopeHidden,  // (Lkv + dr, H): kv_a_proj_with_mqa
+  kKvLora,            // (Lkv): kv_a_layernorm
+  kMlaKvB,            // (nh·(dn + dv), Lkv): kv_b_proj
+  kMlaO,              // (H, nh·dv): o_proj
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -141,6 +155,9 @@ enum class Transforms {
   // kLlama's q/k rows and kSsm's A_log both: hybrids whose converter class is a LlamaModel and
   // a Mamba2Model (granite.py, GraniteHybridModel)
   kLlamaSsm,
+  // MLA's kv_b_proj from the converter's attn_k_b (per head, transposed) and attn_v_b
+  // (HfTransform::kConcatTransposedRows; deepseek.py, DeepseekV2Model.modify_tensors)
+  kMla,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's
@@ -204,8 +221,9 @@ struct Architecture {
   std::string_view no_weights;
   std::span<const TensorFlag> tensor_flags;
   /// Where one class names a layer's tensors by its config (falcon's new decoder: ln_attn and
-  /// ln_mlp with two norms, input_layernorm with one): a GGUF layer tensor (after "blk.N.") only
-  /// this row's files have. Of a model_type's rows, hf_config.cpp and hf_weights.cpp take the one
+  /// ln_mlp with two norms, input_layernorm with one), or one general.architecture covers two
+  /// classes (deepseek2: V3's router correction bias): a GGUF layer tensor (after "blk.N.") only
+  /// this row's files have. Of a gguf_arch's rows, hf_config.cpp and hf_weights.cpp take the one
   /// whose required tensor a layer holds (with_layer_tensors), else the one they chose.
   std::string_view required_tensor;
   LayerTypes layer_types;  ///< none when `gguf` is empty
@@ -223,8 +241,8 @@ const std::vector<Architecture>& architectures();
 /// The row whose model_type is `model_type`, or nullptr.
 const Architecture* find_architecture(std::string_view model_type);
 
-/// Of `row`'s model_type's rows, the one whose required_tensor a layer of `file` holds, else
-/// `row` (nullptr stays nullptr).
+/// Of `row`'s general.architecture's rows, the one whose required_tensor a layer of `file` holds,
+/// else `row` (nullptr stays nullptr).
 const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file);
 
 }  // namespace ggufs::hf

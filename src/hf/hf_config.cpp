@@ -481,6 +481,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       case ValueKind::kLayerMax:
       case ValueKind::kQuotient:
       case ValueKind::kLayerMin:
+      case ValueKind::kDifference:
         if (!is_non_negative(value)) {
           return no_config(fmt::format("{} is not a non-negative integer", key));
         }
@@ -632,6 +633,19 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     } else {
       config[ck] = static_cast<double>(n) / static_cast<double>(d);
     }
+  }
+  // A sum back to its term: the key's value less config field `over`.
+  for (const hf::ConfigKey& k : row->keys) {
+    const std::string ck(k.config);
+    if (k.kind != ValueKind::kDifference || !config.contains(ck)) continue;
+    const std::string over(k.over);
+    const auto n = config[ck].get<std::uint64_t>();
+    if (!config.contains(over) || !is_non_negative(config[over]) ||
+        config[over].get<std::uint64_t>() > n) {
+      return no_config(
+          fmt::format("{}: no {} at most it to take from it", printable(source[ck]), over));
+    }
+    config[ck] = n - config[over].get<std::uint64_t>();
   }
 
   // GPT2Attention refuses a hidden size its heads do not divide (modeling_gpt2.py,

@@ -55,6 +55,8 @@ struct Dims {
   std::uint64_t inner = 0, state = 0, rank = 0, groups = 0, kernel = 0;
   // Gemma 4's per-layer inputs: width, vocabulary, and the layers they are packed for.
   std::uint64_t per_layer = 0, per_layer_vocab = 0, layers = 0;
+  // MLA: the query and KV LoRA ranks, a head's nope, rope and value dims.
+  std::uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0;
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -215,6 +217,26 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return two(mul(d.layers, d.per_layer), d.hidden);
     case Shape::kPerLayerInput:
       return V{d.per_layer};
+    case Shape::kQLoraHidden:
+      return V{d.q_lora, d.hidden};
+    case Shape::kQLora:
+      return V{d.q_lora};
+    case Shape::kMlaQ:
+    case Shape::kMlaQB:
+    case Shape::kMlaKvB:
+    case Shape::kMlaO: {
+      const bool kv = s == Shape::kMlaKvB || s == Shape::kMlaO;
+      const std::uint64_t head = d.nope + (kv ? d.v_head : d.rope);  // config counts: no overflow
+      const std::uint64_t per_head = s == Shape::kMlaO ? d.v_head : head;
+      const auto rows = mul(d.heads, per_head);
+      if (!rows) return std::nullopt;
+      if (s == Shape::kMlaO) return V{d.hidden, *rows};
+      return V{*rows, s == Shape::kMlaQ ? d.hidden : s == Shape::kMlaQB ? d.q_lora : d.kv_lora};
+    }
+    case Shape::kKvLoraRopeHidden:
+      return V{d.kv_lora + d.rope, d.hidden};
+    case Shape::kKvLora:
+      return V{d.kv_lora};
   }
   return std::nullopt;
 }
@@ -340,6 +362,11 @@ HfWeightsResult build(const GgufFile& file) {
   d.per_layer = dim("embedding_length_per_layer_input").value_or(0);
   d.per_layer_vocab = count(config, "vocab_size_per_layer_input").value_or(0);
   d.layers = layers;
+  d.q_lora = dim("attention.q_lora_rank").value_or(0);
+  d.kv_lora = dim("attention.kv_lora_rank").value_or(0);
+  d.rope = dim("rope.dimension_count").value_or(0);
+  d.nope = count(config, "qk_nope_head_dim").value_or(0);
+  d.v_head = dim("attention.value_length_mla").value_or(0);
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
   // build expert_count's.
   const std::uint64_t split_experts =
@@ -381,8 +408,10 @@ HfWeightsResult build(const GgufFile& file) {
     w.hf_name = std::move(hf_name);
     w.source = source;
     w.shape = numpy_shape(t);
-    // The fused split's inverse: the parts' rows (numpy axis -2) follow one another.
-    for (const std::size_t part : parts) {
+    // The fused split's inverse: the parts' rows (numpy axis -2) follow one another (MLA's
+    // kv_b: below).
+    for (const std::size_t part :
+         arch->transforms == Transforms::kMla ? std::vector<std::size_t>{} : parts) {
       std::vector<std::uint64_t> s = numpy_shape(file.tensors[part]);
       const std::size_t n = w.shape.size();
       if (n < 2 || s.size() != n) {
@@ -413,7 +442,9 @@ HfWeightsResult build(const GgufFile& file) {
     if (family == Transforms::kLlamaSsm) {  // a hybrid: A_log is the SSM's, q/k rows llama's
       family = entry.hf.ends_with("A_log") ? Transforms::kSsm : Transforms::kLlama;
     }
-    switch (w.parts.empty() || family == Transforms::kGptOss ? family : Transforms::kNone) {
+    switch (w.parts.empty() || family == Transforms::kGptOss || family == Transforms::kMla
+                ? family
+                : Transforms::kNone) {
       case Transforms::kNone:
         break;
       case Transforms::kLlama: {
@@ -483,6 +514,22 @@ HfWeightsResult build(const GgufFile& file) {
         if (entry.hf.ends_with("A_log")) w.transform = HfTransform::kLogOfNegated;
         break;
       case Transforms::kLlamaSsm:  // resolved above
+        break;
+      case Transforms::kMla:
+        // attn_k_b (heads, r, dn) and attn_v_b (heads, dv, r) back to kv_b_proj.
+        if (!w.parts.empty()) {
+          const std::vector<std::uint64_t> v = numpy_shape(file.tensors[w.parts[0]]);
+          const bool fits = w.parts.size() == 1 && w.shape.size() == 3 && v.size() == 3 &&
+                            v[0] == w.shape[0] && v[2] == w.shape[1] &&
+                            w.shape[2] <= UINT64_MAX - v[1];
+          const auto rows = fits ? mul(w.shape[0], w.shape[2] + v[1]) : std::nullopt;
+          if (!rows) {
+            return fmt::format("tensor '{}' and '{}' are not one MLA kv_b split per head",
+                               printable(name), printable(file.tensors[w.parts[0]].name));
+          }
+          w.shape = {*rows, w.shape[1]};
+          w.transform = HfTransform::kConcatTransposedRows;
+        }
         break;
     }
     const auto expected = expected_shape(entry.shape, d);

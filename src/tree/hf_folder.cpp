@@ -113,6 +113,30 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     }
     return pieces;
   }
+  if (w.transform == HfTransform::kConcatTransposedRows) {
+    // Head by head (ne[2]): the source's matrix (ne[1] rows of ne[0]) transposed, then the
+    // part's rows as they are (hf_weight_map checked the part holds ne[2] matrices of ne[1]
+    // columns).
+    if (count != elements || w.parts.size() != 1 || t.n_dims != 3) {
+      return fmt::format("tensor '{}' and its part do not hold the {} elements of {}",
+                         printable(t.name), count, w.hf_name);
+    }
+    const TensorInfo& v = file.tensors[w.parts[0]];
+    const std::uint64_t k_n = t.ne[0] * t.ne[1], v_n = v.ne[0] * v.ne[1];
+    std::vector<Piece> pieces;
+    for (std::uint64_t h = 0; h < t.ne[2]; ++h) {
+      Piece p;
+      p.kind = Piece::Kind::kTensor;
+      p.tensor = w.source;
+      p.data = d;
+      p.from = h * k_n;
+      p.size = k_n * element_bytes(d);
+      p.order = Piece::Order::kTransposed;
+      pieces.push_back(p);
+      pieces.push_back(range(v, w.parts[0], h * v_n, v_n, true));
+    }
+    return pieces;
+  }
   if (w.transform == HfTransform::kRegroupQkv) {
     // Per KV group: its queries, its key, its value, each a run of whole GGUF rows (formula in
     // HfTransform::kRegroupQkv; hf_weight_map checked the rows hold n + 2g heads).
@@ -148,6 +172,7 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     case HfTransform::kConcatRows:
     case HfTransform::kRegroupQkv:
     case HfTransform::kInterleaveTransposed:
+    case HfTransform::kConcatTransposedRows:
       break;
     case HfTransform::kReversePermute:
       p.order = Piece::Order::kPermuteRows;

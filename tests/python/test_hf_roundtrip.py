@@ -650,6 +650,38 @@ ARCHS = {
                     hidden_size_per_layer_input=8, vocab_size_per_layer_input=1000,
                     tie_word_embeddings=False),
     ),
+    "deepseek_v2": dict(
+        cls="DeepseekV2ForCausalLM",
+        tokenizer="gpt2",
+        # MLA without a query LoRA (q_proj, as DeepSeek-V2-Lite); kv_b_proj split by the
+        # converter into attn_k_b (per head, transposed) and attn_v_b; v_head_dim 20, neither
+        # the nope part 16 nor nope + rope 24; layer 0 dense, layer 1 experts with two shared
+        # experts as one MLP; softmax routing scaled by 1.5; untied output. num_key_value_heads
+        # the head count: the converter's kv_b split views kv_b_proj by it
+        config=dict(SMALL, num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=32,
+                    qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=20,
+                    moe_intermediate_size=32, n_routed_experts=4, n_shared_experts=2,
+                    num_experts_per_tok=2, first_k_dense_replace=1, routed_scaling_factor=1.5,
+                    rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+        file=dict(mla=True),
+    ),
+    "deepseek_v3": dict(
+        cls="DeepseekV3ForCausalLM",
+        tokenizer="gpt2",
+        # MLA with a query LoRA (q_a_proj, q_a_layernorm, q_b_proj, as DeepSeek-V3), v_head_dim
+        # 12 below the nope part 16; sigmoid
+        # routing with the correction bias over 2 groups, 1 of them used; norm_topk_prob false
+        # (the converter writes the key only when true; the class default is true); layer 0
+        # dense; tied output
+        config=dict(SMALL, num_key_value_heads=4, q_lora_rank=48, kv_lora_rank=32,
+                    qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                    moe_intermediate_size=32, n_routed_experts=4, n_shared_experts=1,
+                    num_experts_per_tok=2, n_group=2, topk_group=1, norm_topk_prob=False,
+                    first_k_dense_replace=1, routed_scaling_factor=1.5, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=True),
+        file=dict(mla=True),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -1329,6 +1361,7 @@ def test_reader_agrees_with_gguf_py(originals):
 
 
 def _file_views(expected, gpt_oss=False, dense_shared=False):
+def _file_views(expected, gpt_oss=False, mla=None):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
     input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors; without
@@ -1348,6 +1381,17 @@ def _file_views(expected, gpt_oss=False, dense_shared=False):
             else:
                 yield name, f"blk.{oss[1]}.ffn_gate_exps{kind}", v[:, ::2]
                 yield name, f"blk.{oss[1]}.ffn_up_exps{kind}", v[:, 1::2]
+            continue
+        # MLA's kv_b_proj (heads·(nope + v), kv_lora_rank), `mla` the config: per head, its nope
+        # rows transposed (attn_k_b) and its value rows (attn_v_b) (deepseek.py,
+        # DeepseekV2Model.modify_tensors, with the config's num_key_value_heads)
+        kv_b = mla is not None and re.fullmatch(
+            r"model\.layers\.(\d+)\.self_attn\.kv_b_proj\.weight", name)
+        if kv_b:
+            heads = value.reshape(mla.num_key_value_heads, -1, value.shape[-1])
+            nope = mla.qk_nope_head_dim
+            yield name, f"blk.{kv_b[1]}.attn_k_b.weight", heads[:, :nope].transpose(1, 2)
+            yield name, f"blk.{kv_b[1]}.attn_v_b.weight", heads[:, nope:]
             continue
         granite = re.fullmatch(r"model\.layers\.(\d+)\.(block_sparse_moe|shared_mlp)\."
                                r"(input_linear\.weight|experts\.gate_up_proj)", name)
@@ -1383,6 +1427,9 @@ def test_reference_is_the_file(case):
     layout = ARCHS[case.arch].get("file", {})
     for names, map_name, value in _file_views(expected, layout.get("gpt_oss", False),
                                               layout.get("dense_shared", False)):
+    gpt_oss = ARCHS[case.arch].get("file", {}).get("gpt_oss", False)
+    mla = case.model.config if ARCHS[case.arch].get("file", {}).get("mla") else None
+    for names, map_name, value in _file_views(expected, gpt_oss, mla):
         t = ref.gguf_tensor(map_name)
         if t is None:
             continue

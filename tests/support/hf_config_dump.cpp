@@ -68,6 +68,13 @@ int print_weights(const ggufs::GgufFile& file) {
         line["n_head"] = w.n_head;
         line["groups"] = w.groups;
         break;
+      case ggufs::HfTransform::kConcatTransposedRows: {
+        line["transform"] = "concat_transposed_rows";
+        nlohmann::json parts = nlohmann::json::array();
+        for (const std::size_t p : w.parts) parts.push_back(file.tensors[p].name);
+        line["parts"] = parts;
+        break;
+      }
       case ggufs::HfTransform::kInterleaveTransposed: {
         line["transform"] = "interleave_transposed";
         nlohmann::json parts = nlohmann::json::array();
