@@ -330,22 +330,14 @@ constexpr ConfigConstant kLfm2Constants[] = {{"block_auto_adjust_ff_dim", "false
 // context_length (the placeholder 2^20 for a model without rope); the mamba_-prefixed SSM
 // sizes, inner_size as mamba_expand · hidden (find_hparam's prefixed keys).
 constexpr ConfigKey kGraniteHybridBase[] = {
-    // deepseek.py, DeepseekV2Model.set_gguf_parameters (after base.py's): head_count_kv forced to 1
-    // (MLA as MQA), num_key_value_heads from head_count (the converter's kv_b split views the
-    // tensor by it, the class builds it by num_attention_heads: both equal); the leading dense
-    // layers, the LoRA ranks, the rope part of a head and the value head (key_length and
-    // value_length, Lkv + dr and Lkv, have no field), the nope part as key_length_mla less the rope
-    // part; the routing (base.py writes the groups); norm_topk_prob only when true.
-    constexpr ConfigKey kDeepseek2Keys[] = {
-        {"context_length", "max_position_embeddings"},
-        {"block_count", "num_hidden_layers"},
-        {"feed_forward_length", "intermediate_size"},
-        {"embedding_length", "hidden_size"},
-        {"rope.freq_base", "rope_theta", kNumber},
-        {"attention.head_count", "num_attention_heads"},
-        {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
-        {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
-        {"vocab_size", "vocab_size"}};
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"embedding_length", "hidden_size"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+    {"vocab_size", "vocab_size"}};
 constexpr ConfigKey kGraniteHybridSsm[] = {
     {"ssm.conv_kernel", "mamba_d_conv"},
     {"ssm.state_size", "mamba_d_state"},
@@ -381,20 +373,36 @@ constexpr ConfigKey kGemma4Keys[] = {
     {"final_logit_softcapping", "final_logit_softcapping", kNumber},
     {"attention.shared_kv_layers", "num_kv_shared_layers"},
     {"embedding_length_per_layer_input", "hidden_size_per_layer_input"}};
-{"attention.head_count", "num_key_value_heads"},
-    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber}, {"vocab_size", "vocab_size"},
+// deepseek.py, DeepseekV2Model.set_gguf_parameters (after base.py's): head_count_kv forced to 1
+// (MLA as MQA), num_key_value_heads from head_count (the converter's kv_b split views the
+// tensor by it, the class builds it by num_attention_heads: both equal); the leading dense
+// layers, the LoRA ranks, the rope part of a head and the value head (key_length and
+// value_length, Lkv + dr and Lkv, have no field), the nope part as key_length_mla less the rope
+// part; the routing (base.py writes the groups); norm_topk_prob only when true.
+constexpr ConfigKey kDeepseek2Keys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"embedding_length", "hidden_size"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count", "num_key_value_heads"},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+    {"vocab_size", "vocab_size"},
     {"leading_dense_block_count", "first_k_dense_replace"},
-    {"attention.q_lora_rank", "q_lora_rank"}, {"attention.kv_lora_rank", "kv_lora_rank"},
+    {"attention.q_lora_rank", "q_lora_rank"},
+    {"attention.kv_lora_rank", "kv_lora_rank"},
     {"rope.dimension_count", "qk_rope_head_dim"},
     {"attention.key_length_mla", "qk_nope_head_dim", ValueKind::kDifference, "qk_rope_head_dim"},
     {"attention.value_length_mla", "v_head_dim"},
-    {"expert_feed_forward_length", "moe_intermediate_size"}, {"expert_count", "n_routed_experts"},
-    {"expert_used_count", "num_experts_per_tok"}, {"expert_group_count", "n_group"},
-    {"expert_group_used_count", "topk_group"}, {"expert_shared_count", "n_shared_experts"},
-    {"expert_weights_scale", "routed_scaling_factor", kNumber}, {
-  "expert_weights_norm", "norm_topk_prob", ValueKind::kAny
-}
-};  // namespace
+    {"expert_feed_forward_length", "moe_intermediate_size"},
+    {"expert_count", "n_routed_experts"},
+    {"expert_used_count", "num_experts_per_tok"},
+    {"expert_group_count", "n_group"},
+    {"expert_group_used_count", "topk_group"},
+    {"expert_shared_count", "n_shared_experts"},
+    {"expert_weights_scale", "routed_scaling_factor", kNumber},
+    {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny}};
 // No q_lora_rank key: q_proj, no query LoRA (DeepSeek-V2-Lite). V3's norm_topk_prob is written
 // only when true; its class default is true.
 constexpr ConfigConstant kDeepseekV2Constants[] = {{"q_lora_rank", "null"}};
@@ -1388,7 +1396,7 @@ std::vector<Architecture> build() {
   return rows;
 }
 
-}  // namespace ggufs::hf
+}  // namespace
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> rows = build();
