@@ -112,6 +112,10 @@ enum class Shape {
   kExpertsGateUpBias,      // (E, 2F): its bias
   kExpertsFfHiddenT,       // (E, F, H): gpt-oss's down_proj
   kExpertsHidden,          // (E, H): its bias
+  kQGate,                  // (2·nh·hd, H): qwen3next's q_proj, queries and output gate
+  kLinearQkvz,             // (2GN + 2I, H): qwen3next's in_proj_qkvz (G key heads of N)
+  kTwoRankHidden,          // (2R, H): qwen3next's in_proj_ba (R value heads)
+  kValueHeadDim,           // (I / R): qwen3next's gated norm, one value head's
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -128,6 +132,10 @@ enum class Transforms {
   kSsm,  // A_log = log(-A): the converter's A = -exp(A_log) (mamba.py) inverted
   // experts: gate/up interleaved again and transposed, down transposed (gpt_oss.py)
   kGptOss,
+  // qwen3next (qwen.py, Qwen3NextModel.modify_tensors): A_log = log(-A); norms minus the
+  // converter's + 1 but linear_attn.norm's (ssm_norm); in_proj_qkvz from attn_qkv and
+  // attn_gate (HfTransform::kRegroupQkvz)
+  kQwen3Next,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's
