@@ -116,6 +116,9 @@ enum class Shape {
   kLinearQkvz,             // (2GN + 2I, H): qwen3next's in_proj_qkvz (G key heads of N)
   kTwoRankHidden,          // (2R, H): qwen3next's in_proj_ba (R value heads)
   kValueHeadDim,           // (I / R): qwen3next's gated norm, one value head's
+  kLinearQkv,              // (2GN + I, H): qwen35's in_proj_qkv
+  kInnerHidden,            // (I, H): qwen35's in_proj_z
+  kRankHidden,             // (R, H): qwen35's in_proj_a, in_proj_b
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -136,6 +139,9 @@ enum class Transforms {
   // converter's + 1 but linear_attn.norm's (ssm_norm); in_proj_qkvz from attn_qkv and
   // attn_gate (HfTransform::kRegroupQkvz)
   kQwen3Next,
+  // qwen35, qwen35moe: kQwen3Next's, for key heads as many as value heads only (else the
+  // converter reorders the value heads: qwen.py, _LinearAttentionVReorderBase.modify_tensors)
+  kQwen35,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's

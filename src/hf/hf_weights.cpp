@@ -217,6 +217,16 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
     case Shape::kValueHeadDim:
       if (d.rank == 0) return std::nullopt;
       return V{d.inner / d.rank};
+    case Shape::kLinearQkv: {
+      const auto gn = mul(d.groups, d.state);
+      const auto gn2 = gn ? mul(*gn, 2) : std::nullopt;
+      if (!gn2 || *gn2 > UINT64_MAX - d.inner) return std::nullopt;
+      return V{*gn2 + d.inner, d.hidden};
+    }
+    case Shape::kInnerHidden:
+      return V{d.inner, d.hidden};
+    case Shape::kRankHidden:
+      return V{d.rank, d.hidden};
   }
   return std::nullopt;
 }
@@ -478,6 +488,14 @@ HfWeightsResult build(const GgufFile& file) {
       case Transforms::kSsm:
         if (entry.hf.ends_with("A_log")) w.transform = HfTransform::kLogOfNegated;
         break;
+      case Transforms::kQwen35:
+        if (d.groups != d.rank) {
+          return fmt::format(
+              "{} key heads and {} value heads: the converter reordered the value heads "
+              "(qwen.py, _LinearAttentionVReorderBase), which is not inverted here",
+              d.groups, d.rank);
+        }
+        [[fallthrough]];
       case Transforms::kQwen3Next:
         if (entry.hf.ends_with("A_log")) {
           w.transform = HfTransform::kLogOfNegated;

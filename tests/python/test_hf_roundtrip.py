@@ -615,6 +615,47 @@ ARCHS = {
                   neg_exp=(".A_log",), qkvz=True),
         ulps={".A_log": 0},
     ),
+    "qwen35": dict(
+        # transformers 5 only; the text model (the converter registers it beside the VLM)
+        cls="Qwen3_5ForCausalLM",
+        tokenizer="qwen2",
+        # qwen3next's layers unfused, a dense MLP: as many key as value heads (2 of 16 and 2 of
+        # 24; the converter reorders value heads otherwise, which hf/ does not invert);
+        # partial_rotary_factor 0.5; head_dim 32 != hidden / heads; grouped KV; untied output
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-6, max_position_embeddings=512,
+                    rope_parameters=dict(rope_type="default", rope_theta=1000000.0,
+                                         partial_rotary_factor=0.5),
+                    layer_types=["linear_attention", "full_attention", "linear_attention"],
+                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=24,
+                    linear_num_key_heads=2, linear_num_value_heads=2, tie_word_embeddings=False),
+        converter_args=("--no-mtp",),
+        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
+                            "model.norm.weight"),
+                  neg_exp=(".A_log",)),
+        # measured (log(-A) near A_log = 0, as mamba's); logits torch.equal
+        ulps={".A_log": 1},
+    ),
+    "qwen35moe": dict(
+        cls="Qwen3_5MoeForCausalLM",
+        tokenizer="qwen2",
+        # qwen35's layers with 4 experts of 32 and a gated shared expert of 48 (no dense MLP)
+        config=dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=3,
+                    num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
+                    max_position_embeddings=512,
+                    rope_parameters=dict(rope_type="default", rope_theta=1000000.0,
+                                         partial_rotary_factor=0.5),
+                    layer_types=["linear_attention", "full_attention", "linear_attention"],
+                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=24,
+                    linear_num_key_heads=2, linear_num_value_heads=2, num_experts=4,
+                    num_experts_per_tok=2, moe_intermediate_size=32,
+                    shared_expert_intermediate_size=48, tie_word_embeddings=False),
+        converter_args=("--no-mtp",),
+        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
+                            "model.norm.weight"),
+                  neg_exp=(".A_log",)),
+        ulps={".A_log": 0},
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
