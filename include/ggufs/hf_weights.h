@@ -64,6 +64,13 @@ enum class HfTransform {
   /// head by head (the outermost axis), `source`'s matrix (r, dn) transposed, then the rows of
   /// `parts[0]`'s (dv, r); a 2-D (heads·(dn + dv), r).
   kConcatTransposedRows,
+  /// The inverse of qwen3next's in_proj_qkvz split (qwen.py, Qwen3NextModel.modify_tensors:
+  /// transformers' rows, per key head [q (N rows), k (N), v (V), z (V)], written as `source`
+  /// [all q; all k; all v] and the part, attn_gate, [all z]). With g = `groups` (the key heads),
+  /// V = the part's rows / g and N = (source's rows - g·V) / 2g: HF group j < g holds source rows
+  /// [j·N, (j+1)·N), [(g+j)·N, (g+j+1)·N), [2g·N + j·V, 2g·N + (j+1)·V), then part rows
+  /// [j·V, (j+1)·V).
+  kRegroupQkvz,
 };
 
 /// One tensor of the state_dict.
@@ -78,8 +85,9 @@ struct HfWeight {
   std::uint64_t index = 0;         ///< kSelect: the expert
   float constant = 0;              ///< kAddConstant: the addend
   std::vector<std::size_t> parts;  ///< kConcatRows, kInterleaveTransposed,
-                                   ///< kConcatTransposedRows: the GGUF tensors after `source`
-  std::uint64_t groups = 0;        ///< kRegroupQkv: the KV groups g
+                                   ///< kConcatTransposedRows, kRegroupQkvz: the GGUF tensors
+                                   ///< after `source`, in order
+  std::uint64_t groups = 0;        ///< kRegroupQkv: the KV groups g; kRegroupQkvz: key heads
 };
 
 /// The weight map, or why there is none.

@@ -408,6 +408,39 @@ constexpr ConfigKey kDeepseek2Keys[] = {
 constexpr ConfigConstant kDeepseekV2Constants[] = {{"q_lora_rank", "null"}};
 constexpr ConfigConstant kDeepseekV3Constants[] = {{"q_lora_rank", "null"},
                                                    {"norm_topk_prob", "false"}};
+// qwen.py, Qwen3NextModel.set_gguf_parameters (after Qwen2MoeModel's and base.py's): the
+// experts, the gated delta net's conv kernel, key head size and count (state_size, group_count),
+// value head count (time_step_rank) and inner size (value heads · their size), the layer pattern
+// (Architecture::layer_types), and the rotary dimensions, head_dim · partial_rotary_factor.
+constexpr auto kQwen3NextKeys = base_and(
+    {{"attention.key_length", "head_dim"},
+     {"expert_count", "num_experts"},
+     {"expert_used_count", "num_experts_per_tok"},
+     {"expert_feed_forward_length", "moe_intermediate_size"},
+     {"expert_shared_feed_forward_length", "shared_expert_intermediate_size"},
+     {"ssm.conv_kernel", "linear_conv_kernel_dim"},
+     {"ssm.state_size", "linear_key_head_dim"},
+     {"ssm.group_count", "linear_num_key_heads"},
+     {"ssm.time_step_rank", "linear_num_value_heads"},
+     {"ssm.inner_size", "linear_value_head_dim", ValueKind::kQuotient, "linear_num_value_heads"},
+     {"rope.dimension_count", "partial_rotary_factor", ValueKind::kQuotient, "head_dim"}});
+// qwen.py, Qwen3_5TextModel and Qwen3_5MoeTextModel: Qwen3NextModel's keys (the MoE's with
+// its experts); the rope dimension sections it writes are MRoPE's, which text alone does not use.
+constexpr ConfigKey kQwen35Own[] = {
+    {"attention.key_length", "head_dim"},
+    {"ssm.conv_kernel", "linear_conv_kernel_dim"},
+    {"ssm.state_size", "linear_key_head_dim"},
+    {"ssm.group_count", "linear_num_key_heads"},
+    {"ssm.time_step_rank", "linear_num_value_heads"},
+    {"ssm.inner_size", "linear_value_head_dim", ValueKind::kQuotient, "linear_num_value_heads"},
+    {"rope.dimension_count", "partial_rotary_factor", ValueKind::kQuotient, "head_dim"}};
+constexpr auto kQwen35Keys = join(kBaseKeys, kQwen35Own);
+constexpr ConfigKey kQwen35MoeExperts[] = {
+    {"expert_count", "num_experts"},
+    {"expert_used_count", "num_experts_per_tok"},
+    {"expert_feed_forward_length", "moe_intermediate_size"},
+    {"expert_shared_feed_forward_length", "shared_expert_intermediate_size"}};
+constexpr auto kQwen35MoeKeys = join(kBaseKeys, kQwen35Own, kQwen35MoeExperts);
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -1393,6 +1426,94 @@ std::vector<Architecture> build() {
        .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
        .after = norm_head,
        .required_tensor = "exp_probs_b.bias"});
+  // Qwen3-Next: gated delta net layers and gated attention layers (q_proj holds the output
+  // gate too), each with Qwen2-MoE's experts and gated shared expert (modeling_qwen3_next.py,
+  // Qwen3NextGatedDeltaNet, Qwen3NextAttention, Qwen3NextSparseMoeBlock). The converter
+  // renames dt_bias dt_proj.bias, squeezes conv1d and splits in_proj_qkvz (qwen.py,
+  // Qwen3NextModel.modify_tensors).
+  add({.gguf_arch = "qwen3next",
+       .model_type = "qwen3_next",
+       .class_name = "Qwen3NextForCausalLM",
+       .keys = kQwen3NextKeys,
+       .defaults = {.kv_heads = 2,
+                    .head_dim = 256,
+                    .ff = 5632,
+                    .experts = 512,
+                    .expert_ff = 512,
+                    .shared_expert_ff = 512},
+       .transforms = Transforms::kQwen3Next,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {{{"ssm_dt.bias", "linear_attn.dt_bias", Shape::kSsmHeads},
+             {"ssm_a", "linear_attn.A_log", Shape::kSsmHeads},
+             {"ssm_conv1d.weight", "linear_attn.conv1d.weight", Shape::kConvChannelsOneKernel},
+             {"attn_qkv.weight",
+              "linear_attn.in_proj_qkvz.weight",
+              Shape::kLinearQkvz,
+              false,
+              {"attn_gate.weight"}},
+             {"ssm_ba.weight", "linear_attn.in_proj_ba.weight", Shape::kTwoRankHidden},
+             {"ssm_norm.weight", "linear_attn.norm.weight", Shape::kValueHeadDim},
+             {"ssm_out.weight", "linear_attn.out_proj.weight", Shape::kHiddenInner},
+             {"attn_q.weight", "self_attn.q_proj.weight", Shape::kQGate},
+             {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+             {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+             {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO}},
+            qk_norms,
+            experts,
+            shared_expert,
+            {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+             {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
+       .after = norm_head,
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+  // Qwen3.5 (transformers 5.x): Qwen3-Next's layers with the projections unfused
+  // (modeling_qwen3_5.py, Qwen3_5GatedDeltaNet: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a).
+  const std::vector<WeightEntry> qwen35_layer = {
+      {"ssm_dt.bias", "linear_attn.dt_bias", Shape::kSsmHeads},
+      {"ssm_a", "linear_attn.A_log", Shape::kSsmHeads},
+      {"ssm_conv1d.weight", "linear_attn.conv1d.weight", Shape::kConvChannelsOneKernel},
+      {"ssm_norm.weight", "linear_attn.norm.weight", Shape::kValueHeadDim},
+      {"ssm_out.weight", "linear_attn.out_proj.weight", Shape::kHiddenInner},
+      {"attn_qkv.weight", "linear_attn.in_proj_qkv.weight", Shape::kLinearQkv},
+      {"attn_gate.weight", "linear_attn.in_proj_z.weight", Shape::kInnerHidden},
+      {"ssm_beta.weight", "linear_attn.in_proj_b.weight", Shape::kRankHidden},
+      {"ssm_alpha.weight", "linear_attn.in_proj_a.weight", Shape::kRankHidden},
+      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kQGate},
+      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO},
+      {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
+      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim}};
+  const std::vector<WeightEntry> qwen35_norms = {
+      {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+      {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}};
+  add({.gguf_arch = "qwen35",
+       .model_type = "qwen3_5_text",
+       .class_name = "Qwen3_5ForCausalLM",
+       .keys = kQwen35Keys,
+       .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 12288},
+       .transforms = Transforms::kQwen35,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({qwen35_layer, gated_mlp, qwen35_norms}),
+       .after = norm_head,
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+  add({.gguf_arch = "qwen35moe",
+       .model_type = "qwen3_5_moe_text",
+       .class_name = "Qwen3_5MoeForCausalLM",
+       .keys = kQwen35MoeKeys,
+       .defaults = {.kv_heads = 2,
+                    .head_dim = 256,
+                    .experts = 256,
+                    .expert_ff = 512,
+                    .shared_expert_ff = 512},
+       .transforms = Transforms::kQwen35,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({qwen35_layer, experts, shared_expert, qwen35_norms}),
+       .after = norm_head,
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
   return rows;
 }
 

@@ -136,6 +136,13 @@ enum class Shape {
   kKvLora,            // (Lkv): kv_a_layernorm
   kMlaKvB,            // (nh·(dn + dv), Lkv): kv_b_proj
   kMlaO,              // (H, nh·dv): o_proj
+  kQGate,             // (2·nh·hd, H): qwen3next's q_proj, queries and output gate
+  kLinearQkvz,        // (2GN + 2I, H): qwen3next's in_proj_qkvz (G key heads of N)
+  kTwoRankHidden,     // (2R, H): qwen3next's in_proj_ba (R value heads)
+  kValueHeadDim,      // (I / R): qwen3next's gated norm, one value head's
+  kLinearQkv,         // (2GN + I, H): qwen35's in_proj_qkv
+  kInnerHidden,       // (I, H): qwen35's in_proj_z
+  kRankHidden,        // (R, H): qwen35's in_proj_a, in_proj_b
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -158,6 +165,13 @@ enum class Transforms {
   // MLA's kv_b_proj from the converter's attn_k_b (per head, transposed) and attn_v_b
   // (HfTransform::kConcatTransposedRows; deepseek.py, DeepseekV2Model.modify_tensors)
   kMla,
+  // qwen3next (qwen.py, Qwen3NextModel.modify_tensors): A_log = log(-A); norms minus the
+  // converter's + 1 but linear_attn.norm's (ssm_norm); in_proj_qkvz from attn_qkv and
+  // attn_gate (HfTransform::kRegroupQkvz)
+  kQwen3Next,
+  // qwen35, qwen35moe: kQwen3Next's, for key heads as many as value heads only (else the
+  // converter reorders the value heads: qwen.py, _LinearAttentionVReorderBase.modify_tensors)
+  kQwen35,
 };
 
 /// One state_dict parameter: the GGUF tensor it became (after "blk.N." for a layer's; gguf-py's

@@ -237,6 +237,32 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.kv_lora + d.rope, d.hidden};
     case Shape::kKvLora:
       return V{d.kv_lora};
+    case Shape::kQGate: {
+      const auto q2 = q ? mul(*q, 2) : std::nullopt;
+      return two(q2, d.hidden);
+    }
+    case Shape::kLinearQkvz: {
+      const auto gn = mul(d.groups, d.state);
+      const auto gn2 = gn ? mul(*gn, 2) : std::nullopt;
+      const auto i2 = mul(d.inner, 2);
+      if (!gn2 || !i2 || *gn2 > UINT64_MAX - *i2) return std::nullopt;
+      return V{*gn2 + *i2, d.hidden};
+    }
+    case Shape::kTwoRankHidden:
+      return two(mul(d.rank, 2), d.hidden);
+    case Shape::kValueHeadDim:
+      if (d.rank == 0) return std::nullopt;
+      return V{d.inner / d.rank};
+    case Shape::kLinearQkv: {
+      const auto gn = mul(d.groups, d.state);
+      const auto gn2 = gn ? mul(*gn, 2) : std::nullopt;
+      if (!gn2 || *gn2 > UINT64_MAX - d.inner) return std::nullopt;
+      return V{*gn2 + d.inner, d.hidden};
+    }
+    case Shape::kInnerHidden:
+      return V{d.inner, d.hidden};
+    case Shape::kRankHidden:
+      return V{d.rank, d.hidden};
   }
   return std::nullopt;
 }
@@ -303,13 +329,19 @@ HfWeightsResult build(const GgufFile& file) {
   }
 
   // A dimension: the config field the row writes GGUF key `<arch>.<suffix>` to as a count, if it
-  // has one (not a quotient of it: mamba2's expand is ssm.inner_size / hidden).
+  // has one, or the product a quotient field was taken from (qwen3next's ssm.inner_size is
+  // linear_value_head_dim · linear_num_value_heads).
   auto dim = [&](std::string_view suffix) -> std::optional<std::uint64_t> {
     for (const hf::ConfigKey& k : arch->keys) {
       if (k.gguf == suffix &&
           (k.kind == hf::ValueKind::kCount || k.kind == hf::ValueKind::kLayerMax ||
            k.kind == hf::ValueKind::kLayerMin)) {
         return count(config, std::string(k.config).c_str());
+      }
+      if (k.gguf == suffix && k.kind == hf::ValueKind::kQuotient) {
+        const auto a = count(config, std::string(k.config).c_str());
+        const auto b = count(config, std::string(k.over).c_str());
+        if (a && b) return mul(*a, *b);
       }
     }
     return std::nullopt;
@@ -442,9 +474,10 @@ HfWeightsResult build(const GgufFile& file) {
     if (family == Transforms::kLlamaSsm) {  // a hybrid: A_log is the SSM's, q/k rows llama's
       family = entry.hf.ends_with("A_log") ? Transforms::kSsm : Transforms::kLlama;
     }
-    switch (w.parts.empty() || family == Transforms::kGptOss || family == Transforms::kMla
-                ? family
-                : Transforms::kNone) {
+    // Families that read a fused tensor's parts themselves (else kConcatRows, set above).
+    const bool own_parts = family == Transforms::kGptOss || family == Transforms::kMla ||
+                           family == Transforms::kQwen3Next;
+    switch (w.parts.empty() || own_parts ? family : Transforms::kNone) {
       case Transforms::kNone:
         break;
       case Transforms::kLlama: {
@@ -529,6 +562,33 @@ HfWeightsResult build(const GgufFile& file) {
           }
           w.shape = {*rows, w.shape[1]};
           w.transform = HfTransform::kConcatTransposedRows;
+        }
+        break;
+      case Transforms::kQwen35:
+        if (d.groups != d.rank) {
+          return fmt::format(
+              "{} key heads and {} value heads: the converter reordered the value heads "
+              "(qwen.py, _LinearAttentionVReorderBase), which is not inverted here",
+              d.groups, d.rank);
+        }
+        [[fallthrough]];
+      case Transforms::kQwen3Next:
+        if (entry.hf.ends_with("A_log")) {
+          w.transform = HfTransform::kLogOfNegated;
+        } else if (contains(name, "norm.weight") && !contains(name, "ssm_norm")) {
+          w.transform = HfTransform::kAddConstant;
+          w.constant = -1.0f;
+        } else if (!w.parts.empty()) {
+          // attn_qkv then attn_gate: whole key heads of q, k and v rows, z rows per key head.
+          const std::uint64_t z = file.tensors[w.parts[0]].ne[1];
+          const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
+          if (w.parts.size() != 1 || w.shape.size() != 2 || d.groups == 0 || z != d.inner ||
+              rows / 2 < z || z % d.groups != 0 || (rows - 2 * z) % (2 * d.groups) != 0) {
+            return fmt::format("tensor '{}': {} rows are not {} key heads of q, k, v and z",
+                               printable(name), rows, d.groups);
+          }
+          w.transform = HfTransform::kRegroupQkvz;
+          w.groups = d.groups;
         }
         break;
     }

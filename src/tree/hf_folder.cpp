@@ -155,6 +155,25 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     }
     return pieces;
   }
+  if (w.transform == HfTransform::kRegroupQkvz) {
+    // Per key head: its q, k and v rows of `source`, its z rows of the part (formula in
+    // HfTransform::kRegroupQkvz; hf_weight_map checked the rows hold whole key heads).
+    const TensorInfo& gate = file.tensors[w.parts.at(0)];
+    if (count != elements || t.n_dims != 2 || gate.n_dims != 2 || gate.ne[0] != t.ne[0]) {
+      return fmt::format("tensor '{}' and its part do not hold the {} elements of {}",
+                         printable(t.name), count, w.hf_name);
+    }
+    const std::uint64_t g = w.groups, row = t.ne[0];
+    const std::uint64_t v = gate.ne[1] / g * row, n = (t.ne[1] - gate.ne[1]) / (2 * g) * row;
+    std::vector<Piece> pieces;
+    for (std::uint64_t j = 0; j < g; ++j) {
+      pieces.push_back(range(t, w.source, j * n, n, true));
+      pieces.push_back(range(t, w.source, (g + j) * n, n, true));
+      pieces.push_back(range(t, w.source, 2 * g * n + j * v, v, true));
+      pieces.push_back(range(gate, w.parts[0], j * v, v, true));
+    }
+    return pieces;
+  }
   // The source elements the weight covers: all of them, or one expert's slice of the stack.
   const bool select = w.transform == HfTransform::kSelect;
   const std::uint64_t slice = select ? t.ne[0] * t.ne[1] : t.n_elements;
@@ -173,6 +192,7 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     case HfTransform::kRegroupQkv:
     case HfTransform::kInterleaveTransposed:
     case HfTransform::kConcatTransposedRows:
+    case HfTransform::kRegroupQkvz:
       break;
     case HfTransform::kReversePermute:
       p.order = Piece::Order::kPermuteRows;

@@ -682,6 +682,74 @@ ARCHS = {
                     rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=True),
         file=dict(mla=True),
     ),
+    "qwen3next": dict(
+        cls="Qwen3NextForCausalLM",
+        tokenizer="qwen2",
+        # gated delta net, gated attention, gated delta net layers (not the class's every-4th
+        # pattern); 2 key heads of 16 and 4 value heads of 8 (2 value heads a key head: the
+        # converter's in_proj_qkvz split regroups them); conv kernel 3; head_dim 32 != hidden /
+        # heads; partial_rotary_factor 0.5 (not 0.25); grouped KV; 4 experts of 32 and a shared
+        # expert of 48; untied output
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
+                    partial_rotary_factor=0.5, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                    max_position_embeddings=512,
+                    layer_types=["linear_attention", "full_attention", "linear_attention"],
+                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=8,
+                    linear_num_key_heads=2, linear_num_value_heads=4, num_experts=4,
+                    num_experts_per_tok=2, moe_intermediate_size=32,
+                    shared_expert_intermediate_size=48, tie_word_embeddings=False),
+        # transformers' class has no MTP layers: the converter asserts it finds some unless told
+        # not to export them (qwen.py, _QwenMtpMixin.__init__)
+        converter_args=("--no-mtp",),
+        # the converter's w + 1 on the (1 + w) RMSNorms but linear_attn.norm, A = -exp(A_log),
+        # and in_proj_qkvz's [q, k, v, z] per key head split into attn_qkv and attn_gate
+        # (qwen.py, Qwen3NextModel.modify_tensors)
+        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
+                            "model.norm.weight"),
+                  neg_exp=(".A_log",), qkvz=True),
+        ulps={".A_log": 0},
+    ),
+    "qwen35": dict(
+        # transformers 5 only; the text model (the converter registers it beside the VLM)
+        cls="Qwen3_5ForCausalLM",
+        tokenizer="qwen2",
+        # qwen3next's layers unfused, a dense MLP: as many key as value heads (2 of 16 and 2 of
+        # 24; the converter reorders value heads otherwise, which hf/ does not invert);
+        # partial_rotary_factor 0.5; head_dim 32 != hidden / heads; grouped KV; untied output
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-6, max_position_embeddings=512,
+                    rope_parameters=dict(rope_type="default", rope_theta=1000000.0,
+                                         partial_rotary_factor=0.5),
+                    layer_types=["linear_attention", "full_attention", "linear_attention"],
+                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=24,
+                    linear_num_key_heads=2, linear_num_value_heads=2, tie_word_embeddings=False),
+        converter_args=("--no-mtp",),
+        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
+                            "model.norm.weight"),
+                  neg_exp=(".A_log",)),
+        # measured (log(-A) near A_log = 0, as mamba's); logits torch.equal
+        ulps={".A_log": 1},
+    ),
+    "qwen35moe": dict(
+        cls="Qwen3_5MoeForCausalLM",
+        tokenizer="qwen2",
+        # qwen35's layers with 4 experts of 32 and a gated shared expert of 48 (no dense MLP)
+        config=dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=3,
+                    num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
+                    max_position_embeddings=512,
+                    rope_parameters=dict(rope_type="default", rope_theta=1000000.0,
+                                         partial_rotary_factor=0.5),
+                    layer_types=["linear_attention", "full_attention", "linear_attention"],
+                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=24,
+                    linear_num_key_heads=2, linear_num_value_heads=2, num_experts=4,
+                    num_experts_per_tok=2, moe_intermediate_size=32,
+                    shared_expert_intermediate_size=48, tie_word_embeddings=False),
+        converter_args=("--no-mtp",),
+        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
+                            "model.norm.weight"),
+                  neg_exp=(".A_log",)),
+        ulps={".A_log": 0},
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -1090,7 +1158,8 @@ class Originals:
         log = open(self.root / f"{arch}-{outtype}.log", "w+")
         proc = subprocess.Popen(
             [sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
-             "--outtype", outtype, "--outfile", str(out)],
+             "--outtype", outtype, "--outfile", str(out),
+             *ARCHS[arch].get("converter_args", ())],
             stdout=log, stderr=subprocess.STDOUT, env=env,
         )
         self.jobs[key] = (proc, log, out)
@@ -1181,6 +1250,9 @@ RENAMED_AT_LOAD = (
     (r"e_score_correction_bias$", "e_score_correction.bias"),
     # the converter's own too (mamba.py, Mamba2Model.filter_tensors)
     (r"(mixer|mamba)\.dt_bias$", r"\1.dt_proj.bias"),
+    (r"mixer\.dt_bias$", "mixer.dt_proj.bias"),
+    # and qwen.py's (Qwen3NextModel.modify_tensors)
+    (r"linear_attn\.dt_bias$", "linear_attn.dt_proj.bias"),
 )
 
 OUTTYPES = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
@@ -1360,15 +1432,25 @@ def test_reader_agrees_with_gguf_py(originals):
             assert ours.shape == tuple(reversed([int(d) for d in t.shape]))
 
 
-def _file_views(expected, gpt_oss=False, dense_shared=False):
-def _file_views(expected, gpt_oss=False, mla=None):
+def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
     input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors; without
     experts, `dense_shared`, the shared MLP is written as the plain ffn); per-expert tensors
-    stacked (transformers 4), as the converter writes them."""
+    stacked (transformers 4), as the converter writes them; with `mla` (the config), MLA's
+    kv_b_proj as attn_k_b and attn_v_b; `qkvz` (key heads, key head size, value rows a key
+    head): qwen3next's in_proj_qkvz as attn_qkv and attn_gate (qwen.py,
+    Qwen3NextModel.modify_tensors)."""
     per_expert = {}
     for name, value in expected.items():
+        if qkvz and (m := re.fullmatch(r"model\.layers\.(\d+)\.linear_attn\.in_proj_qkvz\.weight",
+                                       name)):
+            heads, nk, nv = qkvz
+            q, k, v, z = value.reshape(heads, -1, value.shape[-1]).split([nk, nk, nv, nv], dim=1)
+            qkv = torch.cat([x.reshape(-1, value.shape[-1]) for x in (q, k, v)])
+            yield name, f"blk.{m[1]}.attn_qkv.weight", qkv
+            yield name, f"blk.{m[1]}.attn_gate.weight", z.reshape(-1, value.shape[-1])
+            continue
         # gpt-oss's experts (E, H, 2F), (E, F, H) and biases: transposed, and gate_up's even
         # columns the gate, its odd the up (gpt_oss.py, GptOssModel.modify_tensors)
         oss = gpt_oss and re.fullmatch(
@@ -1425,11 +1507,13 @@ def test_reference_is_the_file(case):
     ref, expected = case.ref, case.expected
     covered = set()
     layout = ARCHS[case.arch].get("file", {})
+    c, qkvz = case.model.config, None
+    if layout.get("qkvz"):
+        qkvz = (c.linear_num_key_heads, c.linear_key_head_dim, c.linear_num_value_heads
+                // c.linear_num_key_heads * c.linear_value_head_dim)
     for names, map_name, value in _file_views(expected, layout.get("gpt_oss", False),
-                                              layout.get("dense_shared", False)):
-    gpt_oss = ARCHS[case.arch].get("file", {}).get("gpt_oss", False)
-    mla = case.model.config if ARCHS[case.arch].get("file", {}).get("mla") else None
-    for names, map_name, value in _file_views(expected, gpt_oss, mla):
+                                              layout.get("dense_shared", False),
+                                              c if layout.get("mla") else None, qkvz):
         t = ref.gguf_tensor(map_name)
         if t is None:
             continue

@@ -75,6 +75,11 @@ int print_weights(const ggufs::GgufFile& file) {
         line["parts"] = parts;
         break;
       }
+      case ggufs::HfTransform::kRegroupQkvz:
+        line["transform"] = "regroup_qkvz";
+        line["groups"] = w.groups;
+        line["parts"] = nlohmann::json::array({file.tensors[w.parts.at(0)].name});
+        break;
       case ggufs::HfTransform::kInterleaveTransposed: {
         line["transform"] = "interleave_transposed";
         nlohmann::json parts = nlohmann::json::array();
