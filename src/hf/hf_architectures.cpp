@@ -325,6 +325,16 @@ constexpr ConfigKey kLfm2Keys[] = {
     {"vocab_size", "vocab_size"},
     {"shortconv.l_cache", "conv_L_cache"}};
 constexpr ConfigConstant kLfm2Constants[] = {{"block_auto_adjust_ff_dim", "false"}};
+// mistral3.py, Ministral3Model.set_gguf_parameters: llama's keys (llama.py) and two of YaRN's
+// rope_parameters fields base.py does not write, as fields of rope_scaling (hf_config.cpp,
+// add_rope_scaling). Not written: mscale (1.0 in Ministral 3's config.json and the class's) and
+// the legacy "type" beside rope_type (the class's default has it; the converter asserts yarn).
+constexpr auto kMinistral3Keys =
+    base_and({{"rope.dimension_count", "head_dim"},
+              {"rope.scaling.yarn_log_multiplier", "rope_scaling.mscale_all_dim", kNumber},
+              {"attention.temperature_scale", "rope_scaling.llama_4_scaling_beta", kNumber}});
+constexpr ConfigConstant kMinistral3Constants[] = {
+    {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -1193,6 +1203,19 @@ std::vector<Architecture> build() {
                  {"ffn_down_exps.bias", "mlp.experts.down_proj_bias", Shape::kExpertsHidden},
                  {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
                  {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}},
+       .after = norm_head});
+  // Ministral 3's text model: a llama (mistral3.py, Ministral3Model is a LlamaModel) under its
+  // own general.architecture, with YaRN (configuration_ministral3.py; transformers 5 only).
+  add({.gguf_arch = "mistral3",
+       .model_type = "ministral3",
+       .class_name = "Ministral3ForCausalLM",
+       .keys = kMinistral3Keys,
+       .constants = kMinistral3Constants,
+       .defaults = {.kv_heads = 8, .head_dim = 128, .ff = 14336, .bos = 1, .eos = 2, .pad = 11},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
        .after = norm_head});
   return rows;
 }

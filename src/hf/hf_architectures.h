@@ -36,7 +36,9 @@ enum class ValueKind : std::uint8_t {
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
-/// TextModel.set_gguf_parameters, and each model's own set_gguf_parameters).
+/// TextModel.set_gguf_parameters, and each model's own set_gguf_parameters). A `config` of
+/// "rope_scaling.<field>" is a field of the rope scaling the file's rope.scaling keys make
+/// (mistral3.py's YaRN fields; hf_config.cpp, add_rope_scaling), dropped without one.
 struct ConfigKey {
   std::string_view gguf;
   std::string_view config;

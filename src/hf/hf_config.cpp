@@ -182,6 +182,21 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   // without one).
   json scaling = config.value("rope_scaling", json::object());
   config.erase("rope_scaling");
+  // A row's keys whose config field is "rope_scaling.<field>" (mistral3.py's YaRN fields): set
+  // into the scaling, and without one dropped.
+  constexpr std::string_view kNested = "rope_scaling.";
+  json nested = json::object();
+  for (auto it = config.begin(); it != config.end();) {
+    if (!it.key().starts_with(kNested)) {
+      ++it;
+      continue;
+    }
+    if (!it->is_number() || !all_finite(*it)) {
+      return fmt::format("the key of {} is not a finite number", printable(it.key()));
+    }
+    nested[it.key().substr(kNested.size())] = *it;
+    it = config.erase(it);
+  }
   const Value* type = find(prefix + "type");
   if (!type) return "";
   const auto* name = std::get_if<std::string>(&type->data);
@@ -217,6 +232,7 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   if (*name == "yarn" && !scaling.contains("original_max_position_embeddings")) {
     return fmt::format("{}original_context_length is missing for YaRN", printable(prefix));
   }
+  scaling.update(nested);
   config["rope_scaling"] = std::move(scaling);
   return "";
 }

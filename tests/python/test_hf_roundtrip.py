@@ -588,6 +588,22 @@ ARCHS = {
         not_carried=("quantization_config",),
         file=dict(gpt_oss=True),
     ),
+    "ministral3": dict(
+        # transformers 5's class only (4.57.6 has no models/ministral3: the case skips itself)
+        cls="Ministral3ForCausalLM",
+        # Ministral3Config's bos, eos and pad ids default to 1, 2 and 11, not None: a byte-level
+        # BPE tokenizer (the converter's gpt2 path, llama.py LlamaModel.set_vocab) naming all three
+        tokenizer="gpt2-pad",
+        # head_dim 32 != hidden / heads; grouped KV; untied output; YaRN as Ministral 3's
+        # rope_parameters, with mscale_all_dim and llama_4_scaling_beta other than the class's
+        # (conversion/mistral3.py, Ministral3Model.set_gguf_parameters writes both)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    max_position_embeddings=512, tie_word_embeddings=False,
+                    rope_parameters=dict(type="yarn", rope_type="yarn", rope_theta=1000000.0,
+                                         factor=4.0, original_max_position_embeddings=128,
+                                         beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                         mscale_all_dim=0.5, llama_4_scaling_beta=0.2)),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
