@@ -114,6 +114,7 @@ enum class Shape {
   kExpertsGateUpBias,      // (E, 2F): its bias
   kExpertsFfHiddenT,       // (E, F, H): gpt-oss's down_proj
   kExpertsHidden,          // (E, H): its bias
+  kBucketsHeads,           // (B, nh): t5's relative_attention_bias, B its buckets
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -204,6 +205,12 @@ struct Architecture {
   /// A config token id field the converter wrote as the eos id, over the tokenizer's (hunyuan.py,
   /// HunYuanModel.set_vocab: eod_token_id); it gets the file's eos id.
   std::string_view eos_from;
+  /// An encoder-decoder (t5.py, T5Model): `layer` is the encoder's, its GGUF layers
+  /// "enc.blk.N."; the decoder's layers are "dec.blk.N." (as many as the row's key
+  /// decoder_block_count says), under `decoder_prefix`, with `decoder_layer`; `between` are the
+  /// globals after the encoder's layers (its final norm). None when `decoder_prefix` is empty.
+  std::string_view decoder_prefix;
+  std::vector<WeightEntry> decoder_layer, between;
 };
 
 /// Every row.
