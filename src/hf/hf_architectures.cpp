@@ -441,6 +441,32 @@ constexpr ConfigKey kQwen35MoeExperts[] = {
     {"expert_feed_forward_length", "moe_intermediate_size"},
     {"expert_shared_feed_forward_length", "shared_expert_intermediate_size"}};
 constexpr auto kQwen35MoeKeys = join(kBaseKeys, kQwen35Own, kQwen35MoeExperts);
+// mistral3.py, Ministral3Model.set_gguf_parameters: llama's keys (llama.py) and two of YaRN's
+// rope_parameters fields base.py does not write, as fields of rope_scaling (hf_config.cpp,
+// add_rope_scaling). Not written: mscale (1.0 in Ministral 3's config.json and the class's) and
+// the legacy "type" beside rope_type (the class's default has it; the converter asserts yarn).
+constexpr auto kMinistral3Keys =
+    base_and({{"rope.dimension_count", "head_dim"},
+              {"rope.scaling.yarn_log_multiplier", "rope_scaling.mscale_all_dim", kNumber},
+              {"attention.temperature_scale", "rope_scaling.llama_4_scaling_beta", kNumber}});
+// t5.py, T5Model.set_gguf_parameters (n_positions written as 512 where the config has none;
+// layer_norm_epsilon twice, as the RMS epsilon too).
+constexpr ConfigKey kT5Keys[] = {
+    {"context_length", "n_positions"},
+    {"embedding_length", "d_model"},
+    {"feed_forward_length", "d_ff"},
+    {"block_count", "num_layers"},
+    {"decoder_block_count", "num_decoder_layers"},
+    {"attention.head_count", "num_heads"},
+    {"attention.key_length", "d_kv"},
+    {"attention.layer_norm_epsilon", "layer_norm_epsilon", kNumber},
+    {"attention.relative_buckets_count", "relative_attention_num_buckets"},
+    {"decoder_start_token_id", "decoder_start_token_id", ValueKind::kTokenId}};
+// The gated MLP the file's ffn_gate tensors are (T5 v1.1, Flan-T5; transformers' own import
+// assumes it too, modeling_gguf_pytorch_utils.py, load_gguf_checkpoint).
+constexpr ConfigConstant kT5Constants[] = {{"feed_forward_proj", R"("gated-gelu")"}};
+constexpr ConfigConstant kMinistral3Constants[] = {
+    {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -1514,6 +1540,62 @@ std::vector<Architecture> build() {
        .layer = cat({qwen35_layer, experts, shared_expert, qwen35_norms}),
        .after = norm_head,
        .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+  // Ministral 3's text model: a llama (mistral3.py, Ministral3Model is a LlamaModel) under its
+  // own general.architecture, with YaRN (configuration_ministral3.py; transformers 5 only).
+  add({.gguf_arch = "mistral3",
+       .model_type = "ministral3",
+       .class_name = "Ministral3ForCausalLM",
+       .keys = kMinistral3Keys,
+       .constants = kMinistral3Constants,
+       .defaults = {.kv_heads = 8, .head_dim = 128, .ff = 14336, .bos = 1, .eos = 2, .pad = 11},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention, gated_mlp, two_norms}),
+       .after = norm_head});
+  // T5 (modeling_t5.py): the encoder's layers, its final norm, the decoder's layers with the
+  // cross-attention; the relative attention bias in layer 0 only (T5Attention's
+  // has_relative_attention_bias); the embeddings as shared.weight (t5.py, T5Model.modify_tensors).
+  const std::vector<WeightEntry> t5_self_attention = {
+      {"attn_q.weight", "layer.0.SelfAttention.q.weight", Shape::kQ},
+      {"attn_k.weight", "layer.0.SelfAttention.k.weight", Shape::kKv},
+      {"attn_v.weight", "layer.0.SelfAttention.v.weight", Shape::kKv},
+      {"attn_o.weight", "layer.0.SelfAttention.o.weight", Shape::kO},
+      {"attn_rel_b.weight", "layer.0.SelfAttention.relative_attention_bias.weight",
+       Shape::kBucketsHeads},
+      {"attn_norm.weight", "layer.0.layer_norm.weight", Shape::kHidden}};
+  // The gated MLP: layer.1 of an encoder layer, layer.2 of a decoder layer.
+  const std::vector<WeightEntry> t5_encoder_mlp = {
+      {"ffn_gate.weight", "layer.1.DenseReluDense.wi_0.weight", Shape::kFfHidden},
+      {"ffn_up.weight", "layer.1.DenseReluDense.wi_1.weight", Shape::kFfHidden},
+      {"ffn_down.weight", "layer.1.DenseReluDense.wo.weight", Shape::kHiddenFf},
+      {"ffn_norm.weight", "layer.1.layer_norm.weight", Shape::kHidden}};
+  const std::vector<WeightEntry> t5_decoder_mlp = {
+      {"ffn_gate.weight", "layer.2.DenseReluDense.wi_0.weight", Shape::kFfHidden},
+      {"ffn_up.weight", "layer.2.DenseReluDense.wi_1.weight", Shape::kFfHidden},
+      {"ffn_down.weight", "layer.2.DenseReluDense.wo.weight", Shape::kHiddenFf},
+      {"ffn_norm.weight", "layer.2.layer_norm.weight", Shape::kHidden}};
+  add({.gguf_arch = "t5",
+       .model_type = "t5",
+       .class_name = "T5ForConditionalGeneration",
+       .keys = kT5Keys,
+       .constants = kT5Constants,
+       .defaults = {.head_dim = 64, .ff = 2048, .eos = 1, .pad = 0},
+       .layer_prefix = "encoder.block.{}.",
+       .before = {{"token_embd.weight", "shared.weight", Shape::kVocabHidden}},
+       .layer = cat({t5_self_attention, t5_encoder_mlp}),
+       .after = {{"dec.output_norm.weight", "decoder.final_layer_norm.weight", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .decoder_prefix = "decoder.block.{}.",
+       .decoder_layer =
+           cat({t5_self_attention,
+                {{"cross_attn_q.weight", "layer.1.EncDecAttention.q.weight", Shape::kQ},
+                 {"cross_attn_k.weight", "layer.1.EncDecAttention.k.weight", Shape::kKv},
+                 {"cross_attn_v.weight", "layer.1.EncDecAttention.v.weight", Shape::kKv},
+                 {"cross_attn_o.weight", "layer.1.EncDecAttention.o.weight", Shape::kO},
+                 {"cross_attn_norm.weight", "layer.1.layer_norm.weight", Shape::kHidden}},
+                t5_decoder_mlp}),
+       .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}}});
   return rows;
 }
 

@@ -42,7 +42,9 @@ enum class ValueKind : std::uint8_t {
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
 /// holds the value of config field `config` (conversion/base.py,
-/// TextModel.set_gguf_parameters, and each model's own set_gguf_parameters).
+/// TextModel.set_gguf_parameters, and each model's own set_gguf_parameters). A `config` of
+/// "rope_scaling.<field>" is a field of the rope scaling the file's rope.scaling keys make
+/// (mistral3.py's YaRN fields; hf_config.cpp, add_rope_scaling), dropped without one.
 struct ConfigKey {
   std::string_view gguf;
   std::string_view config;
@@ -143,6 +145,7 @@ enum class Shape {
   kLinearQkv,         // (2GN + I, H): qwen35's in_proj_qkv
   kInnerHidden,       // (I, H): qwen35's in_proj_z
   kRankHidden,        // (R, H): qwen35's in_proj_a, in_proj_b
+  kBucketsHeads,      // (B, nh): t5's relative_attention_bias, B its buckets
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -247,6 +250,12 @@ struct Architecture {
   /// A config token id field the converter wrote as the eos id, over the tokenizer's (hunyuan.py,
   /// HunYuanModel.set_vocab: eod_token_id); it gets the file's eos id.
   std::string_view eos_from;
+  /// An encoder-decoder (t5.py, T5Model): `layer` is the encoder's, its GGUF layers
+  /// "enc.blk.N."; the decoder's layers are "dec.blk.N." (as many as the row's key
+  /// decoder_block_count says), under `decoder_prefix`, with `decoder_layer`; `between` are the
+  /// globals after the encoder's layers (its final norm). None when `decoder_prefix` is empty.
+  std::string_view decoder_prefix;
+  std::vector<WeightEntry> decoder_layer, between;
 };
 
 /// Every row.

@@ -182,6 +182,21 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   // without one).
   json scaling = config.value("rope_scaling", json::object());
   config.erase("rope_scaling");
+  // A row's keys whose config field is "rope_scaling.<field>" (mistral3.py's YaRN fields): set
+  // into the scaling, and without one dropped.
+  constexpr std::string_view kNested = "rope_scaling.";
+  json nested = json::object();
+  for (auto it = config.begin(); it != config.end();) {
+    if (!it.key().starts_with(kNested)) {
+      ++it;
+      continue;
+    }
+    if (!it->is_number() || !all_finite(*it)) {
+      return fmt::format("the key of {} is not a finite number", printable(it.key()));
+    }
+    nested[it.key().substr(kNested.size())] = *it;
+    it = config.erase(it);
+  }
   const Value* type = find(prefix + "type");
   if (!type) return "";
   const auto* name = std::get_if<std::string>(&type->data);
@@ -217,6 +232,7 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   if (*name == "yarn" && !scaling.contains("original_max_position_embeddings")) {
     return fmt::format("{}original_context_length is missing for YaRN", printable(prefix));
   }
+  scaling.update(nested);
   config["rope_scaling"] = std::move(scaling);
   return "";
 }
@@ -298,6 +314,27 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   }
   if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");
   row = hf::with_layer_tensors(row, file);
+  // T5 has a relative attention bias in layer 0 only (modeling_t5.py, T5Block's
+  // has_relative_attention_bias); UMT5, which the converter writes as t5 too (t5.py, T5Model),
+  // one in every layer (modeling_umt5.py): another model, not rendered.
+  // The row's MLP is the gated one (T5 v1.1, Flan-T5): the original T5's ReLU MLP (no ffn_gate,
+  // DenseReluDense.wi) is another state_dict, not rendered.
+  if (row && row->model_type == "t5") {
+    bool gated = false;
+    for (const TensorInfo& t : file.tensors) gated |= t.name == "enc.blk.0.ffn_gate.weight";
+    if (!gated) {
+      return no_config("no enc.blk.0.ffn_gate.weight: T5's ReLU MLP, which hf/ does not render");
+    }
+    for (const TensorInfo& t : file.tensors) {
+      if (contains(t.name, "attn_rel_b") && !t.name.starts_with("enc.blk.0.") &&
+          !t.name.starts_with("dec.blk.0.")) {
+        return no_config(fmt::format(
+            "tensor '{}': a relative attention bias past layer 0 (UMT5's), which hf/ does not "
+            "render",
+            printable(t.name)));
+      }
+    }
+  }
   if (!row) {
     return no_config(
         fmt::format("general.architecture '{}' is not one ggufs renders a transformers config for",

@@ -57,6 +57,7 @@ struct Dims {
   std::uint64_t per_layer = 0, per_layer_vocab = 0, layers = 0;
   // MLA: the query and KV LoRA ranks, a head's nope, rope and value dims.
   std::uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0;
+  std::uint64_t buckets = 0;  // t5's relative attention buckets
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -263,6 +264,8 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.inner, d.hidden};
     case Shape::kRankHidden:
       return V{d.rank, d.hidden};
+    case Shape::kBucketsHeads:
+      return V{d.buckets, d.heads};
   }
   return std::nullopt;
 }
@@ -286,8 +289,8 @@ std::vector<std::uint64_t> numpy_shape(const TensorInfo& t) {
 }
 
 // "blk.N.rest" with N as Python's str(int) writes it: (N, rest).
-std::optional<std::pair<std::uint64_t, std::string_view>> block_of(std::string_view name) {
-  constexpr std::string_view kBlk = "blk.";
+std::optional<std::pair<std::uint64_t, std::string_view>> block_of(std::string_view name,
+                                                                   std::string_view kBlk = "blk.") {
   if (!name.starts_with(kBlk)) return std::nullopt;
   name.remove_prefix(kBlk.size());
   const std::size_t dot = name.find('.');
@@ -362,9 +365,10 @@ HfWeightsResult build(const GgufFile& file) {
   const hf::ClassDefaults& defaults = arch->defaults;
   d.kv_heads = config_kv.value_or(defaults.kv_heads ? defaults.kv_heads : d.heads);
   d.head_dim = count(config, "head_dim")
-                   .value_or(defaults.head_dim ? defaults.head_dim
-                             : d.heads         ? d.hidden / d.heads
-                                               : 0);
+                   .value_or(dim("attention.key_length")  // t5's d_kv
+                                 .value_or(defaults.head_dim ? defaults.head_dim
+                                           : d.heads         ? d.hidden / d.heads
+                                                             : 0));
   if (defaults.ff == 0) {  // gpt2: n_inner None, 4·n_embd
     const auto ff = mul(d.hidden, 4);
     if (!ff) return refuse("4 × hidden size overflows");
@@ -399,6 +403,11 @@ HfWeightsResult build(const GgufFile& file) {
   d.rope = dim("rope.dimension_count").value_or(0);
   d.nope = count(config, "qk_nope_head_dim").value_or(0);
   d.v_head = dim("attention.value_length_mla").value_or(0);
+  d.buckets = dim("attention.relative_buckets_count").value_or(0);
+  // An encoder-decoder's layers: "enc.blk.N." and "dec.blk.N." (hf_architectures.h).
+  const bool enc_dec = !arch->decoder_prefix.empty();
+  const std::string_view blk_prefix = enc_dec ? "enc.blk." : "blk.";
+  const std::uint64_t decoder_layers = enc_dec ? dim("decoder_block_count").value_or(layers) : 0;
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
   // build expert_count's.
   const std::uint64_t split_experts =
@@ -406,13 +415,16 @@ HfWeightsResult build(const GgufFile& file) {
 
   // The GGUF tensors by name: globals, and "blk.N.*" of the model's layers.
   std::map<std::string_view, std::size_t> globals;
-  std::map<std::uint64_t, std::map<std::string_view, std::size_t>> blocks;
+  std::map<std::uint64_t, std::map<std::string_view, std::size_t>> blocks, decoder_blocks;
   for (std::size_t i = 0; i < file.tensors.size(); ++i) {
     const std::string_view name = file.tensors[i].name;
-    const auto blk = block_of(name);
+    const auto blk = block_of(name, blk_prefix);
+    const auto dec = enc_dec ? block_of(name, "dec.blk.") : std::nullopt;
     if (blk && blk->first < layers) {
       blocks[blk->first][blk->second] = i;
-    } else if (!blk) {
+    } else if (dec && dec->first < decoder_layers) {
+      decoder_blocks[dec->first][dec->second] = i;
+    } else if (!blk && !dec) {
       globals[name] = i;
     }
     // Qwen2MoeTensorProcessor looks every "_exp" tensor up in the name map: a KeyError if absent.
@@ -621,74 +633,88 @@ HfWeightsResult build(const GgufFile& file) {
     return "";
   };
 
-  if (std::string why = add_globals(arch->before); !why.empty()) return refuse(why);
   const std::uint64_t head_dim = d.head_dim, ff = d.ff;
   const auto per_layer_config = config.find("per_layer_config");
   // Gemma 4's double-wide MLP: twice as wide in the layers that reuse another's keys and values
   // (modeling_gemma4.py, Gemma4TextMLP).
   const bool double_wide = config.value("use_double_wide_mlp", json(false)) == json(true);
   const std::uint64_t kv_shared = count(config, "num_kv_shared_layers").value_or(0);
-  for (const auto& [n, tensors] : blocks) {
-    const std::string prefix = fmt::format(fmt::runtime(arch->layer_prefix), n);
-    // A layer's own head_dim (Gemma4TextConfig's per_layer_config: the full-attention layers').
-    d.head_dim = head_dim;
-    d.ff = ff;
-    if (double_wide && kv_shared <= layers && n >= layers - kv_shared)
-      d.ff = mul(ff, 2).value_or(0);
-    if (per_layer_config != config.end() && per_layer_config->is_object()) {
-      const auto layer = per_layer_config->find(std::to_string(n));
-      if (layer != per_layer_config->end() && layer->is_object()) {
-        d.head_dim = count(*layer, "head_dim").value_or(head_dim);
+  // The layers of `blocks` under `layer_prefix`, each with `layer`'s entries.
+  auto add_layers = [&](const auto& blocks, std::string_view layer_prefix,
+                        const std::vector<WeightEntry>& layer) -> std::string {
+    for (const auto& [n, tensors] : blocks) {
+      const std::string prefix = fmt::format(fmt::runtime(layer_prefix), n);
+      // A layer's own head_dim (Gemma4TextConfig's per_layer_config: the full-attention layers').
+      d.head_dim = head_dim;
+      d.ff = ff;
+      if (double_wide && kv_shared <= layers && n >= layers - kv_shared) {
+        d.ff = mul(ff, 2).value_or(0);
       }
-    }
-    for (std::size_t i = 0; i < arch->layer.size();) {
-      if (!arch->layer[i].expert) {
-        const WeightEntry& e = arch->layer[i++];
-        const auto it = tensors.find(e.gguf);
-        if (it == tensors.end()) continue;
-        std::vector<std::size_t> parts;
-        for (const std::string_view then : e.then) {
-          if (then.empty()) break;
-          const auto part = tensors.find(then);
-          if (part == tensors.end()) {
-            return refuse(fmt::format("tensor 'blk.{}.{}' has no 'blk.{}.{}': {} is both", n,
-                                      e.gguf, n, then, e.hf));
+      if (per_layer_config != config.end() && per_layer_config->is_object()) {
+        const auto layer_config = per_layer_config->find(std::to_string(n));
+        if (layer_config != per_layer_config->end() && layer_config->is_object()) {
+          d.head_dim = count(*layer_config, "head_dim").value_or(head_dim);
+        }
+      }
+      for (std::size_t i = 0; i < layer.size();) {
+        if (!layer[i].expert) {
+          const WeightEntry& e = layer[i++];
+          const auto it = tensors.find(e.gguf);
+          if (it == tensors.end()) continue;
+          std::vector<std::size_t> parts;
+          for (const std::string_view then : e.then) {
+            if (then.empty()) break;
+            const auto part = tensors.find(then);
+            if (part == tensors.end()) {
+              return fmt::format("tensor 'blk.{}.{}' has no 'blk.{}.{}': {} is both", n, e.gguf, n,
+                                 then, e.hf);
+            }
+            parts.push_back(part->second);
           }
-          parts.push_back(part->second);
+          if (std::string why = add(prefix + std::string(e.hf), e, it->second, 0, std::move(parts));
+              !why.empty()) {
+            return why;
+          }
+          continue;
         }
-        if (std::string why = add(prefix + std::string(e.hf), e, it->second, 0, std::move(parts));
-            !why.empty()) {
-          return refuse(why);
+        // A run of expert entries: expert by expert, each expert's parameters in entry order.
+        // Only the stacks this layer holds, each checked to hold the experts before any is
+        // emitted: the loop then runs at most once per stacked expert, whatever expert_count says.
+        std::size_t end = i;
+        std::vector<std::pair<const WeightEntry*, std::size_t>> stacks;
+        for (; end < layer.size() && layer[end].expert; ++end) {
+          const auto it = tensors.find(layer[end].gguf);
+          if (it == tensors.end()) continue;
+          const TensorInfo& t = file.tensors[it->second];
+          // numpy_shape's first dimension: the stack's.
+          if (t.n_dims == 0 || t.ne[std::min<std::uint32_t>(t.n_dims, 4) - 1] < split_experts) {
+            return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
+                               printable(t.name), split_experts);
+          }
+          stacks.emplace_back(&layer[end], it->second);
         }
-        continue;
-      }
-      // A run of expert entries: expert by expert, each expert's parameters in entry order.
-      // Only the stacks this layer holds, each checked to hold the experts before any is
-      // emitted: the loop then runs at most once per stacked expert, whatever expert_count says.
-      std::size_t end = i;
-      std::vector<std::pair<const WeightEntry*, std::size_t>> stacks;
-      for (; end < arch->layer.size() && arch->layer[end].expert; ++end) {
-        const auto it = tensors.find(arch->layer[end].gguf);
-        if (it == tensors.end()) continue;
-        const TensorInfo& t = file.tensors[it->second];
-        // numpy_shape's first dimension: the stack's.
-        if (t.n_dims == 0 || t.ne[std::min<std::uint32_t>(t.n_dims, 4) - 1] < split_experts) {
-          return refuse(fmt::format("tensor '{}': fewer than the {} experts transformers splits",
-                                    printable(t.name), split_experts));
+        if (!stacks.empty() && split_experts > kMaxWeights) {
+          return fmt::format("more than {} tensors", kMaxWeights);
         }
-        stacks.emplace_back(&arch->layer[end], it->second);
-      }
-      if (!stacks.empty() && split_experts > kMaxWeights) {
-        return refuse(fmt::format("more than {} tensors", kMaxWeights));
-      }
-      for (std::uint64_t x = 0; !stacks.empty() && x < split_experts; ++x) {
-        for (const auto& [e, source] : stacks) {
-          const std::string hf = prefix + fmt::format(fmt::runtime(e->hf), x);
-          if (std::string why = add(hf, *e, source, x); !why.empty()) return refuse(why);
+        for (std::uint64_t x = 0; !stacks.empty() && x < split_experts; ++x) {
+          for (const auto& [e, source] : stacks) {
+            const std::string hf = prefix + fmt::format(fmt::runtime(e->hf), x);
+            if (std::string why = add(hf, *e, source, x); !why.empty()) return why;
+          }
         }
+        i = end;
       }
-      i = end;
     }
+    return "";
+  };
+  if (std::string why = add_globals(arch->before); !why.empty()) return refuse(why);
+  if (std::string why = add_layers(blocks, arch->layer_prefix, arch->layer); !why.empty()) {
+    return refuse(why);
+  }
+  if (std::string why = add_globals(arch->between); !why.empty()) return refuse(why);
+  if (std::string why = add_layers(decoder_blocks, arch->decoder_prefix, arch->decoder_layer);
+      !why.empty()) {
+    return refuse(why);
   }
   if (std::string why = add_globals(arch->after); !why.empty()) return refuse(why);
   return {std::move(out), ""};

@@ -750,6 +750,35 @@ ARCHS = {
                   neg_exp=(".A_log",)),
         ulps={".A_log": 0},
     ),
+    "ministral3": dict(
+        # transformers 5's class only (4.57.6 has no models/ministral3: the case skips itself)
+        cls="Ministral3ForCausalLM",
+        # Ministral3Config's bos, eos and pad ids default to 1, 2 and 11, not None: a byte-level
+        # BPE tokenizer (the converter's gpt2 path, llama.py LlamaModel.set_vocab) naming all three
+        tokenizer="gpt2-pad",
+        # head_dim 32 != hidden / heads; grouped KV; untied output; YaRN as Ministral 3's
+        # rope_parameters, with mscale_all_dim and llama_4_scaling_beta other than the class's
+        # (conversion/mistral3.py, Ministral3Model.set_gguf_parameters writes both)
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
+                    max_position_embeddings=512, tie_word_embeddings=False,
+                    rope_parameters=dict(type="yarn", rope_type="yarn", rope_theta=1000000.0,
+                                         factor=4.0, original_max_position_embeddings=128,
+                                         beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                         mscale_all_dim=0.5, llama_4_scaling_beta=0.2)),
+    ),
+    "t5": dict(
+        cls="T5ForConditionalGeneration",
+        tokenizer="spm-t5",
+        # gated-gelu MLP (T5 v1.1, Flan-T5); tied lm_head (transformers 5's T5 always ties it
+        # and saves none, and the converter writes no output then); d_kv 8 != d_model / heads
+        # (16); 2 layers each (a decoder deeper than the encoder fails the converter: its name map
+        # has num_layers blocks); relative attention bias in layer 0 of each stack
+        config=dict(d_model=64, d_kv=8, d_ff=96, num_layers=2, num_decoder_layers=2,
+                    num_heads=4, relative_attention_num_buckets=16,
+                    relative_attention_max_distance=128, layer_norm_epsilon=1e-6,
+                    feed_forward_proj="gated-gelu", tie_word_embeddings=True,
+                    decoder_start_token_id=0),
+    ),
 }
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
@@ -1043,12 +1072,27 @@ def _spm_gemma4(path):
     tok = _tok_class("GemmaTokenizerFast", "GemmaTokenizer").from_pretrained(
         str(src), add_bos_token=True, add_eos_token=False, mask_token=None)
     return tok, src / "tokenizer.model"
+def _spm_t5(path):
+    """T5's: a SentencePiece Unigram model (spiece.model) with pad 0, eos 1, unk 2 and no bos,
+    trained by sentencepiece's own trainer; no extra ids (the converter's vocabulary is the
+    model's pieces, t5.py, T5Model.set_vocab)."""
+    spm = pytest.importorskip("sentencepiece", reason="sentencepiece is not installed")
+    pytest.importorskip("google.protobuf", reason="protobuf is not installed: transformers "
+                        "needs it to read a SentencePiece model")
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(_corpus()), model_prefix=str(path / "sp"),
+        vocab_size=1000, model_type="unigram", normalization_rule_name="nmt_nfkc",
+        character_coverage=0.9995, pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1,
+        minloglevel=2)
+    shutil.copy(path / "sp.model", path / "spiece.model")
+    tok = _tok_class("T5TokenizerFast").from_pretrained(str(path), extra_ids=0)
+    return tok, path / "spiece.model"
 
 
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
               "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
               "glm4": _glm4, "spm-nemotron": _spm_nemotron,
-              "glm4moe": _glm4moe, "spm-gemma4": _spm_gemma4}
+              "glm4moe": _glm4moe, "spm-gemma4": _spm_gemma4, "spm-t5": _spm_t5}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1253,6 +1297,9 @@ RENAMED_AT_LOAD = (
     (r"mixer\.dt_bias$", "mixer.dt_proj.bias"),
     # and qwen.py's (Qwen3NextModel.modify_tensors)
     (r"linear_attn\.dt_bias$", "linear_attn.dt_proj.bias"),
+    # not a rename: T5's encoder and decoder embed_tokens are its shared embedding
+    # (modeling_t5.py), which the converter keeps once (t5.py, T5Model.modify_tensors)
+    (r"^(en|de)coder\.embed_tokens\.weight$", "shared.weight"),
 )
 
 OUTTYPES = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
@@ -1374,6 +1421,14 @@ class Reference:
         return self.from_file(hf_name, y)
 
 
+def _logits(model, ids):
+    """The logits of `ids`; an encoder-decoder's encoder reads them, its decoder them shifted
+    right after its start token (modeling_t5.py, T5PreTrainedModel._shift_right)."""
+    if model.config.is_encoder_decoder:
+        return model(ids, decoder_input_ids=model._shift_right(ids)).logits
+    return model(ids).logits
+
+
 class Case:
     """One (architecture, outtype): the converted file, the reference (the original model
     carrying the reference weights, and those weights by name), the prompt, and what the
@@ -1396,7 +1451,7 @@ class Case:
                                     min_new_tokens=N_NEW,
                                     attention_mask=torch.ones_like(self.ids), pad_token_id=pad)
         with torch.no_grad():
-            self.logits = self.model(self.ids).logits
+            self.logits = _logits(self.model, self.ids)
         self.generated = self.model.generate(self.ids, **self.generate_kwargs)
 
 
@@ -1567,7 +1622,7 @@ def test_logits(case, mount, request):
     _known_gap(request, case.arch, case.outtype, "logits")
     m = mount(case.path)
     with torch.no_grad():
-        got = _load_model(_hf(m, case.arch), case.arch, hf=True)(case.ids).logits
+        got = _logits(_load_model(_hf(m, case.arch), case.arch, hf=True), case.ids)
     want = case.logits
     assert got.shape == want.shape
     assert torch.equal(got, want), f"max abs diff {float((got - want).abs().max())}"
@@ -1579,8 +1634,10 @@ def test_generate(case, mount, request):
     model = _load_model(_hf(m, case.arch), case.arch, hf=True)
     got = model.generate(case.ids, **case.generate_kwargs)
     want = case.generated
-    assert want.shape[1] == case.ids.shape[1] + N_NEW
-    i = _first_difference(got[0].tolist(), want[0].tolist()) - case.ids.shape[1]
+    # an encoder-decoder's answer: its decoder start token, then the new ones
+    prompt = 1 if model.config.is_encoder_decoder else case.ids.shape[1]
+    assert want.shape[1] == prompt + N_NEW
+    i = _first_difference(got[0].tolist(), want[0].tolist()) - prompt
     assert got.tolist() == want.tolist(), f"first difference at new token {i} of {N_NEW}"
 
 
@@ -1660,6 +1717,55 @@ def _t5_vocab(root):
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0 and out.is_file(), r.stdout[-3000:] + r.stderr[-3000:]
     return src, out
+
+
+def _converted_t5(originals, name, cls, config_cls, **config):
+    """The converter's f32 file of a tiny `cls` (an encoder-decoder of T5's kind) with T5's
+    tokenizer."""
+    src = originals.root / name
+    out = originals.root / f"{name}.gguf"
+    if not out.is_file():
+        tok, sp_model = originals.tokenizer("spm-t5")
+        config = getattr(transformers, config_cls)(
+            vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+            decoder_start_token_id=0, **config)
+        torch.manual_seed(0)
+        getattr(transformers, cls)(config).save_pretrained(str(src))
+        tok.save_pretrained(str(src))
+        shutil.copy(sp_model, src / "spiece.model")
+        path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
+                   TRANSFORMERS_OFFLINE="1")
+        env.pop("NO_LOCAL_GGUF", None)
+        r = subprocess.run([sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
+                            "--outtype", "f32", "--outfile", str(out)],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0 and out.is_file(), r.stdout[-3000:] + r.stderr[-3000:]
+    return out
+
+
+def test_umt5_gets_no_hf(originals, mount):
+    """The converter writes UMT5ForConditionalGeneration as t5 too (conversion/t5.py, T5Model),
+    with a relative attention bias in every layer (modeling_umt5.py): hf/ does not render it as
+    the T5 it is not, and says why."""
+    out = _converted_t5(originals, "umt5", "UMT5ForConditionalGeneration", "UMT5Config")
+    _, tensors = read_gguf(out)
+    assert "enc.blk.1.attn_rel_b.weight" in tensors
+    m = mount(out)
+    assert not (m / "hf").exists()
+    assert b"past layer 0" in os.getxattr(m.path, "user.ggufs.hf")
+
+
+def test_relu_t5_gets_no_hf(originals, mount):
+    """The original T5's ReLU MLP (DenseReluDense.wi, no ffn_gate in the file) is not the t5
+    row's gated one: no hf/, and the reason."""
+    out = _converted_t5(originals, "t5-relu", "T5ForConditionalGeneration", "T5Config",
+                        feed_forward_proj="relu")
+    _, tensors = read_gguf(out)
+    assert "enc.blk.0.ffn_up.weight" in tensors and "enc.blk.0.ffn_gate.weight" not in tensors
+    m = mount(out)
+    assert not (m / "hf").exists()
+    assert b"ReLU MLP" in os.getxattr(m.path, "user.ggufs.hf")
 
 
 def test_unigram_tokenizer(originals, mount):

@@ -116,13 +116,17 @@ TEST(HfConfig, ArchitectureNotAString) {
 }
 
 TEST(HfConfig, UnsupportedArchitectures) {
-  // Architectures with no row in the table (bert, gemma, t5, llama4, a made-up one; mixtral's
-  // row is llama's with experts, never written as mixtral), and an empty name.
-  for (const char* arch : {"bert", "gemma", "no-such-arch", "t5", "", "llama4", "mixtral"}) {
+  // Architectures with no row in the table (bert, gemma, llama4, a made-up one; mixtral's row
+  // is llama's with experts, never written as mixtral), and an empty name.
+  for (const char* arch : {"bert", "gemma", "no-such-arch", "", "llama4", "mixtral"}) {
     GgufFile f = tiny_llama();
     *find(f, "general.architecture") = str(arch);
     expect_refused(f, "general.architecture");
   }
+  // t5's row renders T5's gated MLP only: a file without enc.blk.0.ffn_gate is refused.
+  GgufFile f = tiny_llama();
+  *find(f, "general.architecture") = str("t5");
+  expect_refused(f, "enc.blk.0.ffn_gate.weight");
 }
 
 TEST(HfConfig, MissingOrInvalidStructuralKeys) {
