@@ -1686,7 +1686,7 @@ def test_tokenizer(originals, mount, request, arch):
 def _t5_vocab(root):
     """(the original's folder, the converter's vocabulary-only file)."""
     out = root / "t5-vocab.gguf"
-    src = root / "t5"
+    src = root / "t5-vocab"  # not "t5": the folder of ARCHS' t5 original (Originals.original)
     if out.is_file():
         return src, out
     spm = pytest.importorskip("sentencepiece", reason="sentencepiece is not installed")
