@@ -91,6 +91,12 @@ LLAMA_CPP = pathlib.Path(
 
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4)
 
+# qwen3next's and Qwen3.5's file: the converter's w + 1 on the (1 + w) RMSNorms but
+# linear_attn.norm, and A = -exp(A_log) (qwen.py, Qwen3NextModel.modify_tensors)
+QWEN_LINEAR_FILE = dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
+                                  "model.norm.weight"),
+                        neg_exp=(".A_log",))
+
 ARCHS = {
     "llama": dict(
         cls="LlamaForCausalLM",
@@ -704,9 +710,7 @@ ARCHS = {
         # the converter's w + 1 on the (1 + w) RMSNorms but linear_attn.norm, A = -exp(A_log),
         # and in_proj_qkvz's [q, k, v, z] per key head split into attn_qkv and attn_gate
         # (qwen.py, Qwen3NextModel.modify_tensors)
-        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
-                            "model.norm.weight"),
-                  neg_exp=(".A_log",), qkvz=True),
+        file=dict(QWEN_LINEAR_FILE, qkvz=True),
         ulps={".A_log": 0},
     ),
     "qwen35": dict(
@@ -724,9 +728,7 @@ ARCHS = {
                     linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=24,
                     linear_num_key_heads=2, linear_num_value_heads=2, tie_word_embeddings=False),
         converter_args=("--no-mtp",),
-        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
-                            "model.norm.weight"),
-                  neg_exp=(".A_log",)),
+        file=QWEN_LINEAR_FILE,
         # measured (log(-A) near A_log = 0, as mamba's); logits torch.equal
         ulps={".A_log": 1},
     ),
@@ -745,9 +747,7 @@ ARCHS = {
                     num_experts_per_tok=2, moe_intermediate_size=32,
                     shared_expert_intermediate_size=48, tie_word_embeddings=False),
         converter_args=("--no-mtp",),
-        file=dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.weight",
-                            "model.norm.weight"),
-                  neg_exp=(".A_log",)),
+        file=QWEN_LINEAR_FILE,
         ulps={".A_log": 0},
     ),
     "ministral3": dict(
