@@ -88,6 +88,16 @@ struct HfWeight {
                                    ///< kConcatTransposedRows, kRegroupQkvz: the GGUF tensors
                                    ///< after `source`, in order
   std::uint64_t groups = 0;        ///< kRegroupQkv: the KV groups g; kRegroupQkvz: key heads
+  /// On top of the transform, the inverse of qwen35's value-head reorder when its linear
+  /// attention has fewer key heads nk than value heads nv (qwen.py,
+  /// _LinearAttentionVReorderBase._reorder_v_heads: an axis of nv heads of d, viewed as
+  /// (nk, nv / nk, d), its first two axes swapped, "grouped" to "tiled"). In GGUF order (ne[0]
+  /// fastest), the elements after the first `untile_skip` are runs of `untile_run` elements
+  /// (a head: d rows, or d elements of a row for out_proj's columns) in groups of nv runs; HF
+  /// run o of a group is the group's GGUF run hf_untiled_head(o, nk, nv). 0: none.
+  std::uint64_t untile_run = 0;
+  std::uint64_t untile_skip = 0;  ///< elements before the first group (qkv's and conv's q and k)
+  std::uint64_t untile_k_heads = 0, untile_v_heads = 0;  ///< nk, nv (nv a multiple of nk)
 };
 
 /// The weight map, or why there is none.
@@ -105,10 +115,10 @@ struct HfWeightsResult {
 /// Conv1D transposed, granitemoe's input_linear fused again (kConcatRows), the fused
 /// query_key_value of gptneox, bloom and falcon regrouped per KV group (kRegroupQkv), mamba's
 /// A_log from A (kLogOfNegated), MLA's kv_b_proj from attn_k_b and attn_v_b
-/// (kConcatTransposedRows); lfm2's and mamba's squeezed or reshaped tensors in the class's
-/// shape (the values as they are); phi3's and glm4's fused projections stay fused, as the
-/// converter keeps them. GGUF tensors no entry names are left out, and tied or absent weights
-/// are not listed (the model keeps its own). Where
+/// (kConcatTransposedRows), qwen35's value heads grouped by key head again (untile_run); lfm2's and
+/// mamba's squeezed or reshaped tensors in the class's shape (the values as they are); phi3's and
+/// glm4's fused projections stay fused, as the converter keeps them. GGUF tensors no entry names
+/// are left out, and tied or absent weights are not listed (the model keeps its own). Where
 /// transformers' own GGUF import (load_gguf_checkpoint) loads the file, it loads these tensors.
 ///
 /// No map (with the reason) when: render_hf_config gives no config (its reason); the architecture
@@ -127,5 +137,11 @@ HfWeightsResult hf_weight_map(const GgufFile& file);
 /// `hf_row` comes from (formula in HfTransform::kReversePermute). Requires rows a multiple of
 /// 2 × n_head and hf_row < rows.
 std::uint64_t hf_permuted_row(std::uint64_t hf_row, std::uint64_t rows, std::uint64_t n_head);
+
+/// For HfWeight::untile_run: the GGUF head (run) that HF value head `hf_head` comes from, with
+/// nk = `k_heads` key heads and nv = `v_heads` value heads. HF groups value heads by key head
+/// (head k·r + j is key head k's j-th, r = nv / nk); the converter tiles them (head j·nk + k).
+/// Requires nv a multiple of nk and hf_head < nv.
+std::uint64_t hf_untiled_head(std::uint64_t hf_head, std::uint64_t k_heads, std::uint64_t v_heads);
 
 }  // namespace ggufs

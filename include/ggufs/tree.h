@@ -86,6 +86,10 @@ struct Piece {
     /// transposed, their columns interleaved: element (c, 2r + j) is element r·cols + c (after
     /// `from`) of `tensor` (j = 0) or `tensor2` (j = 1). Floats only.
     kInterleavedTransposed,
+    /// qwen35's value heads back in HF order (HfWeight::untile_run): runs of `cols` elements
+    /// in groups of `rows` runs (nv value heads); run o of a group is the group's GGUF run
+    /// hf_untiled_head(o, n_head, rows), n_head the key heads.
+    kUntileHeads,
   };
   Kind kind = Kind::kZeros;
   std::uint64_t at = 0;     ///< first byte of the piece in the file
@@ -96,11 +100,12 @@ struct Piece {
   std::size_t tensor = 0;   ///< kTensor: index into GgufFile::tensors
   ViewData data = ViewData::kStored;  ///< kTensor
   Order order = Order::kAsStored;     ///< kTensor
-  std::uint64_t n_head = 0;           ///< kTensor, kPermuteRows: heads
+  std::uint64_t n_head = 0;           ///< kTensor, kPermuteRows: heads; kUntileHeads: key heads
   float add = 0;  ///< kTensor of floats: added to each float32 value before it is converted
   bool log_negated = false;          ///< kTensor of floats: each float32 value v becomes log(-v)
   std::size_t tensor2 = 0;           ///< kInterleavedTransposed, kMxfp4*: the odd columns' tensor
-  std::uint64_t rows = 0, cols = 0;  ///< kInterleavedTransposed: each source's matrix
+  std::uint64_t rows = 0, cols = 0;  ///< kInterleavedTransposed: each source's matrix;
+                                     ///< kUntileHeads: value heads, a run's elements
 };
 
 /// One file or directory.

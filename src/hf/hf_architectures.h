@@ -172,8 +172,9 @@ enum class Transforms {
   // converter's + 1 but linear_attn.norm's (ssm_norm); in_proj_qkvz from attn_qkv and
   // attn_gate (HfTransform::kRegroupQkvz)
   kQwen3Next,
-  // qwen35, qwen35moe: kQwen3Next's, for key heads as many as value heads only (else the
-  // converter reorders the value heads: qwen.py, _LinearAttentionVReorderBase.modify_tensors)
+  // qwen35, qwen35moe: kQwen3Next's, and with fewer key heads than value heads the value heads
+  // grouped again (HfWeight::untile_run; qwen.py, _LinearAttentionVReorderBase.modify_tensors
+  // tiles them)
   kQwen35,
 };
 

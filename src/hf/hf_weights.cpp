@@ -306,6 +306,59 @@ std::optional<std::pair<std::uint64_t, std::string_view>> block_of(std::string_v
 
 HfWeightsResult refuse(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
+// qwen35's linear attention with fewer key heads nk (ssm.group_count) than value heads nv
+// (ssm.time_step_rank): the converter reordered the value heads of every tensor that has them
+// (qwen.py, _LinearAttentionVReorderBase.modify_tensors), along the rows (in_proj_qkv's and
+// conv1d's v part after the q and k channels, in_proj_z, in_proj_a and in_proj_b, A_log and
+// dt_bias) or out_proj's columns. Sets w's untile fields, or says why not.
+std::string untile_value_heads(HfWeight& w, const hf::WeightEntry& entry, const TensorInfo& t,
+                               const Dims& d) {
+  const std::uint64_t nk = d.groups, nv = d.rank;
+  if (nk == 0 || nv % nk != 0 || d.inner % nv != 0) {
+    return fmt::format(
+        "{} key heads, {} value heads and inner size {} are not whole value heads "
+        "per key head",
+        nk, nv, d.inner);
+  }
+  const std::uint64_t hv = d.inner / nv;  // a value head's size
+  auto qk = mul(nk, d.state);             // the q and k channels: 2 · nk · linear_key_head_dim
+  if (qk) qk = mul(*qk, 2);
+  const std::string_view hf = entry.hf;
+  const std::uint64_t row = t.n_dims >= 2 ? t.ne[0] : 1;  // elements a numpy row
+  std::uint64_t head_rows = 0, skip_rows = 0;
+  if (hf.ends_with(".out_proj.weight")) {  // the columns: every row's nv runs of hv elements
+    if (t.n_dims != 2 || t.ne[0] != d.inner) {
+      return fmt::format("tensor '{}' does not hold {} value heads of {} columns",
+                         printable(t.name), nv, hv);
+    }
+    w.untile_run = hv;
+  } else if (hf.ends_with(".A_log") || hf.ends_with(".dt_bias") ||
+             hf.ends_with(".in_proj_a.weight") || hf.ends_with(".in_proj_b.weight")) {
+    head_rows = 1;
+  } else if (hf.ends_with(".in_proj_z.weight")) {
+    head_rows = hv;
+  } else if (hf.ends_with(".in_proj_qkv.weight") || hf.ends_with(".conv1d.weight")) {
+    if (!qk) return fmt::format("tensor '{}': the key channels overflow", printable(t.name));
+    head_rows = hv;
+    skip_rows = *qk;
+  } else {
+    return "";  // no value heads
+  }
+  if (head_rows) {
+    const auto run = mul(head_rows, row), skip = mul(skip_rows, row);
+    const auto heads = run ? mul(*run, nv) : std::nullopt;
+    if (!heads || !skip || *skip > t.n_elements || t.n_elements - *skip != *heads) {
+      return fmt::format("tensor '{}' does not hold {} value heads of {} rows after {} rows",
+                         printable(t.name), nv, head_rows, skip_rows);
+    }
+    w.untile_run = *run;
+    w.untile_skip = *skip;
+  }
+  w.untile_k_heads = nk;
+  w.untile_v_heads = nv;
+  return "";
+}
+
 HfWeightsResult build(const GgufFile& file) {
   const HfConfigResult rendered = render_hf_config(file);
   if (!rendered.config) return refuse(rendered.reason);
@@ -578,10 +631,7 @@ HfWeightsResult build(const GgufFile& file) {
         break;
       case Transforms::kQwen35:
         if (d.groups != d.rank) {
-          return fmt::format(
-              "{} key heads and {} value heads: the converter reordered the value heads "
-              "(qwen.py, _LinearAttentionVReorderBase), which is not inverted here",
-              d.groups, d.rank);
+          if (std::string why = untile_value_heads(w, entry, t, d); !why.empty()) return why;
         }
         [[fallthrough]];
       case Transforms::kQwen3Next:
@@ -738,6 +788,11 @@ HfWeightsResult hf_weight_map(const GgufFile& file) {
   } catch (const std::exception& e) {  // bad_alloc, a malformed rendered config
     return refuse(fmt::format("no weight map: {}", e.what()));
   }
+}
+
+std::uint64_t hf_untiled_head(std::uint64_t hf_head, std::uint64_t k_heads, std::uint64_t v_heads) {
+  const std::uint64_t r = v_heads / k_heads;  // value heads per key head
+  return (hf_head % r) * k_heads + hf_head / r;
 }
 
 }  // namespace ggufs

@@ -287,6 +287,18 @@ void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t s
         done += n;
       }
       return;
+    case Piece::Order::kUntileHeads:
+      // Whole runs move within their group: each part within one run is one contiguous read.
+      for (std::uint64_t done = 0, run = p.cols * es; done < size;) {
+        const std::uint64_t at = begin + done, group = at / (run * p.rows);
+        const std::uint64_t o = at / run % p.rows, within = at % run;
+        const std::uint64_t n = std::min<std::uint64_t>(size - done, run - within);
+        const std::uint64_t from = (group * p.rows + hf_untiled_head(o, p.n_head, p.rows)) * run;
+        read_elements(p.tensor, p.data, out + done, static_cast<std::size_t>(n),
+                      first + from + within, request, p.add, p.log_negated);
+        done += n;
+      }
+      return;
     case Piece::Order::kTransposed:
       return read_transposed(p, out, size, begin, request);
     case Piece::Order::kInterleavedTransposed:

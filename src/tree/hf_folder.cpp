@@ -208,7 +208,32 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
       p.log_negated = true;
       break;
   }
-  return std::vector<Piece>{p};
+  if (w.untile_run == 0) return std::vector<Piece>{p};
+  // qwen35's value heads (HfWeight::untile_run): the elements before them as they are, then
+  // their runs regrouped, each group a whole number of runs (hf_weight_map checked it).
+  const std::uint64_t nk = w.untile_k_heads, nv = w.untile_v_heads, run = w.untile_run;
+  const std::uint64_t skip = w.untile_skip;
+  if (p.order != Piece::Order::kAsStored || nk == 0 || nv % nk != 0 || skip > count ||
+      nv > (count - skip) / run || (count - skip) % (run * nv) != 0) {
+    return fmt::format("tensor '{}' does not hold {} value heads of {} elements", printable(t.name),
+                       nv, run);
+  }
+  std::vector<Piece> pieces;
+  if (skip) {
+    Piece before = range(t, w.source, first, skip, as_stored);
+    before.add = p.add;
+    before.log_negated = p.log_negated;
+    pieces.push_back(before);
+  }
+  Piece heads = range(t, w.source, first + skip, count - skip, false);
+  heads.order = Piece::Order::kUntileHeads;
+  heads.n_head = nk;
+  heads.rows = nv;
+  heads.cols = run;
+  heads.add = p.add;
+  heads.log_negated = p.log_negated;
+  pieces.push_back(heads);
+  return pieces;
 }
 
 FolderFile text_file(std::string name, std::string text) {

@@ -717,38 +717,41 @@ ARCHS = {
         # transformers 5 only; the text model (the converter registers it beside the VLM)
         cls="Qwen3_5ForCausalLM",
         tokenizer="qwen2",
-        # qwen3next's layers unfused, a dense MLP: as many key as value heads (2 of 16 and 2 of
-        # 24; the converter reorders value heads otherwise, which hf/ does not invert);
-        # partial_rotary_factor 0.5; head_dim 32 != hidden / heads; grouped KV; untied output
+        # qwen3next's layers unfused, a dense MLP: 2 key heads of 16 and 4 value heads of 12
+        # (Qwen3.5's checkpoints have twice as many value heads as key heads; the converter
+        # tiles them then: qwen.py, _LinearAttentionVReorderBase); partial_rotary_factor 0.5;
+        # head_dim 32 != hidden / heads; grouped KV; untied output
         config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
                     rms_norm_eps=1e-6, max_position_embeddings=512,
                     rope_parameters=dict(rope_type="default", rope_theta=1000000.0,
                                          partial_rotary_factor=0.5),
                     layer_types=["linear_attention", "full_attention", "linear_attention"],
-                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=24,
-                    linear_num_key_heads=2, linear_num_value_heads=2, tie_word_embeddings=False),
+                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=12,
+                    linear_num_key_heads=2, linear_num_value_heads=4, tie_word_embeddings=False),
         converter_args=("--no-mtp",),
-        file=QWEN_LINEAR_FILE,
+        file=dict(QWEN_LINEAR_FILE, v_tiles=True),
         # measured (log(-A) near A_log = 0, as mamba's); logits torch.equal
         ulps={".A_log": 1},
     ),
     "qwen35moe": dict(
         cls="Qwen3_5MoeForCausalLM",
         tokenizer="qwen2",
-        # qwen35's layers with 4 experts of 32 and a gated shared expert of 48 (no dense MLP)
+        # qwen35's layers with 4 experts of 32 and a gated shared expert of 48 (no dense MLP);
+        # 2 key heads of 16 and 6 value heads of 8 (3 a key head, tiled by the converter)
         config=dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=3,
                     num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
                     max_position_embeddings=512,
                     rope_parameters=dict(rope_type="default", rope_theta=1000000.0,
                                          partial_rotary_factor=0.5),
                     layer_types=["linear_attention", "full_attention", "linear_attention"],
-                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=24,
-                    linear_num_key_heads=2, linear_num_value_heads=2, num_experts=4,
+                    linear_conv_kernel_dim=3, linear_key_head_dim=16, linear_value_head_dim=8,
+                    linear_num_key_heads=2, linear_num_value_heads=6, num_experts=4,
                     num_experts_per_tok=2, moe_intermediate_size=32,
                     shared_expert_intermediate_size=48, tie_word_embeddings=False),
         converter_args=("--no-mtp",),
-        file=QWEN_LINEAR_FILE,
-        ulps={".A_log": 0},
+        file=dict(QWEN_LINEAR_FILE, v_tiles=True),
+        # measured (log(-A) near A_log = 0); logits torch.equal
+        ulps={".A_log": 7},
     ),
     "ministral3": dict(
         # transformers 5's class only (4.57.6 has no models/ministral3: the case skips itself)
@@ -1487,7 +1490,16 @@ def test_reader_agrees_with_gguf_py(originals):
             assert ours.shape == tuple(reversed([int(d) for d in t.shape]))
 
 
-def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None):
+def _tile_v_heads(value, dim, nk, d):
+    """Qwen3.5's value heads along axis `dim` (nv heads of d, grouped by key head) in the
+    converter's tiled order: the axis viewed as (nk, nv / nk, d), its first two axes swapped
+    (qwen.py, _LinearAttentionVReorderBase._reorder_v_heads)."""
+    shape = list(value.shape)
+    split = value.reshape(*shape[:dim], nk, -1, d, *shape[dim + 1:])
+    return split.transpose(dim, dim + 1).reshape(shape)
+
+
+def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None, v_tiles=None):
     """(Hugging Face name, name gguf-py's name map knows or the GGUF tensor's own, value): each
     tensor; the halves of a fused experts gate_up_proj (transformers 5) and of GraniteMoe's
     input_linear and its shared expert's (granite.py, GraniteMoeModel.modify_tensors; without
@@ -1495,9 +1507,23 @@ def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None
     stacked (transformers 4), as the converter writes them; with `mla` (the config), MLA's
     kv_b_proj as attn_k_b and attn_v_b; `qkvz` (key heads, key head size, value rows a key
     head): qwen3next's in_proj_qkvz as attn_qkv and attn_gate (qwen.py,
-    Qwen3NextModel.modify_tensors)."""
+    Qwen3NextModel.modify_tensors); `v_tiles` (key heads, key head size, value head size):
+    Qwen3.5's value heads tiled (qwen.py, _LinearAttentionVReorderBase.modify_tensors: the v
+    rows of in_proj_qkv and the v channels of conv1d, after the q and k ones; in_proj_z's,
+    in_proj_a's and in_proj_b's rows; A_log and dt_bias; out_proj's columns)."""
     per_expert = {}
     for name, value in expected.items():
+        if v_tiles and ".linear_attn." in name:
+            nk, hk, hv = v_tiles
+            if name.endswith((".in_proj_qkv.weight", ".conv1d.weight")):
+                value = torch.cat([value[:2 * nk * hk], _tile_v_heads(value[2 * nk * hk:], 0, nk,
+                                                                      hv)])
+            elif name.endswith(".in_proj_z.weight"):
+                value = _tile_v_heads(value, 0, nk, hv)
+            elif name.endswith((".in_proj_a.weight", ".in_proj_b.weight", ".A_log", ".dt_bias")):
+                value = _tile_v_heads(value, 0, nk, 1)
+            elif name.endswith(".out_proj.weight"):
+                value = _tile_v_heads(value, 1, nk, hv)
         if qkvz and (m := re.fullmatch(r"model\.layers\.(\d+)\.linear_attn\.in_proj_qkvz\.weight",
                                        name)):
             heads, nk, nv = qkvz
@@ -1562,13 +1588,15 @@ def test_reference_is_the_file(case):
     ref, expected = case.ref, case.expected
     covered = set()
     layout = ARCHS[case.arch].get("file", {})
-    c, qkvz = case.model.config, None
+    c, qkvz, v_tiles = case.model.config, None, None
     if layout.get("qkvz"):
         qkvz = (c.linear_num_key_heads, c.linear_key_head_dim, c.linear_num_value_heads
                 // c.linear_num_key_heads * c.linear_value_head_dim)
+    if layout.get("v_tiles") and c.linear_num_key_heads != c.linear_num_value_heads:
+        v_tiles = (c.linear_num_key_heads, c.linear_key_head_dim, c.linear_value_head_dim)
     for names, map_name, value in _file_views(expected, layout.get("gpt_oss", False),
                                               layout.get("dense_shared", False),
-                                              c if layout.get("mla") else None, qkvz):
+                                              c if layout.get("mla") else None, qkvz, v_tiles):
         t = ref.gguf_tensor(map_name)
         if t is None:
             continue

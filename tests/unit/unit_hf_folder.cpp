@@ -347,5 +347,59 @@ TEST(HfFolder, Mxfp4BlocksAndScalesAreTransformersLayout) {
   }
 }
 
+// qwen35's out_proj columns back in HF order from a Q8_0 tensor (kUntileHeads): 2 rows of 64
+// columns, each row 4 value heads of 16 (2 key heads), which the converter tiled (qwen.py,
+// _LinearAttentionVReorderBase: HF heads 0, 1, 2, 3 are GGUF heads 0, 2, 1, 3). Expected
+// values from ggml's Q8_0 (ggml-quants.c, dequantize_row_q8_0: d · qs[j]), decoded by hand.
+TEST(HfFolder, ValueHeadsComeBackGroupedFromQuantizedRuns) {
+  constexpr std::uint64_t kCols = 64, kRows = 2, kHead = 16;
+  const std::uint64_t gguf_head[] = {0, 2, 1, 3};
+  std::mt19937 rng(5);
+  std::vector<std::uint8_t> data(kRows * kCols / 32 * 34);
+  std::vector<float> value(kRows * kCols);  // GGUF order
+  for (std::uint64_t b = 0; b < kRows * kCols / 32; ++b) {
+    const float d = static_cast<float>(1 + b) / 64;  // exact in half precision
+    const std::uint16_t h = float_to_half_as_numpy(d);
+    std::memcpy(data.data() + b * 34, &h, 2);
+    for (std::uint64_t j = 0; j < 32; ++j) {
+      const auto q = static_cast<std::int8_t>(rng());
+      data[b * 34 + 2 + j] = static_cast<std::uint8_t>(q);
+      value[b * 32 + j] = d * q;
+    }
+  }
+  GgufWriter g;
+  g.add_string("general.architecture", "qwen35");
+  g.add_tensor("blk.0.ssm_out.weight", GGML_TYPE_Q8_0, {kCols, kRows}, data);
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  const ContentReader reader(f, src);
+  Node n;
+  n.kind = NodeKind::kComposite;
+  Piece p;
+  p.kind = Piece::Kind::kTensor;
+  p.data = ViewData::kFloat32;
+  p.order = Piece::Order::kUntileHeads;
+  p.n_head = 2;
+  p.rows = 4;
+  p.cols = kHead;
+  p.size = n.size = kRows * kCols * 4;
+  n.pieces.push_back(p);
+  std::string want;
+  for (std::uint64_t r = 0; r < kRows; ++r) {
+    for (std::uint64_t c = 0; c < kCols; ++c) {
+      const float v = value[r * kCols + gguf_head[c / kHead] * kHead + c % kHead];
+      want.append(reinterpret_cast<const char*>(&v), 4);
+    }
+  }
+  ASSERT_EQ(read_all(reader, n), want);
+  for (std::uint64_t off = 0; off < n.size; off += 13) {  // partial reads, across heads and rows
+    for (const std::size_t len : {1, 7, 64, 300}) {
+      std::string part(len, '\0');
+      const std::size_t got = reader.read(n, part.data(), len, off);
+      EXPECT_EQ(part.substr(0, got), want.substr(off, got)) << off << "+" << len;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ggufs

@@ -68,6 +68,18 @@ TEST(HfWeights, PermutationHeadDimTwoIsIdentity) {
   for (std::uint64_t r = 0; r < 4; ++r) EXPECT_EQ(hf_permuted_row(r, 4, 2), r);
 }
 
+// qwen.py, _LinearAttentionVReorderBase (its docstring): HF keeps value heads grouped by key
+// head, [G0_v0, G0_v1, G1_v0, G1_v1] for 2 key heads of 2 value heads each; the converter tiles
+// them, [G0_v0, G1_v0, G0_v1, G1_v1]. So HF heads 0, 1, 2, 3 are GGUF heads 0, 2, 1, 3; with 3
+// value heads a key head, [G0_v0, G1_v0, G0_v1, G1_v1, G0_v2, G1_v2]: HF heads 0..5 are GGUF
+// heads 0, 2, 4, 1, 3, 5.
+TEST(HfWeights, UntiledValueHeadsByHand) {
+  const std::vector<std::uint64_t> two = {0, 2, 1, 3}, three = {0, 2, 4, 1, 3, 5};
+  for (std::uint64_t h = 0; h < 4; ++h) EXPECT_EQ(hf_untiled_head(h, 2, 4), two[h]) << h;
+  for (std::uint64_t h = 0; h < 6; ++h) EXPECT_EQ(hf_untiled_head(h, 2, 6), three[h]) << h;
+  for (std::uint64_t h = 0; h < 5; ++h) EXPECT_EQ(hf_untiled_head(h, 5, 5), h) << h;
+}
+
 TEST(HfWeights, TinyLlamaMaps) {
   const HfWeightsResult r = hf_weight_map(tiny_llama());
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
