@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <initializer_list>
 #include <iterator>
 
@@ -1596,6 +1597,15 @@ std::vector<Architecture> build() {
                  {"cross_attn_norm.weight", "layer.1.layer_norm.weight", Shape::kHidden}},
                 t5_decoder_mlp}),
        .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}}});
+  // UMT5 (modeling_umt5.py): T5's state_dict with a relative attention bias in every layer
+  // (UMT5Block's has_relative_attention_bias=True); the converter writes it as t5 (t5.py,
+  // T5Model registers UMT5ForConditionalGeneration).
+  Architecture umt5 = rows.back();
+  umt5.model_type = "umt5";
+  umt5.class_name = "UMT5ForConditionalGeneration";
+  umt5.required_tensor = "attn_rel_b.weight";
+  umt5.required_from_layer = 1;
+  add(std::move(umt5));
   return rows;
 }
 
@@ -1618,12 +1628,15 @@ const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& 
   for (const Architecture& a : architectures()) {
     if (a.gguf_arch != row->gguf_arch || a.required_tensor.empty()) continue;
     for (const TensorInfo& t : file.tensors) {
-      const std::string_view name = t.name;
-      const std::size_t dot = name.find('.', 4);
-      if (name.starts_with("blk.") && dot != std::string_view::npos &&
-          name.substr(dot + 1) == a.required_tensor) {
-        return &a;
-      }
+      std::string_view name = t.name;
+      if (name.starts_with("enc.") || name.starts_with("dec.")) name.remove_prefix(4);
+      if (!name.starts_with("blk.")) continue;
+      name.remove_prefix(4);
+      std::uint64_t layer = 0;
+      const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), layer);
+      if (ec != std::errc() || layer < a.required_from_layer) continue;
+      name.remove_prefix(static_cast<std::size_t>(end - name.data()));  // ".<tensor>"
+      if (name.starts_with('.') && name.substr(1) == a.required_tensor) return &a;
     }
   }
   return row;

@@ -240,10 +240,13 @@ struct Architecture {
   std::span<const TensorFlag> tensor_flags;
   /// Where one class names a layer's tensors by its config (falcon's new decoder: ln_attn and
   /// ln_mlp with two norms, input_layernorm with one), or one general.architecture covers two
-  /// classes (deepseek2: V3's router correction bias): a GGUF layer tensor (after "blk.N.") only
-  /// this row's files have. Of a gguf_arch's rows, hf_config.cpp and hf_weights.cpp take the one
-  /// whose required tensor a layer holds (with_layer_tensors), else the one they chose.
+  /// classes (deepseek2: V3's router correction bias; t5: UMT5's relative attention bias past the
+  /// first layer): a GGUF layer tensor (after "blk.N.", "enc.blk.N." or "dec.blk.N.") only this
+  /// row's files have, in a layer N >= required_from_layer. Of a gguf_arch's rows, hf_config.cpp
+  /// and hf_weights.cpp take the one whose required tensor a layer holds (with_layer_tensors),
+  /// else the one they chose.
   std::string_view required_tensor;
+  std::uint64_t required_from_layer = 0;
   LayerTypes layer_types;  ///< none when `gguf` is empty
   /// A key suffix whose count of layers the converter appended to block_count (glm.py,
   /// Glm4MoeModel.__init__: the MTP layers); the model's own layers are block_count less it.
@@ -265,8 +268,8 @@ const std::vector<Architecture>& architectures();
 /// The row whose model_type is `model_type`, or nullptr.
 const Architecture* find_architecture(std::string_view model_type);
 
-/// Of `row`'s general.architecture's rows, the one whose required_tensor a layer of `file` holds,
-/// else `row` (nullptr stays nullptr).
+/// Of `row`'s general.architecture's rows, the one whose required_tensor a layer of `file` (from
+/// its required_from_layer on) holds, else `row` (nullptr stays nullptr).
 const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file);
 
 }  // namespace ggufs::hf

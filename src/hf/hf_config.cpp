@@ -314,25 +314,13 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   }
   if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");
   row = hf::with_layer_tensors(row, file);
-  // T5 has a relative attention bias in layer 0 only (modeling_t5.py, T5Block's
-  // has_relative_attention_bias); UMT5, which the converter writes as t5 too (t5.py, T5Model),
-  // one in every layer (modeling_umt5.py): another model, not rendered.
-  // The row's MLP is the gated one (T5 v1.1, Flan-T5): the original T5's ReLU MLP (no ffn_gate,
-  // DenseReluDense.wi) is another state_dict, not rendered.
-  if (row && row->model_type == "t5") {
+  // The t5 rows' MLP is the gated one (T5 v1.1, Flan-T5, UMT5): the original T5's ReLU MLP (no
+  // ffn_gate, DenseReluDense.wi) is another state_dict, not rendered.
+  if (row && row->gguf_arch == "t5") {
     bool gated = false;
     for (const TensorInfo& t : file.tensors) gated |= t.name == "enc.blk.0.ffn_gate.weight";
     if (!gated) {
       return no_config("no enc.blk.0.ffn_gate.weight: T5's ReLU MLP, which hf/ does not render");
-    }
-    for (const TensorInfo& t : file.tensors) {
-      if (contains(t.name, "attn_rel_b") && !t.name.starts_with("enc.blk.0.") &&
-          !t.name.starts_with("dec.blk.0.")) {
-        return no_config(fmt::format(
-            "tensor '{}': a relative attention bias past layer 0 (UMT5's), which hf/ does not "
-            "render",
-            printable(t.name)));
-      }
     }
   }
   if (!row) {

@@ -97,6 +97,15 @@ QWEN_LINEAR_FILE = dict(plus_one=("layernorm.weight", "q_norm.weight", "k_norm.w
                                   "model.norm.weight"),
                         neg_exp=(".A_log",))
 
+# T5's and UMT5's: gated-gelu MLP (T5 v1.1, Flan-T5); tied lm_head (transformers 5's T5 always
+# ties it and saves none, and the converter writes no output then); d_kv 8 != d_model / heads
+# (16); 2 layers each (a decoder deeper than the encoder fails the converter: its name map has
+# num_layers blocks)
+T5_CONFIG = dict(d_model=64, d_kv=8, d_ff=96, num_layers=2, num_decoder_layers=2, num_heads=4,
+                 relative_attention_num_buckets=16, relative_attention_max_distance=128,
+                 layer_norm_epsilon=1e-6, feed_forward_proj="gated-gelu",
+                 tie_word_embeddings=True, decoder_start_token_id=0)
+
 ARCHS = {
     "llama": dict(
         cls="LlamaForCausalLM",
@@ -772,15 +781,17 @@ ARCHS = {
     "t5": dict(
         cls="T5ForConditionalGeneration",
         tokenizer="spm-t5",
-        # gated-gelu MLP (T5 v1.1, Flan-T5); tied lm_head (transformers 5's T5 always ties it
-        # and saves none, and the converter writes no output then); d_kv 8 != d_model / heads
-        # (16); 2 layers each (a decoder deeper than the encoder fails the converter: its name map
-        # has num_layers blocks); relative attention bias in layer 0 of each stack
-        config=dict(d_model=64, d_kv=8, d_ff=96, num_layers=2, num_decoder_layers=2,
-                    num_heads=4, relative_attention_num_buckets=16,
-                    relative_attention_max_distance=128, layer_norm_epsilon=1e-6,
-                    feed_forward_proj="gated-gelu", tie_word_embeddings=True,
-                    decoder_start_token_id=0),
+        # relative attention bias in layer 0 of each stack (modeling_t5.py, T5Block)
+        config=T5_CONFIG,
+    ),
+    "umt5": dict(
+        # the converter writes it as t5 (conversion/t5.py, T5Model registers
+        # UMT5ForConditionalGeneration); hf/ tells it by the relative attention bias of every
+        # layer (modeling_umt5.py, UMT5Block), here layer 1's of each stack
+        cls="UMT5ForConditionalGeneration",
+        tokenizer="spm-t5",
+        # tied: UMT5Config's default in 4.57.6, forced in 5.x
+        config=T5_CONFIG,
     ),
 }
 
@@ -1770,18 +1781,6 @@ def _converted_t5(originals, name, cls, config_cls, **config):
                            capture_output=True, text=True, env=env)
         assert r.returncode == 0 and out.is_file(), r.stdout[-3000:] + r.stderr[-3000:]
     return out
-
-
-def test_umt5_gets_no_hf(originals, mount):
-    """The converter writes UMT5ForConditionalGeneration as t5 too (conversion/t5.py, T5Model),
-    with a relative attention bias in every layer (modeling_umt5.py): hf/ does not render it as
-    the T5 it is not, and says why."""
-    out = _converted_t5(originals, "umt5", "UMT5ForConditionalGeneration", "UMT5Config")
-    _, tensors = read_gguf(out)
-    assert "enc.blk.1.attn_rel_b.weight" in tensors
-    m = mount(out)
-    assert not (m / "hf").exists()
-    assert b"past layer 0" in os.getxattr(m.path, "user.ggufs.hf")
 
 
 def test_relu_t5_gets_no_hf(originals, mount):
