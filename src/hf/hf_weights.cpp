@@ -314,7 +314,7 @@ HfWeightsResult refuse(std::string reason) { return {std::nullopt, std::move(rea
 std::string untile_value_heads(HfWeight& w, const hf::WeightEntry& entry, const TensorInfo& t,
                                const Dims& d) {
   const std::uint64_t nk = d.groups, nv = d.rank;
-  if (nk == 0 || nv % nk != 0 || d.inner % nv != 0) {
+  if (nk == 0 || nv == 0 || nv % nk != 0 || d.inner % nv != 0) {
     return fmt::format(
         "{} key heads, {} value heads and inner size {} are not whole value heads "
         "per key head",

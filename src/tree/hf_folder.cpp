@@ -213,7 +213,7 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
   // their runs regrouped, each group a whole number of runs (hf_weight_map checked it).
   const std::uint64_t nk = w.untile_k_heads, nv = w.untile_v_heads, run = w.untile_run;
   const std::uint64_t skip = w.untile_skip;
-  if (p.order != Piece::Order::kAsStored || nk == 0 || nv % nk != 0 || skip > count ||
+  if (p.order != Piece::Order::kAsStored || nk == 0 || nv == 0 || nv % nk != 0 || skip > count ||
       nv > (count - skip) / run || (count - skip) % (run * nv) != 0) {
     return fmt::format("tensor '{}' does not hold {} value heads of {} elements", printable(t.name),
                        nv, run);

@@ -80,6 +80,27 @@ TEST(HfWeights, UntiledValueHeadsByHand) {
   for (std::uint64_t h = 0; h < 5; ++h) EXPECT_EQ(hf_untiled_head(h, 5, 5), h) << h;
 }
 
+// A qwen35 file whose linear attention's head counts are not whole value heads per key head
+// (ssm.group_count 2 key heads; ssm.time_step_rank 0 or 3 value heads) gets no map and a
+// reason: never a division by zero or a wrong regrouping.
+TEST(HfWeights, Qwen35ValueHeadsNotWholePerKeyHeadRefused) {
+  for (const std::uint64_t nv : {0u, 3u}) {
+    GgufFile f = tiny_decoder("qwen35", 2);
+    add(f, "qwen35.ssm.conv_kernel", u32(4));
+    add(f, "qwen35.ssm.inner_size", u32(24));
+    add(f, "qwen35.ssm.state_size", u32(8));
+    add(f, "qwen35.ssm.time_step_rank", u32(nv));
+    add(f, "qwen35.ssm.group_count", u32(2));
+    add(f, "qwen35.full_attention_interval", u32(2));
+    add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+    add_tensor(f, "token_embd.weight", {3, 16});
+    add_tensor(f, "blk.0.ssm_a", {nv});
+    add_tensor(f, "blk.0.ssm_out.weight", {16, 24});
+    // 0: the config's linear_value_head_dim (inner size / value heads) is refused first.
+    expect_refused(f, nv ? "not whole value heads per key head" : "linear_num_value_heads");
+  }
+}
+
 TEST(HfWeights, TinyLlamaMaps) {
   const HfWeightsResult r = hf_weight_map(tiny_llama());
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
