@@ -272,33 +272,31 @@ void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t s
   const std::uint64_t first = p.from * es;  // byte of the tensor's elements the piece starts at
   const TensorInfo& t = file_.tensors[p.tensor];
   const std::uint64_t row_bytes = t.ne[0] * es;
+  // The orders that move whole runs of `run` bytes (q/k rows, value heads): run i of the piece
+  // is the tensor's run source(i) after `first`, each part within one run one contiguous read.
+  const auto read_runs = [&](std::uint64_t run, auto source) {
+    for (std::uint64_t done = 0; done < size;) {
+      const std::uint64_t at = begin + done, within = at % run;
+      const std::uint64_t n = std::min<std::uint64_t>(size - done, run - within);
+      read_elements(p.tensor, p.data, out + done, static_cast<std::size_t>(n),
+                    first + source(at / run) * run + within, request, p.add, p.log_negated);
+      done += n;
+    }
+  };
   switch (p.order) {
     case Piece::Order::kAsStored:
       return read_elements(p.tensor, p.data, out, size, first + begin, request, p.add,
                            p.log_negated);
-    case Piece::Order::kPermuteRows:
-      // Whole rows move: each run within one row is one contiguous read of its GGUF row.
-      for (std::uint64_t done = 0, rows = p.size / row_bytes; done < size;) {
-        const std::uint64_t at = begin + done, row = at / row_bytes, within = at % row_bytes;
-        const std::uint64_t n = std::min<std::uint64_t>(size - done, row_bytes - within);
-        read_elements(p.tensor, p.data, out + done, static_cast<std::size_t>(n),
-                      first + hf_permuted_row(row, rows, p.n_head) * row_bytes + within, request,
-                      p.add, p.log_negated);
-        done += n;
-      }
-      return;
+    case Piece::Order::kPermuteRows: {
+      const std::uint64_t rows = p.size / row_bytes;
+      return read_runs(row_bytes,
+                       [&](std::uint64_t r) { return hf_permuted_row(r, rows, p.n_head); });
+    }
     case Piece::Order::kUntileHeads:
-      // Whole runs move within their group: each part within one run is one contiguous read.
-      for (std::uint64_t done = 0, run = p.cols * es; done < size;) {
-        const std::uint64_t at = begin + done, group = at / (run * p.rows);
-        const std::uint64_t o = at / run % p.rows, within = at % run;
-        const std::uint64_t n = std::min<std::uint64_t>(size - done, run - within);
-        const std::uint64_t from = (group * p.rows + hf_untiled_head(o, p.n_head, p.rows)) * run;
-        read_elements(p.tensor, p.data, out + done, static_cast<std::size_t>(n),
-                      first + from + within, request, p.add, p.log_negated);
-        done += n;
-      }
-      return;
+      // Within each group of p.rows value heads.
+      return read_runs(p.cols * es, [&](std::uint64_t i) {
+        return i - i % p.rows + hf_untiled_head(i % p.rows, p.n_head, p.rows);
+      });
     case Piece::Order::kTransposed:
       return read_transposed(p, out, size, begin, request);
     case Piece::Order::kInterleavedTransposed:
