@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -115,6 +116,18 @@ std::string read_all(const ContentReader& reader, const Node& n) {
   std::string out(n.size, '\0');
   EXPECT_EQ(reader.read(n, out.data(), out.size(), 0), n.size);
   return out;
+}
+
+// Reads of `lengths` bytes from every `step`-th byte of `n` equal `want`'s bytes there.
+void expect_partial_reads(const ContentReader& reader, const Node& n, const std::string& want,
+                          std::uint64_t step, std::initializer_list<std::size_t> lengths) {
+  for (std::uint64_t off = 0; off < n.size; off += step) {
+    for (const std::size_t len : lengths) {
+      std::string part(len, '\0');
+      const std::size_t got = reader.read(n, part.data(), len, off);
+      EXPECT_EQ(part.substr(0, got), want.substr(off, got)) << off << "+" << len;
+    }
+  }
 }
 
 TEST(HfFolder, HoldsWhatSavePretrainedWrites) {
@@ -337,13 +350,7 @@ TEST(HfFolder, Mxfp4BlocksAndScalesAreTransformersLayout) {
       }
     }
     ASSERT_EQ(read_all(reader, n), want);
-    for (std::uint64_t off = 0; off < n.size; off += 7) {  // partial reads, across blocks and rows
-      for (const std::size_t len : {1, 5, 16, 40}) {
-        std::string part(len, '\0');
-        const std::size_t got = reader.read(n, part.data(), len, off);
-        EXPECT_EQ(part.substr(0, got), want.substr(off, got)) << off << "+" << len;
-      }
-    }
+    expect_partial_reads(reader, n, want, 7, {1, 5, 16, 40});  // across blocks and rows
   }
 }
 
@@ -392,13 +399,7 @@ TEST(HfFolder, ValueHeadsComeBackGroupedFromQuantizedRuns) {
     }
   }
   ASSERT_EQ(read_all(reader, n), want);
-  for (std::uint64_t off = 0; off < n.size; off += 13) {  // partial reads, across heads and rows
-    for (const std::size_t len : {1, 7, 64, 300}) {
-      std::string part(len, '\0');
-      const std::size_t got = reader.read(n, part.data(), len, off);
-      EXPECT_EQ(part.substr(0, got), want.substr(off, got)) << off << "+" << len;
-    }
-  }
+  expect_partial_reads(reader, n, want, 13, {1, 7, 64, 300});  // across heads and rows
 }
 
 }  // namespace
