@@ -379,7 +379,11 @@ constexpr ConfigKey kGemma4Keys[] = {
 // tensor by it, the class builds it by num_attention_heads: both equal); the leading dense
 // layers, the LoRA ranks, the rope part of a head and the value head (key_length and
 // value_length, Lkv + dr and Lkv, have no field), the nope part as key_length_mla less the rope
-// part; the routing (base.py writes the groups); norm_topk_prob only when true.
+// part; the routing (base.py writes the groups); norm_topk_prob only when true. YaRN (every
+// DeepSeek-V2, -V3 and -R1 config.json): base.py writes the rope_scaling keys; mscale_all_dim
+// as a tenth of it, mscale not at all. llama.cpp runs deepseek2 with mscale = mscale_all_dim
+// (src/llama-context.cpp, the yarn_attn_factor's DeepSeek-V2 case; 1.0 stays 1.0), as those
+// configs have them (0.707 and 0.707, 1.0 and 1.0): hf/ writes that model.
 constexpr ConfigKey kDeepseek2Keys[] = {
     {"context_length", "max_position_embeddings"},
     {"block_count", "num_hidden_layers"},
@@ -403,7 +407,9 @@ constexpr ConfigKey kDeepseek2Keys[] = {
     {"expert_group_used_count", "topk_group"},
     {"expert_shared_count", "n_shared_experts"},
     {"expert_weights_scale", "routed_scaling_factor", kNumber},
-    {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny}};
+    {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
+    {"rope.scaling.yarn_log_multiplier", "rope_scaling.mscale_all_dim", ValueKind::kTenth},
+    {"rope.scaling.yarn_log_multiplier", "rope_scaling.mscale", ValueKind::kTenth}};
 // No q_lora_rank key: q_proj, no query LoRA (DeepSeek-V2-Lite). V3's norm_topk_prob is written
 // only when true; its class default is true.
 constexpr ConfigConstant kDeepseekV2Constants[] = {{"q_lora_rank", "null"}};

@@ -27,7 +27,10 @@ namespace ggufs::hf {
 /// field the smallest (gemma.py, Gemma4Model.set_gguf_parameters writes a double-wide MLP's
 /// intermediate_size doubled for the KV-sharing layers). kDifference: the key holds a sum, the
 /// field it less config field `over` (MLA's qk_nope_head_dim from key_length_mla, nope + rope:
-/// deepseek.py, DeepseekV2Model.set_gguf_parameters).
+/// deepseek.py, DeepseekV2Model.set_gguf_parameters). kTenth: the key holds a tenth of the field,
+/// a number (deepseek.py, DeepseekV2Model.set_gguf_parameters writes YaRN's mscale_all_dim as
+/// yarn_log_multiplier = 0.1 · mscale_all_dim); the field is the shortest decimal whose tenth
+/// the converter stores as the key (hf_config.cpp, shortest_tenfold).
 enum class ValueKind : std::uint8_t {
   kAny,
   kCount,
@@ -37,7 +40,8 @@ enum class ValueKind : std::uint8_t {
   kLayerMax,
   kQuotient,
   kLayerMin,
-  kDifference
+  kDifference,
+  kTenth
 };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -92,6 +93,21 @@ double shortest_decimal(float x) {
   double d = 0;
   std::from_chars(buf, r.ptr, d);
   return d;
+}
+
+// The shortest decimal x whose tenth the converter stores as `key` (float32(0.1 · x), the
+// product in Python's double: deepseek.py, DeepseekV2Model.set_gguf_parameters): DeepSeek-V2's
+// mscale_all_dim 0.707 comes back as 0.707, where 10 · key in float32 is 0.70699996.
+double shortest_tenfold(float key) {
+  const double approx = static_cast<double>(key) / 0.1;
+  for (int digits = 1; digits <= 17 && std::isfinite(approx); ++digits) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, approx, std::chars_format::general, digits);
+    double x = 0;
+    std::from_chars(buf, r.ptr, x);
+    if (static_cast<float>(0.1 * x) == key) return x;
+  }
+  return approx;
 }
 
 // A scalar as _gguf_parse_value gives it (int, float, bool, str) in JSON; strings holding the
@@ -421,6 +437,13 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       if (chosen.is_null()) return fmt::format("{} is an empty list", printable(kv.key));
       v = chosen;
     }
+    if (json& v = config[config_key]; k.kind == hf::ValueKind::kTenth) {
+      if (!v.is_number() || !all_finite(v) ||
+          std::fabs(v.get<double>()) > std::numeric_limits<float>::max()) {
+        return fmt::format("{} is not a finite float32", printable(kv.key));
+      }
+      v = shortest_tenfold(static_cast<float>(v.get<double>()));
+    }
     source[config_key] = kv.key;
     kinds[config_key] = k.kind;
     return "";
@@ -512,6 +535,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
         }
         break;
       case ValueKind::kNumber:
+      case ValueKind::kTenth:
         if (!value.is_number()) return no_config(fmt::format("{} is not a number", key));
         break;
       case ValueKind::kTokenId:

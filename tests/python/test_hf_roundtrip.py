@@ -106,6 +106,12 @@ T5_CONFIG = dict(d_model=64, d_kv=8, d_ff=96, num_layers=2, num_decoder_layers=2
                  layer_norm_epsilon=1e-6, feed_forward_proj="gated-gelu",
                  tie_word_embeddings=True, decoder_start_token_id=0)
 
+# DeepSeek-V2's and -V3's YaRN (their config.json: factor 40 over 4096 positions, beta_fast 32,
+# beta_slow 1), at this test's scale; rope_type, where those files have the legacy "type" (the
+# converter writes either as rope.scaling.type, and transformers reads either)
+DEEPSEEK_YARN = dict(rope_type="yarn", factor=4.0, original_max_position_embeddings=128,
+                     beta_fast=32, beta_slow=1)
+
 ARCHS = {
     "llama": dict(
         cls="LlamaForCausalLM",
@@ -672,12 +678,15 @@ ARCHS = {
         # converter into attn_k_b (per head, transposed) and attn_v_b; v_head_dim 20, neither
         # the nope part 16 nor nope + rope 24; layer 0 dense, layer 1 experts with two shared
         # experts as one MLP; softmax routing scaled by 1.5; untied output. num_key_value_heads
-        # the head count: the converter's kv_b split views kv_b_proj by it
+        # the head count: the converter's kv_b split views kv_b_proj by it. YaRN with
+        # DeepSeek-V2's mscale and mscale_all_dim of 0.707 (the converter writes a tenth of the
+        # latter only, which scales the attention too: modeling_deepseek_v2.py)
         config=dict(SMALL, num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=32,
                     qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=20,
                     moe_intermediate_size=32, n_routed_experts=4, n_shared_experts=2,
                     num_experts_per_tok=2, first_k_dense_replace=1, routed_scaling_factor=1.5,
                     rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    rope_scaling=dict(DEEPSEEK_YARN, mscale=0.707, mscale_all_dim=0.707),
                     tie_word_embeddings=False),
         file=dict(mla=True),
     ),
@@ -688,13 +697,15 @@ ARCHS = {
         # 12 below the nope part 16; sigmoid
         # routing with the correction bias over 2 groups, 1 of them used; norm_topk_prob false
         # (the converter writes the key only when true; the class default is true); layer 0
-        # dense; tied output
+        # dense; tied output; YaRN with DeepSeek-V3's (and R1's) mscale and mscale_all_dim of 1
         config=dict(SMALL, num_key_value_heads=4, q_lora_rank=48, kv_lora_rank=32,
                     qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
                     moe_intermediate_size=32, n_routed_experts=4, n_shared_experts=1,
                     num_experts_per_tok=2, n_group=2, topk_group=1, norm_topk_prob=False,
                     first_k_dense_replace=1, routed_scaling_factor=1.5, rms_norm_eps=1e-5,
-                    rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=True),
+                    rope_theta=10000.0, max_position_embeddings=512,
+                    rope_scaling=dict(DEEPSEEK_YARN, mscale=1.0, mscale_all_dim=1.0),
+                    tie_word_embeddings=True),
         file=dict(mla=True),
     ),
     "qwen3next": dict(

@@ -284,6 +284,45 @@ TEST(HfConfig, RopeScaling) {
   expect_refused(f, "llama.rope.scaling.type");
 }
 
+// deepseek.py (DeepseekV2Model.set_gguf_parameters) stores YaRN's mscale_all_dim as
+// yarn_log_multiplier = float32(0.1 · mscale_all_dim) and mscale not at all: the config gets
+// both back as the DeepSeek configs have them (DeepSeek-V2-Lite's config.json: 0.707 and 0.707;
+// DeepSeek-V3's: 1.0 and 1.0).
+TEST(HfConfig, DeepseekYarnMscaleFromTheTenthTheConverterStored) {
+  GgufFile f = tiny_decoder("deepseek2", 2);
+  add(f, "deepseek2.vocab_size", u32(3));
+  add(f, "deepseek2.rope.scaling.type", str("yarn"));
+  add(f, "deepseek2.rope.scaling.factor", f32(40.0f));
+  add(f, "deepseek2.rope.scaling.original_context_length", u32(4096));
+  auto scaling = [](const GgufFile& g) {
+    const HfConfigResult r = render_hf_config(g);
+    EXPECT_TRUE(r.config.has_value()) << r.reason;
+    return nlohmann::json::parse(r.config ? r.config->config_json : "{}")
+        .value("rope_scaling", nlohmann::json());
+  };
+  add(f, "deepseek2.rope.scaling.yarn_log_multiplier", f32(static_cast<float>(0.1 * 0.707)));
+  nlohmann::json s = scaling(f);
+  EXPECT_EQ(s.value("mscale_all_dim", nlohmann::json()), nlohmann::json(0.707)) << s;
+  EXPECT_EQ(s.value("mscale", nlohmann::json()), nlohmann::json(0.707)) << s;
+  *find(f, "deepseek2.rope.scaling.yarn_log_multiplier") = f32(static_cast<float>(0.1 * 1.0));
+  s = scaling(f);
+  EXPECT_EQ(s.value("mscale_all_dim", nlohmann::json()), nlohmann::json(1.0)) << s;
+  EXPECT_EQ(s.value("mscale", nlohmann::json()), nlohmann::json(1.0)) << s;
+  // A llama's yarn_log_multiplier is no field of its config (llama.py writes none).
+  GgufFile l = tiny_llama();
+  add(l, "llama.rope.scaling.type", str("yarn"));
+  add(l, "llama.rope.scaling.factor", f32(40.0f));
+  add(l, "llama.rope.scaling.original_context_length", u32(4096));
+  add(l, "llama.rope.scaling.yarn_log_multiplier", f32(0.1f));
+  EXPECT_FALSE(scaling(l).contains("mscale_all_dim"));
+
+  *find(f, "deepseek2.rope.scaling.yarn_log_multiplier") =
+      f32(std::numeric_limits<float>::infinity());
+  expect_refused(f, "deepseek2.rope.scaling.yarn_log_multiplier");
+  *find(f, "deepseek2.rope.scaling.yarn_log_multiplier") = str("0.1");
+  expect_refused(f, "deepseek2.rope.scaling.yarn_log_multiplier");
+}
+
 // The README's table of hf/'s architectures (one row each: general.architecture, the class, its
 // first transformers release, the pinned lines that load it, ...) and the architecture table of
 // src/hf/hf_architectures.cpp name the same architectures: a row added to one is in the other.
