@@ -676,19 +676,23 @@ ARCHS = {
         tokenizer="gpt2",
         # MLA without a query LoRA (q_proj, as DeepSeek-V2-Lite); kv_b_proj split by the
         # converter into attn_k_b (per head, transposed) and attn_v_b; v_head_dim 20, neither
-        # the nope part 16 nor nope + rope 24; layer 0 dense, layer 1 experts with two shared
+        # the nope part 32 nor nope + rope 40; layer 0 dense, layer 1 experts with two shared
         # experts as one MLP; softmax routing scaled by 1.5; untied output. num_key_value_heads
         # the head count: the converter's kv_b split views kv_b_proj by it. YaRN with
         # DeepSeek-V2's mscale and mscale_all_dim of 0.707 (the converter writes a tenth of the
         # latter only, which scales the attention too: modeling_deepseek_v2.py)
-        config=dict(SMALL, num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=32,
-                    qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=20,
+        config=dict(SMALL, num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=64,
+                    qk_nope_head_dim=32, qk_rope_head_dim=8, v_head_dim=20,
                     moe_intermediate_size=32, n_routed_experts=4, n_shared_experts=2,
                     num_experts_per_tok=2, first_k_dense_replace=1, routed_scaling_factor=1.5,
                     rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
                     rope_scaling=dict(DEEPSEEK_YARN, mscale=0.707, mscale_all_dim=0.707),
                     tie_word_embeddings=False),
         file=dict(mla=True),
+        # q8_0: attn_k_b (a head's (64, 32): rows of the 32 nope dims, whole Q8_0 blocks),
+        # attn_v_b and the rest as Q8_0 (kv_b_proj then comes back from blocks that run across
+        # its rows, per head)
+        outtypes=("f32", "q8_0"),
     ),
     "deepseek_v3": dict(
         cls="DeepseekV3ForCausalLM",
@@ -1440,10 +1444,27 @@ class Reference:
             # code 8, -0.0 in transformers' FP4_VALUES (integrations/mxfp4.py) and +0.0 in
             # ggml's kvalues_mxfp4 (ggml-common.h): ggml's dequantization, as for every type
             return x.detach().to(torch.float32) + 0.0
+        kv_b = self.layout.get("mla") and re.fullmatch(
+            r"model\.layers\.(\d+)\.self_attn\.kv_b_proj\.weight", hf_name)
+        if kv_b:
+            # per head, the nope rows transposed (attn_k_b) and the value rows (attn_v_b), each
+            # in its own type (deepseek.py, DeepseekV2Model.modify_tensors; base.py stores F16
+            # where a row is no whole number of blocks)
+            k_b, v_b = (self.tensors[f"blk.{kv_b[1]}.attn_{p}_b.weight"] for p in "kv")
+            heads, nope = k_b.shape[0], k_b.shape[-1]
+            h = x.detach().to(torch.float32).reshape(heads, -1, x.shape[-1])
+            k = _through(h[:, :nope].transpose(1, 2), k_b.tensor_type).transpose(1, 2)
+            return torch.cat([k, _through(h[:, nope:], v_b.tensor_type)], 1).reshape(x.shape)
         y = self.to_file(hf_name, x)
-        if qtype != gguf.GGMLQuantizationType.F32:
-            y = quants.dequantize(quants.quantize(y, qtype), qtype).reshape(y.shape)
-        return self.from_file(hf_name, y)
+        return self.from_file(hf_name, _through(y, qtype).numpy())
+
+
+def _through(x, qtype):
+    """x (torch or numpy) stored in qtype and read back by gguf-py, as float32 torch."""
+    y = np.ascontiguousarray(x, dtype=np.float32)
+    if qtype != gguf.GGMLQuantizationType.F32:
+        y = quants.dequantize(quants.quantize(y, qtype), qtype).reshape(y.shape)
+    return torch.from_numpy(np.ascontiguousarray(y))
 
 
 def _logits(model, ids):
