@@ -351,6 +351,35 @@ constexpr auto kGraniteHybridKeys =
 // A dense model (num_local_experts 0) gets no expert_count (base.py writes it when truthy).
 constexpr ConfigConstant kGraniteHybridConstants[] = {{"num_local_experts", "0"}};
 
+// nemotron.py, NemotronHModel.set_gguf_parameters (after granite.py's GraniteHybridModel): the
+// attention's num_key_value_heads one count a layer (0 elsewhere), head_dim as key_length; the
+// mamba sizes, inner_size as mamba_num_heads · mamba_head_dim; layer_norm_epsilon as the
+// layer-norm epsilon; the MoE form's routing and widths. No context_length (the placeholder 2^20)
+// nor feed_forward_length (one width a layer: hf_config.cpp rebuilds hybrid_override_pattern from
+// it and head_count_kv).
+constexpr ConfigKey kNemotronHMoeKeys[] = {
+    {"block_count", "num_hidden_layers"},
+    {"embedding_length", "hidden_size"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
+    {"attention.key_length", "head_dim"},
+    {"attention.layer_norm_epsilon", "layer_norm_epsilon", kNumber},
+    {"vocab_size", "vocab_size"},
+    {"ssm.conv_kernel", "conv_kernel"},
+    {"ssm.state_size", "ssm_state_size"},
+    {"ssm.group_count", "n_groups"},
+    {"ssm.time_step_rank", "mamba_num_heads"},
+    {"ssm.inner_size", "mamba_head_dim", ValueKind::kQuotient, "mamba_num_heads"},
+    {"expert_count", "n_routed_experts"},
+    {"expert_used_count", "num_experts_per_tok"},
+    {"expert_group_count", "n_group"},
+    {"expert_group_used_count", "topk_group"},
+    {"expert_feed_forward_length", "moe_intermediate_size"},
+    {"expert_shared_feed_forward_length", "moe_shared_expert_intermediate_size"},
+    {"expert_shared_count", "n_shared_experts"},
+    {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
+    {"expert_weights_scale", "routed_scaling_factor", kNumber}};
+
 // gemma.py, Gemma4Model.set_gguf_parameters (after Gemma3Model's): the sliding layers' head_dim
 // as key_length_swa, the full layers' as key_length (hf_config.cpp moves it into
 // per_layer_config, as Gemma4TextConfig.__post_init__ builds it from global_head_dim), both rope
@@ -1382,6 +1411,54 @@ std::vector<Architecture> build() {
             llama_attention}),
        .after = norm_head,
        .layer_types = {"attention.head_count_kv", "attention", "mamba"}});
+  // NemotronH's MoE form, as the converter writes it from a transformers 5 config (whose
+  // to_dict() always holds num_experts_per_tok: nemotron.py, NemotronHModel.__init__) and as the
+  // Hub checkpoints name it (backbone.*, one tensor an expert; transformers 5 renames and stacks
+  // them at load, conversion_mapping.py "nemotron_h"). Each layer one mixer after its norm
+  // (modeling_nemotron_h.py, NemotronHBlock): a Mamba-2 mixer (A = -exp(A_log), reshapes, the dt
+  // bias as ssm_dt.bias), llama's permuted attention (granite.py, GraniteHybridModel), or the MoE
+  // (experts of up and down projections only, stacked; the router and its correction bias; the
+  // shared expert).
+  add({.gguf_arch = "nemotron_h_moe",
+       .model_type = "nemotron_h",
+       .class_name = "NemotronHForCausalLM",
+       .keys = kNemotronHMoeKeys,
+       .defaults = {.kv_heads = 8,
+                    .head_dim = 128,
+                    .experts = 8,
+                    .expert_ff = 7688,
+                    .shared_expert_ff = 7688,
+                    .bos = 1,
+                    .eos = 2,
+                    .pad = 0},
+       .transforms = Transforms::kLlamaSsm,
+       .layer_prefix = "backbone.layers.{}.",
+       .before = {{"token_embd.weight", "backbone.embeddings.weight", Shape::kVocabHidden}},
+       .layer = {{"attn_norm.weight", "norm.weight", Shape::kHidden},
+                 {"ssm_conv1d.weight", "mixer.conv1d.weight", Shape::kConvChannelsOneKernel},
+                 {"ssm_conv1d.bias", "mixer.conv1d.bias", Shape::kConvChannels},
+                 {"ssm_in.weight", "mixer.in_proj.weight", Shape::kMamba2InProj},
+                 {"ssm_dt.bias", "mixer.dt_bias", Shape::kSsmHeads},
+                 {"ssm_a", "mixer.A_log", Shape::kSsmHeads},
+                 {"ssm_norm.weight", "mixer.norm.weight", Shape::kInner},
+                 {"ssm_d", "mixer.D", Shape::kSsmHeads},
+                 {"ssm_out.weight", "mixer.out_proj.weight", Shape::kHiddenInner},
+                 {"attn_q.weight", "mixer.q_proj.weight", Shape::kQ},
+                 {"attn_k.weight", "mixer.k_proj.weight", Shape::kKv},
+                 {"attn_v.weight", "mixer.v_proj.weight", Shape::kKv},
+                 {"attn_output.weight", "mixer.o_proj.weight", Shape::kO},
+                 {"ffn_up_exps.weight", "mixer.experts.{}.up_proj.weight", Shape::kExpertFfHidden,
+                  true},
+                 {"ffn_down_exps.weight", "mixer.experts.{}.down_proj.weight",
+                  Shape::kExpertHiddenFf, true},
+                 {"ffn_gate_inp.weight", "mixer.gate.weight", Shape::kRouter},
+                 {"exp_probs_b.bias", "mixer.gate.e_score_correction_bias", Shape::kExperts},
+                 {"ffn_up_shexp.weight", "mixer.shared_experts.up_proj.weight",
+                  Shape::kSharedFfHidden},
+                 {"ffn_down_shexp.weight", "mixer.shared_experts.down_proj.weight",
+                  Shape::kHiddenSharedFf}},
+       .after = {{"output_norm.weight", "backbone.norm_f.weight", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -250,6 +251,80 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   }
   scaling.update(nested);
   config["rope_scaling"] = std::move(scaling);
+  return "";
+}
+
+// NemotronH's hybrid_override_pattern into `config` (render_hf_config: the layers' kinds from
+// the per-layer head_count_kv and feed_forward_length arrays), or why the file is not a model
+// NemotronHForCausalLM runs as the converter's input did.
+template <typename Find>
+std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::string& arch,
+                               const Find& find) {
+  // The dense form (general.architecture nemotron_h: nemotron.py, NemotronHModel.__init__, for a
+  // config without num_experts_per_tok, which transformers 5 always saves) has no row.
+  if (arch != "nemotron_h_moe") {
+    return fmt::format(
+        "general.architecture '{}': NemotronH's dense form, which hf/ does not render",
+        printable(arch));
+  }
+  // nemotron.py, NemotronHModel.set_gguf_parameters writes moe_latent_size for a latent MoE
+  // (fc1_latent_proj, fc2_latent_proj) and nextn_predict_layers for the MTP block it appends;
+  // neither is rendered.
+  if (find(arch + ".moe_latent_size")) {
+    return fmt::format(
+        "{}.moe_latent_size: a latent MoE (fc1_latent_proj, fc2_latent_proj), which hf/ does "
+        "not render",
+        printable(arch));
+  }
+  if (find(arch + ".nextn_predict_layers")) {
+    return fmt::format(
+        "{}.nextn_predict_layers: an MTP block the converter appended as a layer, which hf/ "
+        "does not render",
+        printable(arch));
+  }
+  const std::uint64_t layers = config["num_hidden_layers"].get<std::uint64_t>();
+  auto per_layer = [&](std::string_view suffix) -> std::optional<std::vector<std::uint64_t>> {
+    const Value* v = find(fmt::format("{}.{}", arch, suffix));
+    const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
+    if (!a || a->size() != layers) return std::nullopt;
+    std::vector<std::uint64_t> out;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const json e = scalar_json(a->at(i), arch, arch);
+      if (!is_non_negative(e)) return std::nullopt;
+      out.push_back(e.get<std::uint64_t>());
+    }
+    return out;
+  };
+  const auto kv = per_layer("attention.head_count_kv");
+  const auto ff = per_layer("feed_forward_length");
+  if (!kv || !ff) {
+    return fmt::format(
+        "{}.attention.head_count_kv and .feed_forward_length are not one count a layer",
+        printable(arch));
+  }
+  auto holds = [&](std::uint64_t layer, std::string_view tensor) {
+    const std::string name = fmt::format("blk.{}.{}", layer, tensor);
+    return std::any_of(file.tensors.begin(), file.tensors.end(),
+                       [&](const TensorInfo& t) { return t.name == name; });
+  };
+  std::string pattern;
+  for (std::uint64_t i = 0; i < layers; ++i) {
+    const char c = (*kv)[i] > 0                     ? '*'
+                   : (*ff)[i] == 0                  ? 'M'
+                   : holds(i, "ffn_up_exps.weight") ? 'E'
+                                                    : '-';
+    // The converter's MoE form counts only the expert layers in feed_forward_length: a dense
+    // MLP layer ('-', the relu² NemotronHMLP) gets width 0 there, as a mamba layer does, and
+    // intermediate_size is not written (NemotronHModel.set_gguf_parameters).
+    if (c == '-' || (c == 'M' && !holds(i, "ssm_in.weight"))) {
+      return fmt::format(
+          "layer {} is a dense MLP (no attention, experts or mamba mixer): the converter writes "
+          "no intermediate_size for nemotron_h_moe",
+          i);
+    }
+    pattern += c;
+  }
+  config["hybrid_override_pattern"] = pattern;
   return "";
 }
 
@@ -591,6 +666,18 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       types.push_back(set ? lt.nonzero : lt.zero);
     }
     config["layer_types"] = std::move(types);
+  }
+
+  // NemotronH (configuration_nemotron_h.py, NemotronHConfig): hybrid_override_pattern, one
+  // character a layer, as the Hub configs hold it and the converter reads it (nemotron.py,
+  // NemotronHModel.__init__): '*' attention where the layer has KV heads, 'E' experts where it has
+  // a feed-forward width and holds them, '-' the dense MLP where it has one without, 'M' the
+  // Mamba-2 mixer otherwise (GraniteHybridModel.set_gguf_parameters writes head_count_kv so,
+  // NemotronHModel.set_gguf_parameters feed_forward_length).
+  if (row->model_type == "nemotron_h") {
+    if (std::string why = nemotron_h_pattern(config, file, arch, find); !why.empty()) {
+      return no_config(why);
+    }
   }
 
   // Gemma 4 (configuration_gemma4.py, Gemma4TextConfig): the rope bases nested per layer type,

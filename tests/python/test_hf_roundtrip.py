@@ -651,6 +651,32 @@ ARCHS = {
         file=dict(neg_exp=(".A_log",), dense_shared=True),
         ulps={".A_log": 327},
     ),
+    "nemotron_h": dict(
+        # transformers 5 only (4.57.6 has no models/nemotron_h: the case skips itself)
+        cls="NemotronHForCausalLM",
+        # NemotronHConfig's bos, eos and pad ids default to 1, 2 and 0, not None
+        tokenizer="gpt2-pad",
+        # mamba2, experts, attention, mamba2, experts layers (5.x's NemotronHConfig.to_dict()
+        # always holds num_experts_per_tok: the converter writes nemotron_h_moe, nemotron.py
+        # NemotronHModel.__init__); vocab_size a multiple of 8 (NemotronHModel.set_vocab pads
+        # the token list to one); 8 mamba heads of 16, 2 groups, state 16, conv kernel 3;
+        # head_dim 32 != hidden / heads, grouped KV; 4 experts of 32, a shared expert of 48, the
+        # router's correction bias, a routed scale other than 1; untied output
+        config=dict(vocab_size=50264, hidden_size=64,
+                    layers_block_type=["linear_attention", "moe", "full_attention",
+                                       "linear_attention", "moe"],
+                    num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                    mamba_num_heads=8, mamba_head_dim=16, n_groups=2, ssm_state_size=16,
+                    conv_kernel=3, n_routed_experts=4, num_experts_per_tok=2,
+                    moe_intermediate_size=32, moe_shared_expert_intermediate_size=48,
+                    n_shared_experts=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+                    layer_norm_epsilon=1e-5, tie_word_embeddings=False),
+        # the converter's A = -exp(A_log) (nemotron.py, NemotronHModel.modify_tensors)
+        file=dict(neg_exp=(".A_log",)),
+        # the inverse log(-A) leaves A_log this many float32 ulps off, per tensor (measured under
+        # 5.24.0: 31 and 5, at most 6e-8 absolute); logits torch.equal
+        ulps={".layers.0.mixer.A_log": 31, ".layers.3.mixer.A_log": 5},
+    ),
     "gemma4": dict(
         cls="Gemma4ForCausalLM",  # transformers 5 only (4.57.6 has no Gemma 4: skips itself)
         tokenizer="spm-gemma4",
@@ -1329,6 +1355,12 @@ RENAMED_AT_LOAD = (
     # not a rename: T5's encoder and decoder embed_tokens are its shared embedding
     # (modeling_t5.py), which the converter keeps once (t5.py, T5Model.modify_tensors)
     (r"^(en|de)coder\.embed_tokens\.weight$", "shared.weight"),
+    # NemotronH's mixers under transformers 5's name (conversion_mapping.py, "nemotron_h":
+    # backbone. -> model., the experts stacked): the checkpoint's, the stack as the converter
+    # names it (nemotron.py, NemotronHModel.modify_tensors)
+    (r"^model\.layers\.(\d+)\.mixer\.experts\.(up|down)_proj$",
+     r"model.layers.\1.mlp.experts.\2_proj"),
+    (r"^model\.layers\.(\d+)\.mixer\.", r"backbone.layers.\1.mixer."),
 )
 
 OUTTYPES = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,

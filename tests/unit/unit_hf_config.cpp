@@ -391,5 +391,68 @@ TEST(HfConfig, AGemma4DoubleWideMlpFromItsWidthsALayer) {
   expect_refused(f, "mixture-of-experts");
 }
 
+// NemotronH's hybrid_override_pattern, one character a layer as configuration_nemotron_h.py
+// (NemotronHConfig._pattern_to_list) reads it: 'M' a Mamba-2 mixer, 'E' the MoE, '*' attention,
+// '-' the dense MLP; rebuilt from the per-layer head_count_kv and feed_forward_length the
+// converter writes (nemotron.py, NemotronHModel.set_gguf_parameters) and the layers' tensors.
+TEST(HfConfig, ANemotronHPatternFromItsLayerArrays) {
+  const std::string a = "nemotron_h_moe";
+  GgufFile f = tiny_decoder(a, 5);
+  erase(f, a + ".attention.head_count_kv");
+  erase(f, a + ".feed_forward_length");
+  add(f, a + ".attention.head_count_kv",
+      arr(ValueType::kUint32, {u32(0), u32(0), u32(2), u32(0), u32(0)}));
+  add(f, a + ".feed_forward_length",
+      arr(ValueType::kUint32, {u32(0), u32(32), u32(0), u32(0), u32(32)}));
+  add(f, a + ".ssm.inner_size", u32(32));
+  add(f, a + ".ssm.time_step_rank", u32(4));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  for (const char* t : {"blk.0.ssm_in.weight", "blk.1.ffn_up_exps.weight", "blk.2.attn_q.weight",
+                        "blk.3.ssm_in.weight", "blk.4.ffn_up_exps.weight"}) {
+    add_tensor(f, t, {16, 16});
+  }
+  const HfConfigResult r = render_hf_config(f);
+  ASSERT_TRUE(r.config.has_value()) << r.reason;
+  EXPECT_EQ(r.config->model_type, "nemotron_h");
+  const auto config = nlohmann::json::parse(r.config->config_json);
+  EXPECT_EQ(config["hybrid_override_pattern"], "ME*ME");
+  EXPECT_EQ(config["num_key_value_heads"], 2);
+  EXPECT_EQ(config["mamba_head_dim"], 8);
+  // Attention wins over a width (no converter writes both; the pattern's '*' has no MLP).
+  *find(f, a + ".feed_forward_length") =
+      arr(ValueType::kUint32, {u32(0), u32(32), u32(32), u32(0), u32(32)});
+  const HfConfigResult star = render_hf_config(f);
+  ASSERT_TRUE(star.config.has_value()) << star.reason;
+  EXPECT_EQ(nlohmann::json::parse(star.config->config_json)["hybrid_override_pattern"], "ME*ME");
+  // A width without experts, or neither width nor mixer: the dense MLP ('-'), which the MoE form
+  // writes without its intermediate_size.
+  *find(f, a + ".feed_forward_length") =
+      arr(ValueType::kUint32, {u32(32), u32(32), u32(0), u32(0), u32(32)});
+  expect_refused(f, "layer 0 is a dense MLP");
+  *find(f, a + ".feed_forward_length") =
+      arr(ValueType::kUint32, {u32(0), u32(32), u32(0), u32(0), u32(32)});
+  f.tensors.erase(std::find_if(f.tensors.begin(), f.tensors.end(), [](const TensorInfo& t) {
+    return t.name == "blk.3.ssm_in.weight";
+  }));
+  expect_refused(f, "layer 3 is a dense MLP");
+  add_tensor(f, "blk.3.ssm_in.weight", {16, 16});
+  ASSERT_TRUE(render_hf_config(f).config.has_value());
+  // Arrays of another length than the layers'.
+  *find(f, a + ".feed_forward_length") = arr(ValueType::kUint32, {u32(0), u32(32)});
+  expect_refused(f, "are not one count a layer");
+  *find(f, a + ".feed_forward_length") =
+      arr(ValueType::kUint32, {u32(0), u32(32), u32(0), u32(0), u32(32)});
+  // A latent MoE and an appended MTP block: not rendered.
+  add(f, a + ".moe_latent_size", u32(8));
+  expect_refused(f, "moe_latent_size: a latent MoE");
+  erase(f, a + ".moe_latent_size");
+  add(f, a + ".nextn_predict_layers", u32(1));
+  expect_refused(f, "nextn_predict_layers: an MTP block");
+  // The dense form, general.architecture nemotron_h: no row.
+  GgufFile dense = tiny_decoder("nemotron_h", 2);
+  add(dense, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  expect_refused(dense, "NemotronH's dense form");
+}
+
 }  // namespace
 }  // namespace ggufs
