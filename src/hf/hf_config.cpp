@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -302,10 +302,11 @@ std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::st
         "{}.attention.head_count_kv and .feed_forward_length are not one count a layer",
         printable(arch));
   }
+  // The tensor names once, so that the layers' lookups stay linear in the file.
+  std::unordered_set<std::string_view> names;
+  for (const TensorInfo& t : file.tensors) names.insert(t.name);
   auto holds = [&](std::uint64_t layer, std::string_view tensor) {
-    const std::string name = fmt::format("blk.{}.{}", layer, tensor);
-    return std::any_of(file.tensors.begin(), file.tensors.end(),
-                       [&](const TensorInfo& t) { return t.name == name; });
+    return names.contains(fmt::format("blk.{}.{}", layer, tensor));
   };
   std::string pattern;
   for (std::uint64_t i = 0; i < layers; ++i) {
