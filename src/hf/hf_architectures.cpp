@@ -350,6 +350,36 @@ constexpr auto kGraniteHybridKeys =
     join(kGraniteHybridBase, kGraniteScales, kLocalExperts, kGraniteShared, kGraniteHybridSsm);
 // A dense model (num_local_experts 0) gets no expert_count (base.py writes it when truthy).
 constexpr ConfigConstant kGraniteHybridConstants[] = {{"num_local_experts", "0"}};
+// falcon_h1.py, FalconH1Model.set_gguf_parameters (after mamba.py's Mamba2Model's, whose
+// placeholders it overwrites): base.py's keys, head_dim as key_length, the mamba_-prefixed SSM
+// sizes (find_hparam's prefixed keys), inner_size as mamba_d_ssm and time_step_rank as
+// mamba_d_ssm // mamba_d_head, the head count.
+constexpr auto kFalconH1Keys =
+    base_and({{"attention.key_length", "head_dim"},
+              {"ssm.conv_kernel", "mamba_d_conv"},
+              {"ssm.inner_size", "mamba_d_ssm"},
+              {"ssm.inner_size", "mamba_d_head", ValueKind::kQuotient, "mamba_n_heads"},
+              {"ssm.state_size", "mamba_d_state"},
+              {"ssm.time_step_rank", "mamba_n_heads"},
+              {"ssm.group_count", "mamba_n_groups"}});
+// FalconH1Model.modify_tensors folds every µP multiplier into the weights it scales and stores
+// none: the file is the model with each multiplier 1 (modeling_falcon_h1.py applies them as
+// products with the activations, x · 1 exact). The gated norm: llama.cpp gates, then norms
+// (src/models/mamba-base.cpp, build_mamba2_layer), as tiiuae/Falcon-H1-0.5B-Base's config.json
+// (the converter's example) says: mamba_norm_before_gate false (the class default is true).
+constexpr ConfigConstant kFalconH1Constants[] = {{"embedding_multiplier", "1.0"},
+                                                 {"lm_head_multiplier", "1.0"},
+                                                 {"attention_in_multiplier", "1.0"},
+                                                 {"attention_out_multiplier", "1.0"},
+                                                 {"key_multiplier", "1.0"},
+                                                 {"ssm_in_multiplier", "1.0"},
+                                                 {"ssm_out_multiplier", "1.0"},
+                                                 {"mlp_multipliers", "[1.0, 1.0]"},
+                                                 {"ssm_multipliers", "[1.0, 1.0, 1.0, 1.0, 1.0]"},
+                                                 {"mamba_norm_before_gate", "false"}};
+// The gated norm and the convolution's bias exist as the config says (FalconH1Mixer).
+constexpr TensorFlag kFalconH1Flags[] = {{"ssm_norm.weight", "mamba_rms_norm"},
+                                         {"ssm_conv1d.bias", "mamba_conv_bias"}};
 
 // nemotron.py, NemotronHModel.set_gguf_parameters (after granite.py's GraniteHybridModel): the
 // attention's num_key_value_heads one count a layer (0 elsewhere), head_dim as key_length; the
@@ -1372,6 +1402,17 @@ std::vector<Architecture> build() {
                  {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
                  {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}},
        .after = norm_head});
+  // A Mamba-2 mixer under "mamba." (mamba.py, Mamba2Model.filter_tensors renames dt_bias,
+  // modify_tensors stores A = -exp(A_log), A, D and the gated norm reshaped, conv1d squeezed).
+  const std::vector<WeightEntry> mamba2_mixer = {
+      {"ssm_dt.bias", "mamba.dt_bias", Shape::kSsmHeads},
+      {"ssm_a", "mamba.A_log", Shape::kSsmHeads},
+      {"ssm_d", "mamba.D", Shape::kSsmHeads},
+      {"ssm_conv1d.weight", "mamba.conv1d.weight", Shape::kConvChannelsOneKernel},
+      {"ssm_conv1d.bias", "mamba.conv1d.bias", Shape::kConvChannels},
+      {"ssm_in.weight", "mamba.in_proj.weight", Shape::kMamba2InProj},
+      {"ssm_norm.weight", "mamba.norm.weight", Shape::kInner},
+      {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner}};
   // GraniteMoeHybrid: every layer holds granitemoe's experts (none when dense), the shared MLP
   // (its input_linear split into gate and up: shexp with experts, the plain ffn without) and
   // either a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A = -exp(A_log), reshapes) or
@@ -1399,15 +1440,8 @@ std::vector<Architecture> build() {
               Shape::kSharedGateUp,
               false,
               {"ffn_up.weight"}},
-             {"ffn_down.weight", "shared_mlp.output_linear.weight", Shape::kHiddenSharedFf},
-             {"ssm_dt.bias", "mamba.dt_bias", Shape::kSsmHeads},
-             {"ssm_a", "mamba.A_log", Shape::kSsmHeads},
-             {"ssm_d", "mamba.D", Shape::kSsmHeads},
-             {"ssm_conv1d.weight", "mamba.conv1d.weight", Shape::kConvChannelsOneKernel},
-             {"ssm_conv1d.bias", "mamba.conv1d.bias", Shape::kConvChannels},
-             {"ssm_in.weight", "mamba.in_proj.weight", Shape::kMamba2InProj},
-             {"ssm_norm.weight", "mamba.norm.weight", Shape::kInner},
-             {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner}},
+             {"ffn_down.weight", "shared_mlp.output_linear.weight", Shape::kHiddenSharedFf}},
+            mamba2_mixer,
             llama_attention}),
        .after = norm_head,
        .layer_types = {"attention.head_count_kv", "attention", "mamba"}});
@@ -1459,6 +1493,30 @@ std::vector<Architecture> build() {
                   Shape::kHiddenSharedFf}},
        .after = {{"output_norm.weight", "backbone.norm_f.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+  // Falcon-H1: every layer a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A =
+  // -exp(A_log), reshapes) beside unpermuted attention (Mamba2Model.modify_tensors calls no
+  // LlamaModel.permute; the class rotates halves), then a gated MLP; pre_ff_layernorm.weight is
+  // mapped whole to ffn_norm (tensor_mapping.py, FFN_PRE_NORM). The weights are the converter's
+  // folded ones (kFalconH1Constants).
+  add({.gguf_arch = "falcon-h1",
+       .model_type = "falcon_h1",
+       .class_name = "FalconH1ForCausalLM",
+       .keys = kFalconH1Keys,
+       .constants = kFalconH1Constants,
+       .defaults = {.kv_heads = 8, .ff = 14336, .bos = 1, .eos = 2, .pad = 0},
+       .transforms = Transforms::kSsm,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({{{"ffn_gate.weight", "feed_forward.gate_proj.weight", Shape::kFfHidden},
+                      {"ffn_up.weight", "feed_forward.up_proj.weight", Shape::kFfHidden},
+                      {"ffn_down.weight", "feed_forward.down_proj.weight", Shape::kHiddenFf}},
+                     mamba2_mixer,
+                     llama_attention,
+                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                      {"ffn_norm", "pre_ff_layernorm.weight", Shape::kHidden}}}),
+       .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .tensor_flags = kFalconH1Flags});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its
