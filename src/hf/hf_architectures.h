@@ -146,7 +146,7 @@ enum class Shape {
   kInnerHidden,       // (I, H): qwen35's in_proj_z
   kRankHidden,        // (R, H): qwen35's in_proj_a, in_proj_b
   kBucketsHeads,      // (B, nh): t5's relative_attention_bias, B its buckets
-  kStates,            // (N): jamba's b_layernorm, c_layernorm
+  kStates,            // (N): jamba's b_layernorm, c_layernorm (its dt_layernorm: kSsmHeads)
   kTwoInner,          // (2I): jamba's in_proj bias (mamba_proj_bias)
 };
 
