@@ -410,6 +410,37 @@ constexpr ConfigKey kNemotronHMoeKeys[] = {
     {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
     {"expert_weights_scale", "routed_scaling_factor", kNumber}};
 
+// jamba.py, JambaModel.set_gguf_parameters (no base.py keys, no vocab_size): inner_size as
+// mamba_expand · hidden, num_key_value_heads one count a layer (0 for a mamba layer), the
+// expert counts from num_experts (find_hparam's second name).
+constexpr ConfigKey kJambaKeys[] = {
+    {"block_count", "num_hidden_layers"},
+    {"context_length", "max_position_embeddings"},
+    {"embedding_length", "hidden_size"},
+    {"feed_forward_length", "intermediate_size"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads", ValueKind::kLayerMax},
+    {"ssm.conv_kernel", "mamba_d_conv"},
+    {"ssm.inner_size", "mamba_expand", ValueKind::kQuotient, "hidden_size"},
+    {"ssm.state_size", "mamba_d_state"},
+    {"ssm.time_step_rank", "mamba_dt_rank"},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+    {"expert_count", "num_experts"},
+    {"expert_used_count", "num_experts_per_tok"}};
+// The class default (True) needs mamba-ssm's CUDA kernels, which JambaMambaMixer refuses
+// without (modeling_jamba.py); the same model runs without them.
+constexpr ConfigConstant kJambaConstants[] = {{"use_mamba_kernels", "false"}};
+// The mamba mixer's conv1d and in/out_proj biases (JambaMambaMixer: mamba_conv_bias,
+// mamba_proj_bias), which the converter keeps as tensors.
+constexpr TensorFlag kJambaFlags[] = {{"ssm_conv1d.bias", "mamba_conv_bias"},
+                                      {"ssm_in.bias", "mamba_proj_bias"}};
+// jamba.py, JambaModel: head_count_kv non-zero in the attention layers (from attn_layer_offset
+// and _period); the expert layers' experts stacked, their router ffn_gate_inp (from
+// expert_layer_offset and _period), neither pair written.
+constexpr LayerPeriod kJambaPeriods[] = {
+    {"attn_layer_offset", "attn_layer_period", "attention.head_count_kv", ""},
+    {"expert_layer_offset", "expert_layer_period", "", "ffn_gate_inp.weight"}};
+
 // gemma.py, Gemma4Model.set_gguf_parameters (after Gemma3Model's): the sliding layers' head_dim
 // as key_length_swa, the full layers' as key_length (hf_config.cpp moves it into
 // per_layer_config, as Gemma4TextConfig.__post_init__ builds it from global_head_dim), both rope
@@ -1517,6 +1548,50 @@ std::vector<Architecture> build() {
        .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .tensor_flags = kFalconH1Flags});
+  // Jamba: attention layers (no q/k permutation: JambaModel is no LlamaModel) or Mamba mixers
+  // with RMS norms of dt, B and C, each with a dense MLP or routed experts (modeling_jamba.py,
+  // JambaAttentionDecoderLayer, JambaMambaDecoderLayer). The converter stores A = -exp(A_log),
+  // squeezes conv1d and stacks the experts (jamba.py, JambaModel.modify_tensors); D is as it is.
+  add({.gguf_arch = "jamba",
+       .model_type = "jamba",
+       .class_name = "JambaForCausalLM",
+       .keys = kJambaKeys,
+       .constants = kJambaConstants,
+       .defaults = {.kv_heads = 8, .ff = 14336, .experts = 16, .bos = 1, .eos = 2, .pad = 0},
+       .transforms = Transforms::kSsm,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"ssm_conv1d.weight", "mamba.conv1d.weight", Shape::kInnerOneKernel},
+                      {"ssm_conv1d.bias", "mamba.conv1d.bias", Shape::kInner},
+                      {"ssm_in.weight", "mamba.in_proj.weight", Shape::kTwoInnerHidden},
+                      {"ssm_in.bias", "mamba.in_proj.bias", Shape::kTwoInner},
+                      {"ssm_x.weight", "mamba.x_proj.weight", Shape::kRankStatesInner},
+                      {"ssm_dt.weight", "mamba.dt_proj.weight", Shape::kInnerRank},
+                      {"ssm_dt.bias", "mamba.dt_proj.bias", Shape::kInner},
+                      {"ssm_a", "mamba.A_log", Shape::kInnerState},
+                      {"ssm_d", "mamba.D", Shape::kInner},
+                      {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner},
+                      {"ssm_out.bias", "mamba.out_proj.bias", Shape::kHidden},
+                      {"ssm_dt_norm.weight", "mamba.dt_layernorm.weight", Shape::kSsmHeads},
+                      {"ssm_b_norm.weight", "mamba.b_layernorm.weight", Shape::kStates},
+                      {"ssm_c_norm.weight", "mamba.c_layernorm.weight", Shape::kStates},
+                      {"ffn_gate_inp.weight", "feed_forward.router.weight", Shape::kRouter},
+                      {"ffn_gate_exps.weight", "feed_forward.experts.{}.gate_proj.weight",
+                       Shape::kFfHidden, true},
+                      {"ffn_up_exps.weight", "feed_forward.experts.{}.up_proj.weight",
+                       Shape::kFfHidden, true},
+                      {"ffn_down_exps.weight", "feed_forward.experts.{}.down_proj.weight",
+                       Shape::kHiddenFf, true},
+                      {"ffn_gate.weight", "feed_forward.gate_proj.weight", Shape::kFfHidden},
+                      {"ffn_up.weight", "feed_forward.up_proj.weight", Shape::kFfHidden},
+                      {"ffn_down.weight", "feed_forward.down_proj.weight", Shape::kHiddenFf},
+                      {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
+                      {"ffn_norm.weight", "pre_ff_layernorm.weight", Shape::kHidden}}}),
+       .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .tensor_flags = kJambaFlags,
+       .layer_periods = kJambaPeriods});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its

@@ -150,6 +150,8 @@ enum class Shape {
   kInnerHidden,       // (I, H): qwen35's in_proj_z
   kRankHidden,        // (R, H): qwen35's in_proj_a, in_proj_b
   kBucketsHeads,      // (B, nh): t5's relative_attention_bias, B its buckets
+  kStates,            // (N): jamba's b_layernorm, c_layernorm (its dt_layernorm: kSsmHeads)
+  kTwoInner,          // (2I): jamba's in_proj bias (mamba_proj_bias)
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -223,6 +225,16 @@ struct LayerTypes {
   std::string_view nonzero, zero;
 };
 
+/// A config offset and period whose layers (i % period == offset) have a part the converter
+/// writes per layer instead (jamba.py, JambaModel: the attention layers as a non-zero
+/// head_count_kv element, the expert layers as the layers holding experts): the layers of a
+/// non-zero or true element of the per-layer array `<arch>.<gguf>`, else those holding layer
+/// tensor `tensor`. hf_config.cpp derives the pair; a pattern no pair gives is refused.
+struct LayerPeriod {
+  std::string_view offset, period;  ///< the config fields
+  std::string_view gguf, tensor;
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -252,6 +264,7 @@ struct Architecture {
   std::string_view required_tensor;
   std::uint64_t required_from_layer = 0;
   LayerTypes layer_types;  ///< none when `gguf` is empty
+  std::span<const LayerPeriod> layer_periods;
   /// A key suffix whose count of layers the converter appended to block_count (glm.py,
   /// Glm4MoeModel.__init__: the MTP layers); the model's own layers are block_count less it.
   std::string_view appended_layers;

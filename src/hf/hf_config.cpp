@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -185,6 +186,27 @@ std::string dump(const json& j) {
 }
 
 HfConfigResult no_config(std::string reason) { return {std::nullopt, std::move(reason)}; }
+
+// The offset and period whose layers (i % period == offset, offset < period: JambaConfig's
+// layers_block_type and layers_num_experts) among `n` are exactly `layers` (ascending, distinct,
+// each below n), or nullopt where no pair gives them. A pattern that one pair gives but another
+// too (one layer, or none) gets the smallest period.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> offset_and_period(
+    const std::vector<std::uint64_t>& layers, std::uint64_t n) {
+  if (layers.empty()) {
+    if (n == UINT64_MAX) return std::nullopt;
+    return std::pair{n, n + 1};  // an offset past the last layer
+  }
+  const std::uint64_t first = layers.front();
+  if (layers.size() == 1) return std::pair{first, std::max(first + 1, n - first)};
+  const std::uint64_t period = layers[1] - first;
+  if (first >= period) return std::nullopt;
+  for (std::size_t i = 1; i < layers.size(); ++i) {
+    if (layers[i] - layers[i - 1] != period) return std::nullopt;
+  }
+  if (n - layers.back() > period) return std::nullopt;  // a layer past the last one missing
+  return std::pair{first, period};
+}
 
 // rope_scaling from the keys base.py (TextModel.set_gguf_parameters) writes for a linear or YaRN
 // rope_parameters / rope_scaling: rope.scaling.type, .factor, and for YaRN
@@ -641,30 +663,41 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
 
-  // layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
-  if (const hf::LayerTypes& lt = row->layer_types; !lt.gguf.empty()) {
-    std::uint64_t layers = 0;
-    for (const hf::ConfigKey& k : row->keys) {
-      if (k.gguf == "block_count") layers = config[std::string(k.config)].get<std::uint64_t>();
-    }
-    const std::string key = fmt::format("{}.{}", arch, lt.gguf);
+  // The model's layers, for the per-layer keys below.
+  std::uint64_t layers = 0;
+  for (const hf::ConfigKey& k : row->keys) {
+    if (k.gguf == "block_count") layers = config[std::string(k.config)].get<std::uint64_t>();
+  }
+  // The layers whose element of per-layer array `key` is true or non-zero, ascending, into
+  // `out`; an error text where `key` is no such array.
+  auto nonzero_layers = [&](const std::string& key, std::vector<std::uint64_t>& out) {
     const Value* v = find(key);
     const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
-    if (v && (!a || a->size() != layers)) {
-      return no_config(fmt::format("{} is not an array of one value per layer", printable(key)));
+    if (!a || a->size() != layers) {
+      return fmt::format("{} is not an array of one value per layer", printable(key));
+    }
+    for (std::uint64_t i = 0; i < layers; ++i) {
+      const json e = scalar_json(a->at(i), arch, updated);
+      if (!e.is_boolean() && !is_non_negative(e)) {
+        return fmt::format("{} holds a value that is no flag or count", printable(key));
+      }
+      if (e.is_boolean() ? e.get<bool>() : e != json(0)) out.push_back(i);
+    }
+    return std::string();
+  };
+  // layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
+  // Without the key every layer is `zero`.
+  if (const hf::LayerTypes& lt = row->layer_types; !lt.gguf.empty()) {
+    const std::string key = fmt::format("{}.{}", arch, lt.gguf);
+    std::vector<std::uint64_t> set;
+    if (find(key)) {
+      if (std::string why = nonzero_layers(key, set); !why.empty()) return no_config(why);
     }
     json types = json::array();
-    for (std::uint64_t i = 0; i < layers; ++i) {
-      bool set = false;
-      if (a) {
-        const json e = scalar_json(a->at(i), arch, updated);
-        if (!e.is_boolean() && !is_non_negative(e)) {
-          return no_config(
-              fmt::format("{} holds a value that is no flag or count", printable(key)));
-        }
-        set = e.is_boolean() ? e.get<bool>() : e != json(0);
-      }
-      types.push_back(set ? lt.nonzero : lt.zero);
+    for (std::uint64_t i = 0, next = 0; i < layers; ++i) {
+      const bool on = next < set.size() && set[next] == i;
+      next += on;
+      types.push_back(on ? lt.nonzero : lt.zero);
     }
     config["layer_types"] = std::move(types);
   }
@@ -679,6 +712,44 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     if (std::string why = nemotron_h_pattern(config, file, arch, find); !why.empty()) {
       return no_config(why);
     }
+  }
+
+  // Offsets and periods from the layers that have a part (hf_architectures.h, LayerPeriod).
+  for (const hf::LayerPeriod& p : row->layer_periods) {
+    std::vector<std::uint64_t> having;
+    std::string what;
+    if (!p.gguf.empty()) {
+      const std::string key = fmt::format("{}.{}", arch, p.gguf);
+      what = printable(key);
+      if (std::string why = nonzero_layers(key, having); !why.empty()) return no_config(why);
+    } else {
+      what = fmt::format("the layers holding {}", p.tensor);
+      for (const TensorInfo& t : file.tensors) {
+        // "blk.N.<tensor>", N as Python's str(int) writes it.
+        std::string_view name = t.name;
+        if (!name.starts_with("blk.")) continue;
+        name.remove_prefix(4);
+        std::uint64_t i = 0;
+        const auto r = std::from_chars(name.data(), name.data() + name.size(), i);
+        if (r.ec != std::errc() || (name[0] == '0' && r.ptr != name.data() + 1)) continue;
+        const std::string_view rest = name.substr(static_cast<std::size_t>(r.ptr - name.data()));
+        if (i < layers && rest.size() == p.tensor.size() + 1 && rest[0] == '.' &&
+            rest.substr(1) == p.tensor) {
+          having.push_back(i);
+        }
+      }
+      std::sort(having.begin(), having.end());
+      having.erase(std::unique(having.begin(), having.end()), having.end());
+    }
+    const auto pattern = offset_and_period(having, layers);
+    if (!pattern) {
+      return no_config(fmt::format(
+          "{}: its {} of {} layers are not those of one {} below one {} (layer % period == "
+          "offset)",
+          what, having.size(), layers, p.offset, p.period));
+    }
+    config[std::string(p.offset)] = pattern->first;
+    config[std::string(p.period)] = pattern->second;
   }
 
   // Gemma 4 (configuration_gemma4.py, Gemma4TextConfig): the rope bases nested per layer type,

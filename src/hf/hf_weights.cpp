@@ -266,6 +266,10 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return V{d.rank, d.hidden};
     case Shape::kBucketsHeads:
       return V{d.buckets, d.heads};
+    case Shape::kStates:
+      return V{d.state};
+    case Shape::kTwoInner:
+      return one(mul(d.inner, 2));
   }
   return std::nullopt;
 }

@@ -769,6 +769,32 @@ ARCHS = {
         # measured as falcon_h1's; logits torch.equal
         ulps={"layers.0.mamba.A_log": 623, "layers.1.mamba.A_log": 62},
     ),
+    "jamba": dict(
+        cls="JambaForCausalLM",
+        # JambaConfig's pad id defaults to 0, not None: a SentencePiece tokenizer naming <unk>
+        # the pad token (the converter takes its SentencePiece path, jamba.py
+        # JambaModel.set_vocab, where tokenizer.model is present)
+        tokenizer="spm-llama-pad",
+        # 6 layers: attention every 3rd from layer 1 (1, 4), experts every 2nd from layer 1
+        # (1, 3, 5): each of attention and mamba with experts and with the dense MLP (Jamba-v0.1's
+        # pattern is 8/4 and 2/1; the converter writes neither pair, jamba.py
+        # JambaModel.set_gguf_parameters); 4 experts top-2; grouped KV; state size 8, conv
+        # kernel 3, dt rank 6 (none the class defaults; dt's and B's norms of other sizes); the
+        # in/out_proj biases (mamba_proj_bias, the class default off); use_mamba_kernels off
+        # (the CUDA kernels, which the CPU lacks); untied output (the class default)
+        config=dict(SMALL, num_hidden_layers=6, num_key_value_heads=2, rms_norm_eps=1e-5,
+                    max_position_embeddings=512, num_experts=4, num_experts_per_tok=2,
+                    attn_layer_period=3, attn_layer_offset=1, expert_layer_period=2,
+                    expert_layer_offset=1, mamba_d_state=8, mamba_d_conv=3, mamba_expand=2,
+                    mamba_dt_rank=6, mamba_proj_bias=True, use_mamba_kernels=False,
+                    tie_word_embeddings=False),
+        # the converter's A = -exp(A_log) (jamba.py, JambaModel.modify_tensors)
+        file=dict(neg_exp=(".A_log",)),
+        # measured per mamba layer (the largest under 4.57.6 and 5.24.0, whose seeded originals
+        # differ), all near A_log = 0 as mamba's: at most 2^-23 absolute; logits torch.equal
+        ulps={"layers.0.mamba.A_log": 2046, "layers.2.mamba.A_log": 105865,
+              "layers.3.mamba.A_log": 12313, "layers.5.mamba.A_log": 3300},
+    ),
     "gemma4": dict(
         cls="Gemma4ForCausalLM",  # transformers 5 only (4.57.6 has no Gemma 4: skips itself)
         tokenizer="spm-gemma4",

@@ -1,6 +1,7 @@
 // Unit tests of render_hf_config (src/hf/hf_config.cpp) on hostile and incomplete metadata: no
 // config, and a one-line reason naming the key at fault; never an exception. The values of the
 // configs it renders are checked against transformers itself in tests/python/test_hf_config.py.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,6 +100,68 @@ TEST(HfConfig, ABambaIsNotAGraniteMoeHybrid) {
   EXPECT_EQ(config["mamba_d_head"], 8);
   *find(f, "granitehybrid.rope.scaling.finetuned") = boolean(true);
   expect_refused(f, "granitehybrid.rope.scaling.finetuned is true: a Bamba");
+}
+
+// jamba.py, JambaModel.set_gguf_parameters writes no attn_layer_offset/_period nor
+// expert_layer_offset/_period: the attention layers are the non-zero head_count_kv elements, the
+// expert layers those holding ffn_gate_inp (hf_architectures.h, LayerPeriod). A pattern one
+// offset and period give comes back as them; any other gets no config.
+TEST(HfConfig, AJambaLayerPatternFromItsLayers) {
+  GgufFile f = tiny_decoder("jamba", 6);
+  add(f, "jamba.ssm.conv_kernel", u32(3));
+  add(f, "jamba.ssm.inner_size", u32(32));
+  add(f, "jamba.ssm.state_size", u32(8));
+  add(f, "jamba.ssm.time_step_rank", u32(4));
+  add(f, "jamba.expert_count", u32(4));
+  add(f, "jamba.expert_used_count", u32(2));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  auto kv = [&](std::initializer_list<std::uint32_t> heads) {
+    std::vector<Value> v;
+    for (const std::uint32_t h : heads) v.push_back(u32(h));
+    *find(f, "jamba.attention.head_count_kv") = arr(ValueType::kUint32, v);
+  };
+  auto config = [&] {
+    const HfConfigResult r = render_hf_config(f);
+    EXPECT_TRUE(r.config.has_value()) << r.reason;
+    return r.config ? nlohmann::json::parse(r.config->config_json) : nlohmann::json::object();
+  };
+  auto periods = [&](const char* what) {
+    const nlohmann::json c = config();
+    const std::string w(what);
+    return std::pair{c.value(w + "_layer_offset", -1), c.value(w + "_layer_period", -1)};
+  };
+  using P = std::pair<int, int>;
+  kv({0, 2, 0, 0, 2, 0});
+  for (const int i : {1, 3, 5})
+    add_tensor(f, fmt::format("blk.{}.ffn_gate_inp.weight", i), {4, 16});
+  const nlohmann::json c = config();
+  EXPECT_EQ(c["model_type"], "jamba");
+  EXPECT_EQ(c["num_key_value_heads"], 2);
+  EXPECT_EQ(c["mamba_expand"], 2);
+  EXPECT_EQ(c["use_mamba_kernels"], false);
+  EXPECT_EQ(periods("attn"), P(1, 3));
+  EXPECT_EQ(periods("expert"), P(1, 2));
+  kv({2, 2, 2, 2, 2, 2});  // every layer
+  EXPECT_EQ(periods("attn"), P(0, 1));
+  kv({0, 0, 0, 0, 0, 2});  // one layer: the smallest period that gives it alone
+  EXPECT_EQ(periods("attn"), P(5, 6));
+  kv({0, 2, 0, 0, 0, 0});
+  EXPECT_EQ(periods("attn"), P(1, 5));
+  kv({0, 0, 0, 0, 0, 0});  // none: an offset past the last layer
+  EXPECT_EQ(periods("attn"), P(6, 7));
+  // Not one offset and period: uneven gaps, an offset not below the period, a layer missing at
+  // the end.
+  for (const auto heads : {std::initializer_list<std::uint32_t>{0, 2, 2, 0, 2, 0},
+                           std::initializer_list<std::uint32_t>{0, 0, 0, 2, 0, 2},
+                           std::initializer_list<std::uint32_t>{2, 0, 2, 0, 0, 0}}) {
+    kv(heads);
+    expect_refused(f, "jamba.attention.head_count_kv: its");
+  }
+  *find(f, "jamba.attention.head_count_kv") = u32(2);
+  expect_refused(f, "jamba.attention.head_count_kv is not an array of one value per layer");
+  kv({0, 2, 0, 0, 2, 0});
+  add_tensor(f, "blk.2.ffn_gate_inp.weight", {4, 16});  // experts in layers 1, 2, 3, 5
+  expect_refused(f, "the layers holding ffn_gate_inp.weight: its 4 of 6 layers");
 }
 
 TEST(HfConfig, MissingArchitecture) {
