@@ -386,8 +386,9 @@ constexpr TensorFlag kFalconH1Flags[] = {{"ssm_norm.weight", "mamba_rms_norm"},
 // mamba sizes, inner_size as mamba_num_heads · mamba_head_dim; layer_norm_epsilon as the
 // layer-norm epsilon; the MoE form's routing and widths. No context_length (the placeholder 2^20)
 // nor feed_forward_length (one width a layer: hf_config.cpp rebuilds hybrid_override_pattern from
-// it and head_count_kv).
-constexpr ConfigKey kNemotronHMoeKeys[] = {
+// it and head_count_kv). The dense form: the MLP layers' width as feed_forward_length, 0 in the
+// others (intermediate_size its largest).
+constexpr ConfigKey kNemotronHBase[] = {
     {"block_count", "num_hidden_layers"},
     {"embedding_length", "hidden_size"},
     {"attention.head_count", "num_attention_heads"},
@@ -399,7 +400,8 @@ constexpr ConfigKey kNemotronHMoeKeys[] = {
     {"ssm.state_size", "ssm_state_size"},
     {"ssm.group_count", "n_groups"},
     {"ssm.time_step_rank", "mamba_num_heads"},
-    {"ssm.inner_size", "mamba_head_dim", ValueKind::kQuotient, "mamba_num_heads"},
+    {"ssm.inner_size", "mamba_head_dim", ValueKind::kQuotient, "mamba_num_heads"}};
+constexpr ConfigKey kNemotronHMoe[] = {
     {"expert_count", "n_routed_experts"},
     {"expert_used_count", "num_experts_per_tok"},
     {"expert_group_count", "n_group"},
@@ -409,6 +411,10 @@ constexpr ConfigKey kNemotronHMoeKeys[] = {
     {"expert_shared_count", "n_shared_experts"},
     {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
     {"expert_weights_scale", "routed_scaling_factor", kNumber}};
+constexpr auto kNemotronHMoeKeys = join(kNemotronHBase, kNemotronHMoe);
+constexpr ConfigKey kNemotronHDense[] = {
+    {"feed_forward_length", "intermediate_size", ValueKind::kLayerMax}};
+constexpr auto kNemotronHKeys = join(kNemotronHBase, kNemotronHDense);
 
 // jamba.py, JambaModel.set_gguf_parameters (no base.py keys, no vocab_size): inner_size as
 // mamba_expand · hidden, num_key_value_heads one count a layer (0 for a mamba layer), the
@@ -1484,6 +1490,25 @@ std::vector<Architecture> build() {
   // bias as ssm_dt.bias), llama's permuted attention (granite.py, GraniteHybridModel), or the MoE
   // (experts of up and down projections only, stacked; the router and its correction bias; the
   // shared expert).
+  const std::vector<WeightEntry> nemotron_h_mixers = {
+      {"attn_norm.weight", "norm.weight", Shape::kHidden},
+      {"ssm_conv1d.weight", "mixer.conv1d.weight", Shape::kConvChannelsOneKernel},
+      {"ssm_conv1d.bias", "mixer.conv1d.bias", Shape::kConvChannels},
+      {"ssm_in.weight", "mixer.in_proj.weight", Shape::kMamba2InProj},
+      {"ssm_dt.bias", "mixer.dt_bias", Shape::kSsmHeads},
+      {"ssm_a", "mixer.A_log", Shape::kSsmHeads},
+      {"ssm_norm.weight", "mixer.norm.weight", Shape::kInner},
+      {"ssm_d", "mixer.D", Shape::kSsmHeads},
+      {"ssm_out.weight", "mixer.out_proj.weight", Shape::kHiddenInner},
+      {"attn_q.weight", "mixer.q_proj.weight", Shape::kQ},
+      {"attn_k.weight", "mixer.k_proj.weight", Shape::kKv},
+      {"attn_v.weight", "mixer.v_proj.weight", Shape::kKv},
+      {"attn_output.weight", "mixer.o_proj.weight", Shape::kO}};
+  const std::vector<WeightEntry> nemotron_h_embed = {
+      {"token_embd.weight", "backbone.embeddings.weight", Shape::kVocabHidden}};
+  const std::vector<WeightEntry> nemotron_h_head = {
+      {"output_norm.weight", "backbone.norm_f.weight", Shape::kHidden},
+      {"output.weight", "lm_head.weight", Shape::kVocabHidden}};
   add({.gguf_arch = "nemotron_h_moe",
        .model_type = "nemotron_h",
        .class_name = "NemotronHForCausalLM",
@@ -1498,32 +1523,34 @@ std::vector<Architecture> build() {
                     .pad = 0},
        .transforms = Transforms::kLlamaSsm,
        .layer_prefix = "backbone.layers.{}.",
-       .before = {{"token_embd.weight", "backbone.embeddings.weight", Shape::kVocabHidden}},
-       .layer = {{"attn_norm.weight", "norm.weight", Shape::kHidden},
-                 {"ssm_conv1d.weight", "mixer.conv1d.weight", Shape::kConvChannelsOneKernel},
-                 {"ssm_conv1d.bias", "mixer.conv1d.bias", Shape::kConvChannels},
-                 {"ssm_in.weight", "mixer.in_proj.weight", Shape::kMamba2InProj},
-                 {"ssm_dt.bias", "mixer.dt_bias", Shape::kSsmHeads},
-                 {"ssm_a", "mixer.A_log", Shape::kSsmHeads},
-                 {"ssm_norm.weight", "mixer.norm.weight", Shape::kInner},
-                 {"ssm_d", "mixer.D", Shape::kSsmHeads},
-                 {"ssm_out.weight", "mixer.out_proj.weight", Shape::kHiddenInner},
-                 {"attn_q.weight", "mixer.q_proj.weight", Shape::kQ},
-                 {"attn_k.weight", "mixer.k_proj.weight", Shape::kKv},
-                 {"attn_v.weight", "mixer.v_proj.weight", Shape::kKv},
-                 {"attn_output.weight", "mixer.o_proj.weight", Shape::kO},
-                 {"ffn_up_exps.weight", "mixer.experts.{}.up_proj.weight", Shape::kExpertFfHidden,
-                  true},
-                 {"ffn_down_exps.weight", "mixer.experts.{}.down_proj.weight",
-                  Shape::kExpertHiddenFf, true},
-                 {"ffn_gate_inp.weight", "mixer.gate.weight", Shape::kRouter},
-                 {"exp_probs_b.bias", "mixer.gate.e_score_correction_bias", Shape::kExperts},
-                 {"ffn_up_shexp.weight", "mixer.shared_experts.up_proj.weight",
-                  Shape::kSharedFfHidden},
-                 {"ffn_down_shexp.weight", "mixer.shared_experts.down_proj.weight",
-                  Shape::kHiddenSharedFf}},
-       .after = {{"output_norm.weight", "backbone.norm_f.weight", Shape::kHidden},
-                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+       .before = nemotron_h_embed,
+       .layer = cat(
+           {nemotron_h_mixers,
+            {{"ffn_up_exps.weight", "mixer.experts.{}.up_proj.weight", Shape::kExpertFfHidden,
+              true},
+             {"ffn_down_exps.weight", "mixer.experts.{}.down_proj.weight", Shape::kExpertHiddenFf,
+              true},
+             {"ffn_gate_inp.weight", "mixer.gate.weight", Shape::kRouter},
+             {"exp_probs_b.bias", "mixer.gate.e_score_correction_bias", Shape::kExperts},
+             {"ffn_up_shexp.weight", "mixer.shared_experts.up_proj.weight", Shape::kSharedFfHidden},
+             {"ffn_down_shexp.weight", "mixer.shared_experts.down_proj.weight",
+              Shape::kHiddenSharedFf}}}),
+       .after = nemotron_h_head});
+  // NemotronH's dense form (Nemotron-H, Nemotron Nano 2: a config.json without
+  // num_experts_per_tok, nemotron.py NemotronHModel.__init__): the MLP layers' relu² MLP of up
+  // and down projections (modeling_nemotron_h.py, NemotronHMLP) where the MoE form has experts.
+  add({.gguf_arch = "nemotron_h",
+       .model_type = "nemotron_h",
+       .class_name = "NemotronHForCausalLM",
+       .keys = kNemotronHKeys,
+       .defaults = {.kv_heads = 8, .head_dim = 128, .ff = 21504, .bos = 1, .eos = 2, .pad = 0},
+       .transforms = Transforms::kLlamaSsm,
+       .layer_prefix = "backbone.layers.{}.",
+       .before = nemotron_h_embed,
+       .layer = cat({nemotron_h_mixers,
+                     {{"ffn_up.weight", "mixer.up_proj.weight", Shape::kFfHidden},
+                      {"ffn_down.weight", "mixer.down_proj.weight", Shape::kHiddenFf}}}),
+       .after = nemotron_h_head});
   // Falcon-H1: every layer a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A =
   // -exp(A_log), reshapes) beside unpermuted attention (Mamba2Model.modify_tensors calls no
   // LlamaModel.permute; the class rotates halves), then a gated MLP; pre_ff_layernorm.weight is
@@ -1832,11 +1859,14 @@ const std::vector<Architecture>& architectures() {
   return rows;
 }
 
-const Architecture* find_architecture(std::string_view model_type) {
+const Architecture* find_architecture(std::string_view model_type, std::string_view gguf_arch) {
+  const Architecture* first = nullptr;
   for (const Architecture& a : architectures()) {
-    if (a.model_type == model_type) return &a;
+    if (a.model_type != model_type) continue;
+    if (a.gguf_arch == gguf_arch) return &a;
+    if (!first) first = &a;
   }
-  return nullptr;
+  return first;
 }
 
 const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file) {

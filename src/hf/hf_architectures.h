@@ -282,8 +282,9 @@ struct Architecture {
 /// Every row.
 const std::vector<Architecture>& architectures();
 
-/// The row whose model_type is `model_type`, or nullptr.
-const Architecture* find_architecture(std::string_view model_type);
+/// The row whose model_type is `model_type` and whose gguf_arch is `gguf_arch`, else the first
+/// whose model_type is `model_type`, or nullptr.
+const Architecture* find_architecture(std::string_view model_type, std::string_view gguf_arch = {});
 
 /// Of `row`'s general.architecture's rows, the one whose required_tensor a layer of `file` (from
 /// its required_from_layer on) holds, else `row` (nullptr stays nullptr).

@@ -283,12 +283,9 @@ template <typename Find>
 std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::string& arch,
                                const Find& find) {
   // The dense form (general.architecture nemotron_h: nemotron.py, NemotronHModel.__init__, for a
-  // config without num_experts_per_tok, which transformers 5 always saves) has no row.
-  if (arch != "nemotron_h_moe") {
-    return fmt::format(
-        "general.architecture '{}': NemotronH's dense form, which hf/ does not render",
-        printable(arch));
-  }
+  // config without num_experts_per_tok, as Nemotron-H's and Nemotron Nano 2's config.json) has
+  // dense MLP layers ('-', the relu² NemotronHMLP); the MoE form expert layers ('E') instead.
+  const bool moe = arch == "nemotron_h_moe";
   // nemotron.py, NemotronHModel.set_gguf_parameters writes moe_latent_size for a latent MoE
   // (fc1_latent_proj, fc2_latent_proj) and nextn_predict_layers for the MTP block it appends;
   // neither is rendered.
@@ -332,18 +329,18 @@ std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::st
   };
   std::string pattern;
   for (std::uint64_t i = 0; i < layers; ++i) {
-    const char c = (*kv)[i] > 0                     ? '*'
-                   : (*ff)[i] == 0                  ? 'M'
-                   : holds(i, "ffn_up_exps.weight") ? 'E'
-                                                    : '-';
+    const char c = (*kv)[i] > 0 ? '*' : (*ff)[i] == 0 ? 'M' : moe ? 'E' : '-';
     // The converter's MoE form counts only the expert layers in feed_forward_length: a dense
-    // MLP layer ('-', the relu² NemotronHMLP) gets width 0 there, as a mamba layer does, and
-    // intermediate_size is not written (NemotronHModel.set_gguf_parameters).
-    if (c == '-' || (c == 'M' && !holds(i, "ssm_in.weight"))) {
+    // MLP layer gets width 0 there, as a mamba layer does, and intermediate_size is not written
+    // (NemotronHModel.set_gguf_parameters).
+    if ((c == 'E' && !holds(i, "ffn_up_exps.weight")) || (c == 'M' && !holds(i, "ssm_in.weight"))) {
       return fmt::format(
           "layer {} is a dense MLP (no attention, experts or mamba mixer): the converter writes "
           "no intermediate_size for nemotron_h_moe",
           i);
+    }
+    if (c == '-' && !holds(i, "ffn_up.weight")) {
+      return fmt::format("layer {} has a feed-forward width but no ffn_up.weight", i);
     }
     pattern += c;
   }

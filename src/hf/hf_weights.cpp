@@ -368,12 +368,6 @@ HfWeightsResult build(const GgufFile& file) {
   if (!rendered.config) return refuse(rendered.reason);
   const json config = json::parse(rendered.config->config_json);
   const std::string model_type = config.value("model_type", "");
-  const hf::Architecture* arch = hf::with_layer_tensors(hf::find_architecture(model_type), file);
-  if (!arch) return refuse(fmt::format("model_type '{}' has no weight map", printable(model_type)));
-  if (arch->layer.empty()) return refuse(std::string(arch->no_weights));
-  // The converter writes the row's general.architecture; a qwen3moe file named "qwen3_moe"
-  // (transformers' name) gets no expert split in transformers' import (TENSOR_PROCESSORS is
-  // keyed by the name as written), and its stacked experts would match no parameter.
   std::string_view raw_arch;
   for (const KeyValue& kv : file.kv) {
     if (const auto* s = std::get_if<std::string>(&kv.value.data);
@@ -381,6 +375,14 @@ HfWeightsResult build(const GgufFile& file) {
       raw_arch = *s;
     }
   }
+  // Of a model_type's rows, the file's general.architecture's (nemotron_h's dense and MoE forms).
+  const hf::Architecture* arch =
+      hf::with_layer_tensors(hf::find_architecture(model_type, raw_arch), file);
+  if (!arch) return refuse(fmt::format("model_type '{}' has no weight map", printable(model_type)));
+  if (arch->layer.empty()) return refuse(std::string(arch->no_weights));
+  // The converter writes the row's general.architecture; a qwen3moe file named "qwen3_moe"
+  // (transformers' name) gets no expert split in transformers' import (TENSOR_PROCESSORS is
+  // keyed by the name as written), and its stacked experts would match no parameter.
   if (raw_arch != arch->gguf_arch) {
     return refuse(fmt::format(
         "general.architecture '{}' is not '{}': transformers' import processes its tensors as "

@@ -85,7 +85,9 @@ LLAMA_CPP = pathlib.Path(
 # written into the original's config.json where the
 # Hub repositories' (which the converter registers) is not transformers' own; hub_config:
 # config.json fields written as the Hub repositories' have them where transformers saves them
-# otherwise (5.x renames legacy layer types); outtypes: the converter's --outtype values tried (f32 when absent); file:
+# otherwise (5.x renames legacy layer types; None: a field they lack);
+# convert_under_transformers4: the converter run by the transformers 4.57.6 venv's python;
+# outtypes: the converter's --outtype values tried (f32 when absent); file:
 # what llama.cpp's converter does to values besides moving rows (the Hugging Face names ending
 # so): "plus_one" stores w + 1 (Gemma's RMSNorm weights), "transposed" stores w.T (GPT-2's
 # Conv1D weights), "regrouped" stores a fused query_key_value's rows, per KV group [q..., k, v]
@@ -110,6 +112,10 @@ T5_CONFIG = dict(d_model=64, d_kv=8, d_ff=96, num_layers=2, num_decoder_layers=2
                  relative_attention_num_buckets=16, relative_attention_max_distance=128,
                  layer_norm_epsilon=1e-6, feed_forward_proj="gated-gelu",
                  tie_word_embeddings=True, decoder_start_token_id=0)
+
+# The transformers 4.57.6 venv scripts/install-deps makes, whose python runs the converter for
+# the rows that name convert_under_transformers4
+TRANSFORMERS4_PYTHON = pathlib.Path("/var/cache/ggufs-tests/venv/bin/python")
 
 # DeepSeek-V2's and -V3's YaRN (their config.json: factor 40 over 4096 positions, beta_fast 32,
 # beta_slow 1), at this test's scale; rope_type, where those files have the legacy "type" (the
@@ -737,6 +743,31 @@ ARCHS = {
         # 5.24.0: 31 and 5, at most 6e-8 absolute); logits torch.equal
         ulps={".layers.0.mixer.A_log": 31, ".layers.3.mixer.A_log": 5},
     ),
+    "nemotron_h-dense": dict(
+        # transformers 5 only, as nemotron_h
+        cls="NemotronHForCausalLM",
+        tokenizer="gpt2-pad",
+        # the dense form (Nemotron-H, Nemotron Nano 2): mamba2, MLP, attention, mamba2, MLP
+        # layers, the MLP relu² of up and down projections (NemotronHMLP); 8 mamba heads of 16,
+        # 2 groups; head_dim 32 != hidden / heads, grouped KV; untied output
+        config=dict(vocab_size=50264, hidden_size=64,
+                    layers_block_type=["mamba", "mlp", "attention", "mamba", "mlp"],
+                    num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                    intermediate_size=96, mamba_num_heads=8, mamba_head_dim=16, n_groups=2,
+                    ssm_state_size=16, conv_kernel=3, layer_norm_epsilon=1e-5,
+                    tie_word_embeddings=False),
+        # as those models' config.json: the pattern string, no num_experts_per_tok; converted
+        # under transformers 4.57.6, as the dense GGUFs are: there AutoConfig knows no
+        # nemotron_h and the converter reads config.json as it is (base.py, load_hparams),
+        # where 5.x's to_dict() always adds num_experts_per_tok, and the converter then writes
+        # the MoE form (nemotron.py, NemotronHModel.__init__)
+        hub_config=dict(hybrid_override_pattern="M-*M-", num_hidden_layers=5,
+                        layers_block_type=None, num_experts_per_tok=None),
+        convert_under_transformers4=True,
+        file=dict(neg_exp=(".A_log",)),
+        # measured under 5.24.0 (at most 2.2e-8 absolute); logits torch.equal
+        ulps={".layers.0.mixer.A_log": 23, ".layers.3.mixer.A_log": 2},
+    ),
     "falcon_h1": dict(
         cls="FalconH1ForCausalLM",
         # FalconH1Config's bos, eos and pad ids default to 1, 2 and 0, not None
@@ -1353,9 +1384,10 @@ class Originals:
                 config_json = json.loads((path / "config.json").read_text())
                 config_json["architectures"] = [row["hub_class"]]
                 (path / "config.json").write_text(json.dumps(config_json, indent=2))
-            if "hub_config" in row:
+            if "hub_config" in row:  # None: a field the Hub's config.json lacks
                 config_json = json.loads((path / "config.json").read_text())
                 config_json.update(row["hub_config"])
+                config_json = {k: v for k, v in config_json.items() if v is not None}
                 (path / "config.json").write_text(json.dumps(config_json, indent=2))
             tok.save_pretrained(str(path))
             if sp_model is not None and not (path / "tokenizer.model").exists():
@@ -1372,9 +1404,15 @@ class Originals:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
                    TRANSFORMERS_OFFLINE="1")
         env.pop("NO_LOCAL_GGUF", None)
+        python = sys.executable
+        if ARCHS[arch].get("convert_under_transformers4"):
+            python = os.environ.get("GGUFS_TRANSFORMERS4_PYTHON", str(TRANSFORMERS4_PYTHON))
+            if not os.access(python, os.X_OK):
+                pytest.skip(f"no transformers 4 venv to convert {arch} under ({python}; "
+                            "scripts/install-deps --tests, or $GGUFS_TRANSFORMERS4_PYTHON)")
         log = open(self.root / f"{arch}-{outtype}.log", "w+")
         proc = subprocess.Popen(
-            [sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
+            [python, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
              "--outtype", outtype, "--outfile", str(out),
              *ARCHS[arch].get("converter_args", ())],
             stdout=log, stderr=subprocess.STDOUT, env=env,

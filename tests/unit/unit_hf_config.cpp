@@ -511,10 +511,34 @@ TEST(HfConfig, ANemotronHPatternFromItsLayerArrays) {
   erase(f, a + ".moe_latent_size");
   add(f, a + ".nextn_predict_layers", u32(1));
   expect_refused(f, "nextn_predict_layers: an MTP block");
-  // The dense form, general.architecture nemotron_h: no row.
-  GgufFile dense = tiny_decoder("nemotron_h", 2);
+  // The dense form, general.architecture nemotron_h (nemotron.py writes the MLP layers' width,
+  // intermediate_size, in feed_forward_length): '-' where the MoE form has 'E'.
+  const std::string d = "nemotron_h";
+  GgufFile dense = tiny_decoder(d, 5);
+  erase(dense, d + ".attention.head_count_kv");
+  erase(dense, d + ".feed_forward_length");
+  add(dense, d + ".attention.head_count_kv",
+      arr(ValueType::kUint32, {u32(0), u32(0), u32(2), u32(0), u32(0)}));
+  add(dense, d + ".feed_forward_length",
+      arr(ValueType::kUint32, {u32(0), u32(48), u32(0), u32(0), u32(48)}));
+  add(dense, d + ".ssm.inner_size", u32(32));
+  add(dense, d + ".ssm.time_step_rank", u32(4));
   add(dense, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
-  expect_refused(dense, "NemotronH's dense form");
+  for (const char* t : {"blk.0.ssm_in.weight", "blk.1.ffn_up.weight", "blk.2.attn_q.weight",
+                        "blk.3.ssm_in.weight", "blk.4.ffn_up.weight"}) {
+    add_tensor(dense, t, {16, 16});
+  }
+  const HfConfigResult rd = render_hf_config(dense);
+  ASSERT_TRUE(rd.config.has_value()) << rd.reason;
+  const auto dense_config = nlohmann::json::parse(rd.config->config_json);
+  EXPECT_EQ(dense_config["hybrid_override_pattern"], "M-*M-");
+  EXPECT_EQ(dense_config["intermediate_size"], 48);
+  EXPECT_FALSE(dense_config.contains("num_experts_per_tok"));
+  // A width without the MLP's tensor.
+  dense.tensors.erase(
+      std::find_if(dense.tensors.begin(), dense.tensors.end(),
+                   [](const TensorInfo& t) { return t.name == "blk.4.ffn_up.weight"; }));
+  expect_refused(dense, "layer 4 has a feed-forward width but no ffn_up.weight");
 }
 
 }  // namespace
