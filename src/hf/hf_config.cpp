@@ -20,7 +20,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
-#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -187,6 +186,30 @@ std::string dump(const json& j) {
 
 HfConfigResult no_config(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
+// The layers below `layers` that hold layer tensor `tensor` ("blk.N.<tensor>", N as Python's
+// str(int) writes it, as the converter names them), ascending and distinct: one pass over the
+// tensor infos, memory linear in the file whatever block_count says.
+std::vector<std::uint64_t> layers_holding(const GgufFile& file, std::string_view tensor,
+                                          std::uint64_t layers) {
+  std::vector<std::uint64_t> having;
+  for (const TensorInfo& t : file.tensors) {
+    std::string_view name = t.name;
+    if (!name.starts_with("blk.")) continue;
+    name.remove_prefix(4);
+    std::uint64_t i = 0;
+    const auto r = std::from_chars(name.data(), name.data() + name.size(), i);
+    if (r.ec != std::errc() || (name[0] == '0' && r.ptr != name.data() + 1)) continue;
+    const std::string_view rest = name.substr(static_cast<std::size_t>(r.ptr - name.data()));
+    if (i < layers && rest.size() == tensor.size() + 1 && rest[0] == '.' &&
+        rest.substr(1) == tensor) {
+      having.push_back(i);
+    }
+  }
+  std::sort(having.begin(), having.end());
+  having.erase(std::unique(having.begin(), having.end()), having.end());
+  return having;
+}
+
 // The offset and period whose layers (i % period == offset, offset < period: JambaConfig's
 // layers_block_type and layers_num_experts) among `n` are exactly `layers` (ascending, distinct,
 // each below n), or nullopt where no pair gives them. A pattern that one pair gives but another
@@ -321,11 +344,11 @@ std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::st
         "{}.attention.head_count_kv and .feed_forward_length are not one count a layer",
         printable(arch));
   }
-  // The tensor names once, so that the layers' lookups stay linear in the file.
-  std::unordered_set<std::string_view> names;
-  for (const TensorInfo& t : file.tensors) names.insert(t.name);
-  auto holds = [&](std::uint64_t layer, std::string_view tensor) {
-    return names.contains(fmt::format("blk.{}.{}", layer, tensor));
+  const std::vector<std::uint64_t> experts = layers_holding(file, "ffn_up_exps.weight", layers),
+                                   mixers = layers_holding(file, "ssm_in.weight", layers),
+                                   mlps = layers_holding(file, "ffn_up.weight", layers);
+  auto holds = [](const std::vector<std::uint64_t>& having, std::uint64_t layer) {
+    return std::binary_search(having.begin(), having.end(), layer);
   };
   std::string pattern;
   for (std::uint64_t i = 0; i < layers; ++i) {
@@ -333,13 +356,13 @@ std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::st
     // The converter's MoE form counts only the expert layers in feed_forward_length: a dense
     // MLP layer gets width 0 there, as a mamba layer does, and intermediate_size is not written
     // (NemotronHModel.set_gguf_parameters).
-    if ((c == 'E' && !holds(i, "ffn_up_exps.weight")) || (c == 'M' && !holds(i, "ssm_in.weight"))) {
+    if ((c == 'E' && !holds(experts, i)) || (c == 'M' && !holds(mixers, i))) {
       return fmt::format(
           "layer {} is a dense MLP (no attention, experts or mamba mixer): the converter writes "
           "no intermediate_size for nemotron_h_moe",
           i);
     }
-    if (c == '-' && !holds(i, "ffn_up.weight")) {
+    if (c == '-' && !holds(mlps, i)) {
       return fmt::format("layer {} has a feed-forward width but no ffn_up.weight", i);
     }
     pattern += c;
@@ -721,22 +744,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       if (std::string why = nonzero_layers(key, having); !why.empty()) return no_config(why);
     } else {
       what = fmt::format("the layers holding {}", p.tensor);
-      for (const TensorInfo& t : file.tensors) {
-        // "blk.N.<tensor>", N as Python's str(int) writes it.
-        std::string_view name = t.name;
-        if (!name.starts_with("blk.")) continue;
-        name.remove_prefix(4);
-        std::uint64_t i = 0;
-        const auto r = std::from_chars(name.data(), name.data() + name.size(), i);
-        if (r.ec != std::errc() || (name[0] == '0' && r.ptr != name.data() + 1)) continue;
-        const std::string_view rest = name.substr(static_cast<std::size_t>(r.ptr - name.data()));
-        if (i < layers && rest.size() == p.tensor.size() + 1 && rest[0] == '.' &&
-            rest.substr(1) == p.tensor) {
-          having.push_back(i);
-        }
-      }
-      std::sort(having.begin(), having.end());
-      having.erase(std::unique(having.begin(), having.end()), having.end());
+      having = layers_holding(file, p.tensor, layers);
     }
     const auto pattern = offset_and_period(having, layers);
     if (!pattern) {
