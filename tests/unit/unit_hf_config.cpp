@@ -459,21 +459,28 @@ TEST(HfConfig, AGemma4DoubleWideMlpFromItsWidthsALayer) {
 // '-' the dense MLP; rebuilt from the per-layer head_count_kv and feed_forward_length the
 // converter writes (nemotron.py, NemotronHModel.set_gguf_parameters) and the layers' tensors.
 TEST(HfConfig, ANemotronHPatternFromItsLayerArrays) {
+  // Five layers, mixer, MLP, attention, mixer, MLP, as the converter writes them under
+  // general.architecture `arch`: the MLP layers of feed-forward width `width`, holding `mlp`.
+  auto five_layers = [](const std::string& arch, std::uint32_t width, const std::string& mlp) {
+    GgufFile g = tiny_decoder(arch, 5);
+    erase(g, arch + ".attention.head_count_kv");
+    erase(g, arch + ".feed_forward_length");
+    add(g, arch + ".attention.head_count_kv",
+        arr(ValueType::kUint32, {u32(0), u32(0), u32(2), u32(0), u32(0)}));
+    add(g, arch + ".feed_forward_length",
+        arr(ValueType::kUint32, {u32(0), u32(width), u32(0), u32(0), u32(width)}));
+    add(g, arch + ".ssm.inner_size", u32(32));
+    add(g, arch + ".ssm.time_step_rank", u32(4));
+    add(g, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+    for (const std::string& t :
+         {std::string("blk.0.ssm_in.weight"), "blk.1." + mlp, std::string("blk.2.attn_q.weight"),
+          std::string("blk.3.ssm_in.weight"), "blk.4." + mlp}) {
+      add_tensor(g, t, {16, 16});
+    }
+    return g;
+  };
   const std::string a = "nemotron_h_moe";
-  GgufFile f = tiny_decoder(a, 5);
-  erase(f, a + ".attention.head_count_kv");
-  erase(f, a + ".feed_forward_length");
-  add(f, a + ".attention.head_count_kv",
-      arr(ValueType::kUint32, {u32(0), u32(0), u32(2), u32(0), u32(0)}));
-  add(f, a + ".feed_forward_length",
-      arr(ValueType::kUint32, {u32(0), u32(32), u32(0), u32(0), u32(32)}));
-  add(f, a + ".ssm.inner_size", u32(32));
-  add(f, a + ".ssm.time_step_rank", u32(4));
-  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
-  for (const char* t : {"blk.0.ssm_in.weight", "blk.1.ffn_up_exps.weight", "blk.2.attn_q.weight",
-                        "blk.3.ssm_in.weight", "blk.4.ffn_up_exps.weight"}) {
-    add_tensor(f, t, {16, 16});
-  }
+  GgufFile f = five_layers(a, 32, "ffn_up_exps.weight");
   const HfConfigResult r = render_hf_config(f);
   ASSERT_TRUE(r.config.has_value()) << r.reason;
   EXPECT_EQ(r.config->model_type, "nemotron_h");
@@ -513,21 +520,7 @@ TEST(HfConfig, ANemotronHPatternFromItsLayerArrays) {
   expect_refused(f, "nextn_predict_layers: an MTP block");
   // The dense form, general.architecture nemotron_h (nemotron.py writes the MLP layers' width,
   // intermediate_size, in feed_forward_length): '-' where the MoE form has 'E'.
-  const std::string d = "nemotron_h";
-  GgufFile dense = tiny_decoder(d, 5);
-  erase(dense, d + ".attention.head_count_kv");
-  erase(dense, d + ".feed_forward_length");
-  add(dense, d + ".attention.head_count_kv",
-      arr(ValueType::kUint32, {u32(0), u32(0), u32(2), u32(0), u32(0)}));
-  add(dense, d + ".feed_forward_length",
-      arr(ValueType::kUint32, {u32(0), u32(48), u32(0), u32(0), u32(48)}));
-  add(dense, d + ".ssm.inner_size", u32(32));
-  add(dense, d + ".ssm.time_step_rank", u32(4));
-  add(dense, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
-  for (const char* t : {"blk.0.ssm_in.weight", "blk.1.ffn_up.weight", "blk.2.attn_q.weight",
-                        "blk.3.ssm_in.weight", "blk.4.ffn_up.weight"}) {
-    add_tensor(dense, t, {16, 16});
-  }
+  GgufFile dense = five_layers("nemotron_h", 48, "ffn_up.weight");
   const HfConfigResult rd = render_hf_config(dense);
   ASSERT_TRUE(rd.config.has_value()) << rd.reason;
   const auto dense_config = nlohmann::json::parse(rd.config->config_json);
