@@ -1639,12 +1639,19 @@ class Reference:
             # in its own type (deepseek.py, DeepseekV2Model.modify_tensors; base.py stores F16
             # where a row is no whole number of blocks)
             k_b, v_b = (self.tensors[f"blk.{kv_b[1]}.attn_{p}_b.weight"] for p in "kv")
-            heads, nope = k_b.shape[0], k_b.shape[-1]
-            h = x.detach().to(torch.float32).reshape(heads, -1, x.shape[-1])
-            k = _through(h[:, :nope].transpose(1, 2), k_b.tensor_type).transpose(1, 2)
-            return torch.cat([k, _through(h[:, nope:], v_b.tensor_type)], 1).reshape(x.shape)
+            k, v = _split_kv_b(x.detach().to(torch.float32), k_b.shape[0], k_b.shape[-1])
+            k = _through(k, k_b.tensor_type).transpose(1, 2)
+            return torch.cat([k, _through(v, v_b.tensor_type)], 1).reshape(x.shape)
         y = self.to_file(hf_name, x)
         return self.from_file(hf_name, _through(y, qtype).numpy())
+
+
+def _split_kv_b(value, heads, nope):
+    """MLA's kv_b_proj (heads·(nope + v), kv_lora_rank) as the converter splits it (deepseek.py,
+    DeepseekV2Model.modify_tensors): per head its nope rows transposed (attn_k_b) and its value
+    rows (attn_v_b)."""
+    h = value.reshape(heads, -1, value.shape[-1])
+    return h[:, :nope].transpose(1, 2), h[:, nope:]
 
 
 def _through(x, qtype):
@@ -1782,16 +1789,14 @@ def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None
                 yield name, f"blk.{oss[1]}.ffn_gate_exps{kind}", v[:, ::2]
                 yield name, f"blk.{oss[1]}.ffn_up_exps{kind}", v[:, 1::2]
             continue
-        # MLA's kv_b_proj (heads·(nope + v), kv_lora_rank), `mla` the config: per head, its nope
-        # rows transposed (attn_k_b) and its value rows (attn_v_b) (deepseek.py,
-        # DeepseekV2Model.modify_tensors, with the config's num_key_value_heads)
+        # MLA's kv_b_proj, `mla` the config: split as the converter does, by the config's
+        # num_key_value_heads
         kv_b = mla is not None and re.fullmatch(
             r"model\.layers\.(\d+)\.self_attn\.kv_b_proj\.weight", name)
         if kv_b:
-            heads = value.reshape(mla.num_key_value_heads, -1, value.shape[-1])
-            nope = mla.qk_nope_head_dim
-            yield name, f"blk.{kv_b[1]}.attn_k_b.weight", heads[:, :nope].transpose(1, 2)
-            yield name, f"blk.{kv_b[1]}.attn_v_b.weight", heads[:, nope:]
+            k, v = _split_kv_b(value, mla.num_key_value_heads, mla.qk_nope_head_dim)
+            yield name, f"blk.{kv_b[1]}.attn_k_b.weight", k
+            yield name, f"blk.{kv_b[1]}.attn_v_b.weight", v
             continue
         granite = re.fullmatch(r"model\.layers\.(\d+)\.(block_sparse_moe|shared_mlp)\."
                                r"(input_linear\.weight|experts\.gate_up_proj)", name)
