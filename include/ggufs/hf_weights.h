@@ -71,6 +71,10 @@ enum class HfTransform {
   /// [j·N, (j+1)·N), [(g+j)·N, (g+j+1)·N), [2g·N + j·V, 2g·N + (j+1)·V), then part rows
   /// [j·V, (j+1)·V).
   kRegroupQkvz,
+  /// The inverse of Gemma 3n's zero padding (gemma.py, Gemma3NModel.modify_tensors pads
+  /// embed_tokens_per_layer with zero rows up to vocab_size): `source`'s first rows, as many as
+  /// `shape` holds (elements from 0, as stored); the rows after them are the padding.
+  kFirstRows,
 };
 
 /// One tensor of the state_dict.

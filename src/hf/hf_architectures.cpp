@@ -447,29 +447,51 @@ constexpr LayerPeriod kJambaPeriods[] = {
     {"attn_layer_offset", "attn_layer_period", "attention.head_count_kv", ""},
     {"expert_layer_offset", "expert_layer_period", "", "ffn_gate_inp.weight"}};
 
+// The keys Gemma 3n and Gemma 4 share (gemma.py, Gemma3NModel and Gemma4Model, both after
+// Gemma3Model's set_gguf_parameters).
+constexpr ConfigKey kGemmaPerLayerInputKeys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"block_count", "num_hidden_layers"},
+    {"embedding_length", "hidden_size"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads"},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+    {"attention.sliding_window", "sliding_window"},
+    {"rope.freq_base_swa", "rope_local_base_freq", kNumber},
+    {"final_logit_softcapping", "final_logit_softcapping", kNumber},
+    {"attention.shared_kv_layers", "num_kv_shared_layers"},
+    {"embedding_length_per_layer_input", "hidden_size_per_layer_input"}};
 // gemma.py, Gemma4Model.set_gguf_parameters (after Gemma3Model's): the sliding layers' head_dim
 // as key_length_swa, the full layers' as key_length (hf_config.cpp moves it into
 // per_layer_config, as Gemma4TextConfig.__post_init__ builds it from global_head_dim), both rope
 // bases (hf_config.cpp nests them in rope_parameters), the per-layer input width, the shared KV
 // layers, the smallest feed_forward_length (hf_config.cpp: a per-layer one is a double-wide MLP). A
 // per-layer head_count_kv (num_global_key_value_heads) is no count: no config.
-constexpr ConfigKey kGemma4Keys[] = {
-    {"context_length", "max_position_embeddings"},
-    {"block_count", "num_hidden_layers"},
+constexpr ConfigKey kGemma4Own[] = {
     {"feed_forward_length", "intermediate_size", ValueKind::kLayerMin},
-    {"embedding_length", "hidden_size"},
-    {"rope.freq_base", "rope_theta", kNumber},
-    {"attention.head_count", "num_attention_heads"},
-    {"attention.head_count_kv", "num_key_value_heads"},
-    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
     {"vocab_size", "vocab_size"},
     {"attention.key_length_swa", "head_dim"},
-    {"attention.key_length", "global_head_dim"},
-    {"attention.sliding_window", "sliding_window"},
-    {"rope.freq_base_swa", "rope_local_base_freq", kNumber},
-    {"final_logit_softcapping", "final_logit_softcapping", kNumber},
-    {"attention.shared_kv_layers", "num_kv_shared_layers"},
-    {"embedding_length_per_layer_input", "hidden_size_per_layer_input"}};
+    {"attention.key_length", "global_head_dim"}};
+constexpr auto kGemma4Keys = join(kGemmaPerLayerInputKeys, kGemma4Own);
+// gemma.py, Gemma3NModel.set_gguf_parameters (after Gemma3Model's and base.py's): the
+// per-layer intermediate_size as it is (Gemma3nTextConfig holds one a layer), the sliding
+// layers' rope base, AltUp's inputs and active one, the per-layer input width, the shared KV
+// layers, activation_sparsity_pattern as Normal(0, 1).icdf of each p, the sliding layers as
+// true (Architecture::layer_types). Not written: laurel_rank (from laurel.linear_left's shape),
+// vocab_size_per_layer_input (hf_config.cpp), altup_coef_clip and hidden_activation (the class
+// defaults, every Gemma 3n's).
+constexpr ConfigKey kGemma3nOwn[] = {
+    {"feed_forward_length", "intermediate_size", ValueKind::kLayerCounts},
+    {"attention.key_length", "head_dim"},
+    {"altup.active_idx", "altup_active_idx"},
+    {"altup.num_inputs", "altup_num_inputs"},
+    {"activation_sparsity_scale", "activation_sparsity_pattern", ValueKind::kNormalCdf}};
+constexpr auto kGemma3nKeys = join(kGemmaPerLayerInputKeys, kGemma3nOwn);
+// AltUp's corrected output is scaled where the class says (Gemma3nTextAltUp:
+// altup_correct_scale); the layer's tensor shows it.
+constexpr TensorFlag kGemma3nFlags[] = {{"altup_correct_scale.weight", "altup_correct_scale"}};
+constexpr TensorDim kGemma3nDims[] = {{"laurel_rank", "laurel_l.weight", 0}};
 // deepseek.py, DeepseekV2Model.set_gguf_parameters (after base.py's): head_count_kv forced to 1
 // (MLA as MQA), num_key_value_heads from head_count (the converter's kv_b split views the
 // tensor by it, the class builds it by num_attention_heads: both equal); the leading dense
@@ -1651,6 +1673,52 @@ std::vector<Architecture> build() {
                   Shape::kPerLayerInput},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
+  // Gemma 3n (modeling_gemma3n.py, Gemma3nTextModel): Gemma3nRMSNorm scales by w (the converter
+  // adds nothing: gemma.py, Gemma3NModel.norm_shift); each layer's AltUp (predict, correct), its
+  // LAuReL block and its per-layer input; the KV-sharing layers hold no k/v weights under
+  // transformers 5 (4.57.6's have them, unused: served where the file has them). The AltUp
+  // projections are stacked by the converter (WeightEntry), its `_scale` named `_scale.weight`
+  // (Gemma3NModel.filter_tensors); the per-layer embeddings' zero padding is dropped
+  // (HfTransform::kFirstRows).
+  add({.gguf_arch = "gemma3n",
+       .model_type = "gemma3n_text",
+       .class_name = "Gemma3nForCausalLM",
+       .keys = kGemma3nKeys,
+       .defaults = {.kv_heads = 2, .head_dim = 256, .ff = 16384, .bos = 2, .eos = 1, .pad = 0},
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat(
+           {llama_attention,
+            qk_norms,
+            gated_mlp,
+            gemma_norms,
+            {{"altup_correct_coef.weight", "altup.correction_coefs.weight", Shape::kAltupInputs},
+             {"altup_correct_scale.weight", "altup.correct_output_scale", Shape::kHidden},
+             {"altup_predict_coef.weight", "altup.prediction_coefs.weight",
+              Shape::kAltupPredictions},
+             {"altup_router.weight", "altup.modality_router.weight", Shape::kAltupInputsHidden},
+             {"altup_router_norm.weight", "altup.router_norm.weight", Shape::kHidden},
+             {"laurel_l.weight", "laurel.linear_left.weight", Shape::kLaurelHidden},
+             {"laurel_r.weight", "laurel.linear_right.weight", Shape::kHiddenLaurel},
+             {"laurel_post_norm.weight", "laurel.post_laurel_norm.weight", Shape::kHidden},
+             {"inp_gate.weight", "per_layer_input_gate.weight", Shape::kPerLayerHidden},
+             {"proj.weight", "per_layer_projection.weight", Shape::kHiddenPerLayer},
+             {"post_norm.weight", "post_per_layer_input_norm.weight", Shape::kHidden}}}),
+       .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
+                 {"altup_proj.weight", "model.altup_projections.{}.weight", Shape::kHiddenHidden,
+                  true},
+                 {"altup_unembd_proj.weight", "model.altup_unembed_projections.{}.weight",
+                  Shape::kHiddenHidden, true},
+                 {"per_layer_token_embd.weight", "model.embed_tokens_per_layer.weight",
+                  Shape::kPerLayerEmbeddings},
+                 {"per_layer_model_proj.weight", "model.per_layer_model_projection.weight",
+                  Shape::kPerLayerModelProjection},
+                 {"per_layer_proj_norm.weight", "model.per_layer_projection_norm.weight",
+                  Shape::kPerLayerInput},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .tensor_flags = kGemma3nFlags,
+       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
+       .tensor_dims = kGemma3nDims});
   // DeepSeek-V2 and V3 (Kimi K2 too): MLA (modeling_deepseek_v2.py, DeepseekV2Attention): q_proj,
   // or the query LoRA (q_a_proj, its norm, q_b_proj); kv_a_proj_with_mqa, its norm, kv_b_proj,
   // which the converter splits into attn_k_b and attn_v_b (deepseek.py,

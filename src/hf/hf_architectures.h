@@ -30,7 +30,12 @@ namespace ggufs::hf {
 /// deepseek.py, DeepseekV2Model.set_gguf_parameters). kTenth: the key holds a tenth of the field,
 /// a number (deepseek.py, DeepseekV2Model.set_gguf_parameters writes YaRN's mscale_all_dim as
 /// yarn_log_multiplier = 0.1 · mscale_all_dim); the field is the shortest decimal whose tenth
-/// the converter stores as the key (hf_config.cpp, shortest_tenfold).
+/// the converter stores as the key (hf_config.cpp, shortest_tenfold). kLayerCounts: the key
+/// holds a count a layer (or one for all), the field the list as it is (Gemma3nTextConfig's
+/// per-layer intermediate_size). kNormalCdf: the key holds Normal(0, 1).icdf(p) in float32 a
+/// layer (gemma.py, Gemma3NModel.set_gguf_parameters: activation_sparsity_scale), the field the
+/// list of p, each the shortest decimal whose icdf is within one float32 ulp of the key
+/// (hf_config.cpp, shortest_normal_cdf); -inf is 0.
 enum class ValueKind : std::uint8_t {
   kAny,
   kCount,
@@ -41,7 +46,9 @@ enum class ValueKind : std::uint8_t {
   kQuotient,
   kLayerMin,
   kDifference,
-  kTenth
+  kTenth,
+  kLayerCounts,
+  kNormalCdf
 };
 
 /// One config.json field the converter wrote as a GGUF key: `<general.architecture>.<gguf>`
@@ -152,6 +159,12 @@ enum class Shape {
   kBucketsHeads,      // (B, nh): t5's relative_attention_bias, B its buckets
   kStates,            // (N): jamba's b_layernorm, c_layernorm (its dt_layernorm: kSsmHeads)
   kTwoInner,          // (2I): jamba's in_proj bias (mamba_proj_bias)
+  // Gemma 3n (modeling_gemma3n.py): A altup_num_inputs, Lr laurel_rank
+  kAltupInputs,        // (A, A): altup.correction_coefs
+  kAltupPredictions,   // (A², A): altup.prediction_coefs
+  kAltupInputsHidden,  // (A, H): altup.modality_router
+  kLaurelHidden,       // (Lr, H): laurel.linear_left
+  kHiddenLaurel,       // (H, Lr): laurel.linear_right
 };
 
 /// The inverse of the converter's tensor transforms for an architecture (the closed set; see
@@ -191,7 +204,9 @@ enum class Transforms {
 /// with torch.stack). `then`: the GGUF tensors the
 /// converter split off the same HF tensor, in order (granite.py, GraniteMoeModel.modify_tensors:
 /// input_linear's gate half is `gguf`, its up half `then[0]`); their rows follow `gguf`'s in each
-/// matrix, the inverse of the fused split.
+/// matrix, the inverse of the fused split. A global `expert` entry: one per matrix of a stack of
+/// altup_num_inputs − 1 (gemma.py, Gemma3NModel.modify_tensors stacks Gemma 3n's
+/// altup_projections and altup_unembed_projections with torch.stack).
 struct WeightEntry {
   std::string_view gguf;
   std::string_view hf;
@@ -235,6 +250,15 @@ struct LayerPeriod {
   std::string_view gguf, tensor;
 };
 
+/// A config count the converter does not write but a layer tensor's shape holds: numpy axis
+/// `axis` (0 outermost) of layer tensor `tensor` (after "blk.N.", the first layer holding it);
+/// without the tensor, none (the class default). Gemma 3n's laurel_rank: laurel.linear_left's
+/// rows (gemma.py writes no key for it).
+struct TensorDim {
+  std::string_view config, tensor;
+  unsigned axis = 0;
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -265,6 +289,7 @@ struct Architecture {
   std::uint64_t required_from_layer = 0;
   LayerTypes layer_types;  ///< none when `gguf` is empty
   std::span<const LayerPeriod> layer_periods;
+  std::span<const TensorDim> tensor_dims;
   /// A key suffix whose count of layers the converter appended to block_count (glm.py,
   /// Glm4MoeModel.__init__: the MTP layers); the model's own layers are block_count less it.
   std::string_view appended_layers;

@@ -111,6 +111,26 @@ double shortest_tenfold(float key) {
   return approx;
 }
 
+// The shortest decimal p whose Normal(0, 1).icdf is within one float32 ulp of `key`, the
+// converter's float32 icdf(p) (gemma.py, Gemma3NModel.set_gguf_parameters: torch's
+// Normal(0, 1).icdf, itself within an ulp or so of the exact value): Gemma 3n's
+// activation_sparsity_pattern 0.95 comes back as 0.95. icdf(0) is -inf: 0.
+double shortest_normal_cdf(float key) {
+  if (std::isinf(key)) return key < 0 ? 0.0 : 1.0;
+  const auto cdf = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  const double p = cdf(key);
+  const double below = cdf(std::nextafter(key, -std::numeric_limits<float>::infinity()));
+  const double above = cdf(std::nextafter(key, std::numeric_limits<float>::infinity()));
+  for (int digits = 1; digits <= 17; ++digits) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::general, digits);
+    double x = 0;
+    std::from_chars(buf, r.ptr, x);
+    if (below < x && x < above) return x;
+  }
+  return p;
+}
+
 // A scalar as _gguf_parse_value gives it (int, float, bool, str) in JSON; strings holding the
 // architecture name get it replaced, as load_gguf_checkpoint does to every str value.
 json scalar_json(const Value& v, std::string_view arch, std::string_view updated) {
@@ -562,6 +582,16 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       }
       v = shortest_tenfold(static_cast<float>(v.get<double>()));
     }
+    if (json& v = config[config_key]; k.kind == hf::ValueKind::kNormalCdf) {
+      // field_json gave each float32 element as its shortest decimal: read back exactly.
+      if (!v.is_array()) v = json::array({v});
+      for (json& e : v) {
+        if (!e.is_number_float() || std::isnan(e.get<double>())) {
+          return fmt::format("{} holds a value that is no float32", printable(kv.key));
+        }
+        e = shortest_normal_cdf(static_cast<float>(e.get<double>()));
+      }
+    }
     source[config_key] = kv.key;
     kinds[config_key] = k.kind;
     return "";
@@ -656,6 +686,18 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       case ValueKind::kTenth:
         if (!value.is_number()) return no_config(fmt::format("{} is not a number", key));
         break;
+      case ValueKind::kLayerCounts:
+      case ValueKind::kNormalCdf: {
+        // A list of one value a layer (checked below), or one value for all (kLayerCounts).
+        const bool counts = kinds[ck] == ValueKind::kLayerCounts;
+        for (const json& e : value.is_array() ? value : json::array({value})) {
+          if (counts ? !is_non_negative(e) : !e.is_number()) {
+            return no_config(
+                fmt::format("{} holds a value that is no {}", key, counts ? "count" : "number"));
+          }
+        }
+        break;
+      }
       case ValueKind::kTokenId:
         if (!is_integer(value)) return no_config(fmt::format("{} is not an integer", key));
         break;
@@ -687,6 +729,28 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   std::uint64_t layers = 0;
   for (const hf::ConfigKey& k : row->keys) {
     if (k.gguf == "block_count") layers = config[std::string(k.config)].get<std::uint64_t>();
+  }
+  // A per-layer list (ValueKind::kLayerCounts, kNormalCdf) has one value a layer.
+  for (const hf::ConfigKey& k : row->keys) {
+    const auto it = config.find(std::string(k.config));
+    if ((k.kind == ValueKind::kLayerCounts || k.kind == ValueKind::kNormalCdf) &&
+        it != config.end() && it->is_array() && it->size() != layers) {
+      return no_config(fmt::format("{} has {} elements for {} layers",
+                                   printable(source[std::string(k.config)]), it->size(), layers));
+    }
+  }
+  // Counts a layer tensor's shape holds (hf_architectures.h, TensorDim).
+  for (const hf::TensorDim& td : row->tensor_dims) {
+    const std::vector<std::uint64_t> holding = layers_holding(file, td.tensor, layers);
+    if (holding.empty()) continue;
+    const std::string name = fmt::format("blk.{}.{}", holding[0], td.tensor);
+    for (const TensorInfo& t : file.tensors) {
+      if (t.name != name) continue;
+      if (td.axis >= t.n_dims || t.n_dims > 4) {
+        return no_config(fmt::format("tensor '{}' has no axis {}", printable(name), td.axis));
+      }
+      config[std::string(td.config)] = t.ne[t.n_dims - 1 - td.axis];
+    }
   }
   // The layers whose element of per-layer array `key` is true or non-zero, ascending, into
   // `out`; an error text where `key` is no such array.
@@ -755,6 +819,22 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
     config[std::string(p.offset)] = pattern->first;
     config[std::string(p.period)] = pattern->second;
+  }
+
+  // Gemma 3n (configuration_gemma3n.py, Gemma3nTextConfig): vocab_size_per_layer_input is not in
+  // the file, and the converter pads embed_tokens_per_layer with zero rows up to vocab_size
+  // (gemma.py, Gemma3NModel.modify_tensors). Rows other than vocab_size are it (nothing padded);
+  // rows equal to it leave it open: the class default 262144 (every Gemma 3n checkpoint: 262144
+  // of 262400), at most vocab_size.
+  if (config["model_type"] == "gemma3n_text") {
+    const auto vocab = config["vocab_size"].get<std::uint64_t>();
+    std::uint64_t per_layer_vocab = std::min<std::uint64_t>(262144, vocab);
+    for (const TensorInfo& t : file.tensors) {
+      if (t.name == "per_layer_token_embd.weight" && t.n_dims == 2 && t.ne[1] != vocab) {
+        per_layer_vocab = t.ne[1];
+      }
+    }
+    config["vocab_size_per_layer_input"] = per_layer_vocab;
   }
 
   // Gemma 4 (configuration_gemma4.py, Gemma4TextConfig): the rope bases nested per layer type,

@@ -37,13 +37,17 @@ bool contains(std::string_view s, std::string_view part) {
 
 // A count of the config, if it holds one (render_hf_config has checked every count is a
 // non-negative integer).
+std::optional<std::uint64_t> count_of(const json& v) {
+  if (!v.is_number_integer()) return std::nullopt;
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  const std::int64_t i = v.get<std::int64_t>();
+  if (i < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(i);
+}
 std::optional<std::uint64_t> count(const json& config, const char* key) {
   const auto it = config.find(key);
-  if (it == config.end() || !it->is_number_integer()) return std::nullopt;
-  if (it->is_number_unsigned()) return it->get<std::uint64_t>();
-  const std::int64_t v = it->get<std::int64_t>();
-  if (v < 0) return std::nullopt;
-  return static_cast<std::uint64_t>(v);
+  if (it == config.end()) return std::nullopt;
+  return count_of(*it);
 }
 
 // The dimensions the model class builds its parameters from.
@@ -57,7 +61,8 @@ struct Dims {
   std::uint64_t per_layer = 0, per_layer_vocab = 0, layers = 0;
   // MLA: the query and KV LoRA ranks, a head's nope, rope and value dims.
   std::uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0;
-  std::uint64_t buckets = 0;  // t5's relative attention buckets
+  std::uint64_t buckets = 0;            // t5's relative attention buckets
+  std::uint64_t altup = 0, laurel = 0;  // Gemma 3n's altup_num_inputs and laurel_rank
 };
 
 // a·b, or nullopt past 2⁶⁴.
@@ -218,6 +223,16 @@ std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d)
       return two(mul(d.layers, d.per_layer), d.hidden);
     case Shape::kPerLayerInput:
       return V{d.per_layer};
+    case Shape::kAltupInputs:
+      return V{d.altup, d.altup};
+    case Shape::kAltupPredictions:
+      return two(mul(d.altup, d.altup), d.altup);
+    case Shape::kAltupInputsHidden:
+      return V{d.altup, d.hidden};
+    case Shape::kLaurelHidden:
+      return V{d.laurel, d.hidden};
+    case Shape::kHiddenLaurel:
+      return V{d.hidden, d.laurel};
     case Shape::kQLoraHidden:
       return V{d.q_lora, d.hidden};
     case Shape::kQLora:
@@ -397,7 +412,7 @@ HfWeightsResult build(const GgufFile& file) {
     for (const hf::ConfigKey& k : arch->keys) {
       if (k.gguf == suffix &&
           (k.kind == hf::ValueKind::kCount || k.kind == hf::ValueKind::kLayerMax ||
-           k.kind == hf::ValueKind::kLayerMin)) {
+           k.kind == hf::ValueKind::kLayerMin || k.kind == hf::ValueKind::kLayerCounts)) {
         return count(config, std::string(k.config).c_str());
       }
       if (k.gguf == suffix && k.kind == hf::ValueKind::kQuotient) {
@@ -463,6 +478,8 @@ HfWeightsResult build(const GgufFile& file) {
   d.nope = count(config, "qk_nope_head_dim").value_or(0);
   d.v_head = dim("attention.value_length_mla").value_or(0);
   d.buckets = dim("attention.relative_buckets_count").value_or(0);
+  d.altup = dim("altup.num_inputs").value_or(0);
+  d.laurel = count(config, "laurel_rank").value_or(0);
   // An encoder-decoder's layers: "enc.blk.N." and "dec.blk.N." (hf_architectures.h).
   const bool enc_dec = !arch->decoder_prefix.empty();
   const std::string_view blk_prefix = enc_dec ? "enc.blk." : "blk.";
@@ -662,6 +679,12 @@ HfWeightsResult build(const GgufFile& file) {
     }
     const auto expected = expected_shape(entry.shape, d);
     if (!expected) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
+    // Gemma 3n's per-layer embeddings, zero-padded to vocab_size (HfTransform::kFirstRows).
+    if (entry.shape == Shape::kPerLayerEmbeddings && w.transform == HfTransform::kNone &&
+        w.shape.size() == 2 && w.shape[1] == (*expected)[1] && w.shape[0] > (*expected)[0]) {
+      w.shape = *expected;
+      w.transform = HfTransform::kFirstRows;
+    }
     if (reshaped(entry.shape) && w.parts.empty() && !entry.expert) {
       std::uint64_t have = 1, want = 1;
       for (const std::uint64_t n : w.shape) have *= n;  // a GGUF tensor's: fits 64 bits
@@ -684,7 +707,20 @@ HfWeightsResult build(const GgufFile& file) {
     for (const WeightEntry& e : entries) {
       const auto it = globals.find(e.gguf);
       if (it == globals.end()) continue;
-      if (std::string why = add(std::string(e.hf), e, it->second, 0); !why.empty()) return why;
+      if (!e.expert) {
+        if (std::string why = add(std::string(e.hf), e, it->second, 0); !why.empty()) return why;
+        continue;
+      }
+      // A stack of altup_num_inputs − 1 matrices (hf_architectures.h, WeightEntry), exactly.
+      const std::vector<std::uint64_t> s = numpy_shape(file.tensors[it->second]);
+      if (d.altup == 0 || s.empty() || s[0] != d.altup - 1) {
+        return fmt::format("tensor '{}': {} is no stack of altup_num_inputs − 1 = {} matrices",
+                           printable(e.gguf), shape_text(s), d.altup ? d.altup - 1 : 0);
+      }
+      for (std::uint64_t x = 0; x + 1 < d.altup; ++x) {
+        const std::string hf = fmt::format(fmt::runtime(e.hf), x);
+        if (std::string why = add(hf, e, it->second, x); !why.empty()) return why;
+      }
     }
     return "";
   };
@@ -695,6 +731,12 @@ HfWeightsResult build(const GgufFile& file) {
   // (modeling_gemma4.py, Gemma4TextMLP).
   const bool double_wide = config.value("use_double_wide_mlp", json(false)) == json(true);
   const std::uint64_t kv_shared = count(config, "num_kv_shared_layers").value_or(0);
+  // Gemma 3n's intermediate_size, one a layer (ValueKind::kLayerCounts).
+  const json* ff_list = nullptr;
+  for (const hf::ConfigKey& k : arch->keys) {
+    const auto it = config.find(std::string(k.config));
+    if (k.gguf == "feed_forward_length" && it != config.end() && it->is_array()) ff_list = &*it;
+  }
   // The layers of `blocks` under `layer_prefix`, each with `layer`'s entries.
   auto add_layers = [&](const auto& blocks, std::string_view layer_prefix,
                         const std::vector<WeightEntry>& layer) -> std::string {
@@ -705,6 +747,9 @@ HfWeightsResult build(const GgufFile& file) {
       d.ff = ff;
       if (double_wide && kv_shared <= layers && n >= layers - kv_shared) {
         d.ff = mul(ff, 2).value_or(0);
+      }
+      if (ff_list) {
+        d.ff = n < ff_list->size() ? count_of((*ff_list)[n]).value_or(0) : 0;
       }
       if (per_layer_config != config.end() && per_layer_config->is_object()) {
         const auto layer_config = per_layer_config->find(std::to_string(n));

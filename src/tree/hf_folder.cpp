@@ -174,16 +174,19 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     }
     return pieces;
   }
-  // The source elements the weight covers: all of them, or one expert's slice of the stack.
+  // The source elements the weight covers: all of them, one expert's slice of the stack, or
+  // the rows before the padding (whole rows of ne[0]).
   const bool select = w.transform == HfTransform::kSelect;
-  const std::uint64_t slice = select ? t.ne[0] * t.ne[1] : t.n_elements;
+  const bool first_rows = w.transform == HfTransform::kFirstRows;
+  const std::uint64_t slice = select ? t.ne[0] * t.ne[1] : first_rows ? count : t.n_elements;
   const std::uint64_t first = select ? w.index * slice : 0;
   if (count != slice || first + slice > t.n_elements ||
+      (first_rows && (t.ne[0] == 0 || count % t.ne[0] != 0)) ||
       (w.transform == HfTransform::kTranspose && t.n_dims != 2)) {
     return fmt::format("tensor '{}' does not hold the {} elements of {}", printable(t.name), count,
                        w.hf_name);
   }
-  const bool as_stored = w.transform == HfTransform::kNone || w.transform == HfTransform::kSelect;
+  const bool as_stored = w.transform == HfTransform::kNone || select || first_rows;
   Piece p = range(t, w.source, first, count, as_stored);
   switch (w.transform) {
     case HfTransform::kNone:
@@ -193,6 +196,7 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     case HfTransform::kInterleaveTransposed:
     case HfTransform::kConcatTransposedRows:
     case HfTransform::kRegroupQkvz:
+    case HfTransform::kFirstRows:
       break;
     case HfTransform::kReversePermute:
       p.order = Piece::Order::kPermuteRows;

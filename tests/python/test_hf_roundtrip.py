@@ -70,6 +70,7 @@ import pytest
 gguf = pytest.importorskip("gguf")
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
+safetensors_torch = pytest.importorskip("safetensors.torch")
 from gguf import quants  # noqa: E402
 from transformers import AutoConfig, AutoTokenizer, GenerationConfig  # noqa: E402
 
@@ -846,6 +847,34 @@ ARCHS = {
                     hidden_size_per_layer_input=8, vocab_size_per_layer_input=1000,
                     tie_word_embeddings=False),
     ),
+    "gemma3n": dict(
+        cls="Gemma3nForCausalLM",
+        tokenizer="spm-gemma",
+        # sliding and full layers alternating; the last two reuse the first two's keys and
+        # values (5.x builds them without k/v weights, 4.57.6 with unused ones); an
+        # intermediate_size a layer, not all equal; activation sparsity (the top 5 % of the
+        # gate, as Gemma 3n's first 10 layers) in two layers; LAuReL of rank 8, 4 AltUp inputs
+        # (the converter's only count); per-layer inputs of width 8 whose vocabulary (1024)
+        # is larger than the model's (1001), as the shape shows it; rope bases other than the
+        # defaults; a soft-cap; tied output (every Gemma 3n)
+        config=dict(SMALL, num_hidden_layers=4, intermediate_size=[96, 96, 64, 64],
+                    num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6,
+                    max_position_embeddings=512, sliding_window=16,
+                    layer_types=["sliding_attention", "full_attention"] * 2,
+                    num_kv_shared_layers=2, activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0],
+                    laurel_rank=8, hidden_size_per_layer_input=8,
+                    vocab_size_per_layer_input=1024, rope_theta=500000.0,
+                    rope_local_base_freq=20000.0, final_logit_softcapping=25.0,
+                    tie_word_embeddings=True),
+        # 4.57.6's save_pretrained writes per_layer_model_projection as
+        # "model.language_model.per_layer_model.language_model_projection" (its
+        # _checkpoint_conversion_mapping reversed into the name), which the converter cannot
+        # map (and 4.57.6's own load does not map back): the case saves the parameters under
+        # their names in the model, as 5.x's save_pretrained does, which 4.57.6 loads as they are
+        state_dict_file_under_transformers4=True,
+        # q8_0: the stacked AltUp projections and the per-layer embeddings in Q8_0 blocks
+        outtypes=("f32", "q8_0"),
+    ),
     "deepseek_v2": dict(
         cls="DeepseekV2ForCausalLM",
         tokenizer="gpt2",
@@ -1006,6 +1035,11 @@ if transformers.__version__.split(".")[0] == "5":
         ("gemma3", "tokenizer"): (
             "gemma3 (transformers 5): the original GemmaTokenizer has mask_token '<mask>' (its "
             "class default), which the file does not name (no tokenizer.ggml.mask_token_id)"),
+        ("gemma3n", "tokenizer"): (
+            "gemma3n (transformers 5): the original GemmaTokenizer has mask_token '<mask>' (its "
+            "class default, id 1000 past the SentencePiece model's 1000 pieces), which the file "
+            "does not name: the converter's token 1000 is its filler '[PAD1000]' (base.py, "
+            "_create_vocab_sentencepiece), though it writes tokenizer.ggml.mask_token_id 1000"),
     })
 
 CASES = [(arch, t) for arch, row in ARCHS.items() for t in row.get("outtypes", ("f32",))]
@@ -1378,6 +1412,11 @@ class Originals:
                         b.add_(torch.randn_like(b), alpha=0.02)
             path = self.root / arch
             model.save_pretrained(str(path))
+            if row.get("state_dict_file_under_transformers4") and major == "4":
+                tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
+                safetensors_torch.save_file(
+                    {k: v.contiguous() for k, v in model.state_dict().items() if k not in tied},
+                    str(path / "model.safetensors"), metadata={"format": "pt"})
             if row.get("mxfp4"):
                 _mxfp4_experts(path)
             if "hub_class" in row:  # the class name the Hub repository's config.json gives
@@ -1755,7 +1794,7 @@ def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None
     Qwen3.5's value heads tiled (qwen.py, _LinearAttentionVReorderBase.modify_tensors: the v
     rows of in_proj_qkv and the v channels of conv1d, after the q and k ones; in_proj_z's,
     in_proj_a's and in_proj_b's rows; A_log and dt_bias; out_proj's columns)."""
-    per_expert = {}
+    per_expert, altup = {}, {}
     for name, value in expected.items():
         if v_tiles and ".linear_attn." in name:
             nk, hk, hv = v_tiles
@@ -1809,6 +1848,9 @@ def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None
         elif dense_shared and (m := re.fullmatch(
                 r"model\.layers\.(\d+)\.shared_mlp\.output_linear\.weight", name)):
             yield name, f"blk.{m[1]}.ffn_down.weight", value
+        elif m := re.fullmatch(r"(model\.altup_(?:unembed_)?projections)\.(\d+)\.weight", name):
+            # Gemma 3n's AltUp projections, stacked (gemma.py, Gemma3NModel.modify_tensors)
+            altup.setdefault(m[1], {})[int(m[2])] = (name, value)
         elif m := re.fullmatch(r"(.*\.experts)\.(\d+)\.(\w+)\.weight", name):
             per_expert.setdefault((m[1], m[3]), {})[int(m[2])] = (name, value)
         elif m := re.fullmatch(r"(.*\.experts)\.gate_up_proj", name):
@@ -1817,6 +1859,9 @@ def _file_views(expected, gpt_oss=False, dense_shared=False, mla=None, qkvz=None
             yield name, m[1] + ".up_proj", value[:, half:]
         else:
             yield name, name, value
+    for prefix, matrices in altup.items():
+        yield ([matrices[i][0] for i in sorted(matrices)], f"{prefix}.weight",
+               torch.stack([matrices[i][1] for i in sorted(matrices)]))
     for (prefix, proj), experts in per_expert.items():
         names = [experts[e][0] for e in sorted(experts)]
         yield names, f"{prefix}.{proj}", torch.stack([experts[e][1] for e in sorted(experts)])

@@ -386,6 +386,51 @@ TEST(HfConfig, DeepseekYarnMscaleFromTheTenthTheConverterStored) {
   expect_refused(f, "deepseek2.rope.scaling.yarn_log_multiplier");
 }
 
+// Gemma 3n as llama.cpp's converter writes Google's gemma-3n-E2B (config.json: vocab_size
+// 262400, vocab_size_per_layer_input 262144, laurel_rank 64, activation_sparsity_pattern 0.95 in
+// the first layers and 0.0 after, intermediate_size one a layer), two of its layers.
+TEST(HfConfig, Gemma3nFieldsTheFileDoesNotHold) {
+  GgufFile f = tiny_decoder("gemma3n", 2);
+  *find(f, "gemma3n.feed_forward_length") = arr(ValueType::kUint32, {u32(8192), u32(8192)});
+  add(f, "gemma3n.altup.num_inputs", u32(4));
+  add(f, "gemma3n.embedding_length_per_layer_input", u32(256));
+  // torch's float32 Normal(0, 1).icdf(0.95) and icdf(0.0), as gemma.py stores them
+  add(f, "gemma3n.activation_sparsity_scale",
+      arr(ValueType::kFloat32,
+          {f32(1.6448535919189453f), f32(-std::numeric_limits<float>::infinity())}));
+  std::vector<Value> tokens(262400, str("x"));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, std::move(tokens)));
+  add_tensor(f, "blk.1.laurel_l.weight", {64, 16});
+  add_tensor(f, "per_layer_token_embd.weight", {262400, 512});  // zero-padded to vocab_size
+  auto config = [](const GgufFile& g) {
+    const HfConfigResult r = render_hf_config(g);
+    EXPECT_TRUE(r.config.has_value()) << r.reason;
+    return nlohmann::json::parse(r.config ? r.config->config_json : "{}");
+  };
+  nlohmann::json c = config(f);
+  EXPECT_EQ(c["model_type"], "gemma3n_text");
+  EXPECT_EQ(c["activation_sparsity_pattern"], nlohmann::json({0.95, 0.0})) << c;
+  EXPECT_EQ(c["intermediate_size"], nlohmann::json({8192, 8192}));
+  EXPECT_EQ(c["laurel_rank"], 64);
+  EXPECT_EQ(c["vocab_size"], 262400);
+  EXPECT_EQ(c["vocab_size_per_layer_input"], 262144);
+  EXPECT_EQ(c["altup_correct_scale"], false);  // no altup_correct_scale.weight
+  // Rows other than vocab_size: nothing was padded, the rows are the per-layer vocabulary.
+  f.tensors.back().ne[1] = 262500;
+  EXPECT_EQ(config(f)["vocab_size_per_layer_input"], 262500);
+
+  *find(f, "gemma3n.activation_sparsity_scale") =
+      arr(ValueType::kFloat32, {f32(0), f32(0), f32(0)});
+  expect_refused(f, "gemma3n.activation_sparsity_scale has 3 elements for 2 layers");
+  *find(f, "gemma3n.activation_sparsity_scale") = arr(ValueType::kString, {str("a"), str("b")});
+  expect_refused(f, "gemma3n.activation_sparsity_scale");
+  *find(f, "gemma3n.activation_sparsity_scale") = arr(ValueType::kFloat32, {f32(0), f32(0)});
+  *find(f, "gemma3n.feed_forward_length") = arr(ValueType::kUint32, {u32(1), u32(2), u32(3)});
+  expect_refused(f, "gemma3n.feed_forward_length has 3 elements for 2 layers");
+  *find(f, "gemma3n.feed_forward_length") = arr(ValueType::kInt32, {i32(8192), i32(-1)});
+  expect_refused(f, "gemma3n.feed_forward_length");
+}
+
 // The README's table of hf/'s architectures (one row each: general.architecture, the class, its
 // first transformers release, the pinned lines that load it, ...) and the architecture table of
 // src/hf/hf_architectures.cpp name the same architectures: a row added to one is in the other.

@@ -119,6 +119,45 @@ TEST(HfWeights, TinyLlamaMaps) {
   EXPECT_EQ(w[5].hf_name, "model.norm.weight");
 }
 
+// Gemma 3n: the per-layer embeddings without the converter's zero padding (gemma.py,
+// Gemma3NModel.modify_tensors pads Google's 262144 rows to vocab_size 262400), the stacked AltUp
+// projections one per matrix (altup_num_inputs 4: three), an intermediate_size a layer.
+TEST(HfWeights, Gemma3nPaddingStacksAndWidths) {
+  GgufFile f = tiny_decoder("gemma3n", 2);
+  *find(f, "gemma3n.feed_forward_length") = arr(ValueType::kUint32, {u32(40), u32(24)});
+  add(f, "gemma3n.altup.num_inputs", u32(4));
+  add(f, "gemma3n.embedding_length_per_layer_input", u32(8));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, std::vector<Value>(262400, str("x"))));
+  add_tensor(f, "per_layer_token_embd.weight", {262400, 16});
+  add_tensor(f, "altup_proj.weight", {3, 16, 16});
+  add_tensor(f, "blk.0.ffn_up.weight", {40, 16});
+  add_tensor(f, "blk.1.ffn_up.weight", {24, 16});
+  const HfWeightsResult r = hf_weight_map(f);
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  std::vector<std::string> names;
+  for (const HfWeight& w : *r.weights) {
+    names.push_back(w.hf_name);
+    if (w.hf_name == "model.embed_tokens_per_layer.weight") {
+      EXPECT_EQ(w.shape, (std::vector<std::uint64_t>{262144, 16}));
+      EXPECT_EQ(w.transform, HfTransform::kFirstRows);
+    }
+    if (w.hf_name.starts_with("model.altup_projections.")) {
+      EXPECT_EQ(w.transform, HfTransform::kSelect);
+      EXPECT_EQ(w.hf_name, fmt::format("model.altup_projections.{}.weight", w.index));
+      EXPECT_EQ(w.shape, (std::vector<std::uint64_t>{16, 16}));
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "model.layers.0.mlp.up_proj.weight", "model.layers.1.mlp.up_proj.weight",
+                       "model.altup_projections.0.weight", "model.altup_projections.1.weight",
+                       "model.altup_projections.2.weight", "model.embed_tokens_per_layer.weight"}));
+  tensor(f, "blk.1.ffn_up.weight")->ne[1] = 40;  // layer 1's width is 24
+  expect_refused(f, "blk.1.ffn_up.weight");
+  tensor(f, "blk.1.ffn_up.weight")->ne[1] = 24;
+  tensor(f, "altup_proj.weight")->ne[2] = 2;
+  expect_refused(f, "is no stack of altup_num_inputs − 1 = 3 matrices");
+}
+
 TEST(HfWeights, NoConfigGivesItsReason) {
   GgufFile f = tiny_llama();
   f.kv.erase(f.kv.begin());  // general.architecture
