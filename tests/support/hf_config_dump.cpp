@@ -80,6 +80,9 @@ int print_weights(const ggufs::GgufFile& file) {
         line["groups"] = w.groups;
         line["parts"] = nlohmann::json::array({file.tensors[w.parts.at(0)].name});
         break;
+      case ggufs::HfTransform::kFirstRows:
+        line["transform"] = "first_rows";
+        break;
       case ggufs::HfTransform::kInterleaveTransposed: {
         line["transform"] = "interleave_transposed";
         nlohmann::json parts = nlohmann::json::array();
