@@ -586,7 +586,10 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       // field_json gave each float32 element as its shortest decimal: read back exactly.
       if (!v.is_array()) v = json::array({v});
       for (json& e : v) {
-        if (!e.is_number_float() || std::isnan(e.get<double>())) {
+        // A float64 array's element may lie past float32's range (its cast undefined).
+        const double x = e.is_number_float() ? e.get<double>() : std::nan("");
+        if (std::isnan(x) ||
+            (std::isfinite(x) && std::fabs(x) > std::numeric_limits<float>::max())) {
           return fmt::format("{} holds a value that is no float32", printable(kv.key));
         }
         e = shortest_normal_cdf(static_cast<float>(e.get<double>()));

@@ -424,6 +424,9 @@ TEST(HfConfig, Gemma3nFieldsTheFileDoesNotHold) {
   expect_refused(f, "gemma3n.activation_sparsity_scale has 3 elements for 2 layers");
   *find(f, "gemma3n.activation_sparsity_scale") = arr(ValueType::kString, {str("a"), str("b")});
   expect_refused(f, "gemma3n.activation_sparsity_scale");
+  *find(f, "gemma3n.activation_sparsity_scale") = arr(
+      ValueType::kFloat64, {Value{ValueType::kFloat64, 1e300}, Value{ValueType::kFloat64, 0.0}});
+  expect_refused(f, "gemma3n.activation_sparsity_scale holds a value that is no float32");
   *find(f, "gemma3n.activation_sparsity_scale") = arr(ValueType::kFloat32, {f32(0), f32(0)});
   *find(f, "gemma3n.feed_forward_length") = arr(ValueType::kUint32, {u32(1), u32(2), u32(3)});
   expect_refused(f, "gemma3n.feed_forward_length has 3 elements for 2 layers");
