@@ -5,6 +5,7 @@ files come from $GGUFS_TESTDATA, else <repo>/../shared/testdata; tests that need
 a message where they are absent, as mount tests do without /dev/fuse.
 """
 
+import copy
 import os
 import pathlib
 import subprocess
@@ -31,6 +32,29 @@ def shared_gguf_files():
 
 def file_id(path):
     return f"{path.parent.name}/{path.name}"
+
+
+_imported_tokenizers = {}  # resolved path of a shared file: transformers' import of its tokenizer
+
+
+def imported_tokenizer(path):
+    """transformers' own GGUF import of `path`'s tokenizer: AutoTokenizer.from_pretrained(<dir>,
+    gguf_file=<name>). A shared test data file (read-only) is imported once per pytest process,
+    which test_hf_folder.py and test_hf_tokenizer.py share: transformers 4.57.6 takes a minute and
+    more on a SentencePiece vocabulary without merges (GGUFTokenizerSkeleton builds them from the
+    scores, each split of each piece looked up in the list of pieces). Each call gets its own deep
+    copy, so that no test sees what another did to it; a file a test wrote is imported anew."""
+    from transformers import AutoTokenizer
+
+    path = pathlib.Path(path)
+    key = path.resolve()
+    if not key.is_relative_to(_testdata_dir().resolve()):
+        return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    if key not in _imported_tokenizers:
+        _imported_tokenizers[key] = AutoTokenizer.from_pretrained(
+            str(path.parent), gguf_file=path.name
+        )
+    return copy.deepcopy(_imported_tokenizers[key])
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import _testdata_dir, unmount
+from conftest import _testdata_dir, imported_tokenizer, unmount
 
 gguf = pytest.importorskip("gguf")
 transformers = pytest.importorskip("transformers")
@@ -282,10 +282,10 @@ def tokenizer_fields(path):
 
 @pytest.fixture(scope="module")
 def tiny_tokenizer():
-    """The import's tokenizer of the shared tiny llama: built once, as it takes transformers
-    long (GGUFLlamaConverter builds 32000 merges from the scores)."""
-    path = shared("real", "llama-2-tiny-random.gguf")
-    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    """The import's tokenizer of the shared tiny llama: built once per process (conftest's
+    imported_tokenizer, which test_hf_tokenizer.py shares), as it takes transformers long
+    (GGUFLlamaConverter builds 32000 merges from the scores)."""
+    return imported_tokenizer(shared("real", "llama-2-tiny-random.gguf"))
 
 
 def assert_same_tokenizer(mine, ref, path):

@@ -23,13 +23,12 @@ Our side comes from ggufs-test-hf-config --tokenizer / --tokenizer-config / --sp
 """
 
 import json
-import pathlib
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import _testdata_dir
+from conftest import _testdata_dir, imported_tokenizer
 from test_hf_config import add_base_hparams
 
 gguf = pytest.importorskip("gguf")
@@ -53,8 +52,7 @@ def ours(tool, path, what):
 
 
 def theirs(path):
-    path = pathlib.Path(path)
-    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    return imported_tokenizer(path)  # the shared files' imported once (conftest)
 
 
 def our_folder(tool, path, folder):
