@@ -492,10 +492,14 @@ ARCHS = {
         config=dict(SMALL, rotary_pct=0.5, use_parallel_residual=False, layer_norm_eps=1e-5,
                     max_position_embeddings=512, tie_word_embeddings=False),
         file=dict(regrouped=(".query_key_value.weight", ".query_key_value.bias")),
-        converter_fails={"5": (
-            "transformers 5's GPTNeoXConfig.to_dict() holds rotary_pct only inside "
-            "rope_parameters, and gptneox.py GPTNeoXModel.set_gguf_parameters reads "
-            "hparams['rotary_pct'] (KeyError)")},
+        # Under transformers 5 the converter fails on every GPT-NeoX: GPTNeoXConfig.to_dict()
+        # holds rotary_pct only inside rope_parameters, and gptneox.py
+        # GPTNeoXModel.set_gguf_parameters reads hparams['rotary_pct'] (KeyError). So the file is
+        # made as those GGUFs are, by the converter under transformers 4.57.6, from a config.json
+        # holding rotary_pct as the Hub's (Pythia's) do (5.x's save_pretrained writes it in
+        # rope_parameters only), and hf/ is loaded under both lines.
+        hub_config=dict(rotary_pct=0.5),
+        convert_under_transformers4=True,
     ),
     "falcon": dict(
         cls="FalconForCausalLM",
