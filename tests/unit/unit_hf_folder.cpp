@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -400,6 +401,94 @@ TEST(HfFolder, ValueHeadsComeBackGroupedFromQuantizedRuns) {
   }
   ASSERT_EQ(read_all(reader, n), want);
   expect_partial_reads(reader, n, want, 13, {1, 7, 64, 300});  // across heads and rows
+}
+
+// Gemma 3n's per-layer embeddings as llama.cpp's converter writes them: Google's 262144 rows
+// (vocab_size_per_layer_input) zero-padded to vocab_size 262400 (gemma.py,
+// Gemma3NModel.modify_tensors). hf/ serves the rows before the padding, as stored (F32: spliced)
+// and decoded (Q8_0).
+TEST(HfFolder, Gemma3nPerLayerEmbeddingsWithoutTheConvertersPadding) {
+  constexpr std::uint64_t kVocabPadded = 262400, kPerLayerVocab = 262144, kWidth = 32;
+  for (const bool quantized : {false, true}) {
+    GgufWriter g;
+    g.add_string("general.architecture", "gemma3n");
+    g.add_u32("gemma3n.block_count", 1);
+    g.add_u32("gemma3n.context_length", 128);
+    g.add_u32("gemma3n.embedding_length", kHidden);
+    g.add_u32("gemma3n.feed_forward_length", kFf);
+    g.add_u32("gemma3n.attention.head_count", kHeads);
+    g.add_u32("gemma3n.attention.head_count_kv", kKvHeads);
+    g.add_u32("gemma3n.attention.key_length", kHidden / kHeads);
+    g.add_f32("gemma3n.attention.layer_norm_rms_epsilon", 1e-6f);
+    g.add_u32("gemma3n.altup.num_inputs", 4);
+    g.add_u32("gemma3n.embedding_length_per_layer_input", kWidth);
+    std::vector<Value> tokens, scores, types;
+    for (std::uint64_t i = 0; i < kVocabPadded; ++i) {
+      tokens.push_back(test::str(i < 3 ? std::vector<std::string>{"<pad>", "<eos>", "<bos>"}[i]
+                                       : "t" + std::to_string(i)));
+      scores.push_back(test::f32(-static_cast<float>(i)));
+      types.push_back(test::i32(i < 3 ? 3 : 1));
+    }
+    g.add_string("tokenizer.ggml.model", "llama");
+    g.add("tokenizer.ggml.tokens", test::arr(ValueType::kString, tokens));
+    g.add("tokenizer.ggml.scores", test::arr(ValueType::kFloat32, scores));
+    g.add("tokenizer.ggml.token_type", test::arr(ValueType::kInt32, types));
+    g.add_u32("tokenizer.ggml.bos_token_id", 2);
+    g.add_u32("tokenizer.ggml.eos_token_id", 1);
+    // Row r holds (r mod 100) + k/64 in column k (exact in F32); the padding rows are zero.
+    std::vector<float> values(kVocabPadded * kWidth, 0.0f);
+    for (std::uint64_t r = 0; r < kPerLayerVocab; ++r) {
+      for (std::uint64_t k = 0; k < kWidth; ++k) {
+        values[r * kWidth + k] = static_cast<float>(r % 100) + static_cast<float>(k) / 64;
+      }
+    }
+    std::vector<std::uint8_t> data(values.size() * 4);
+    std::memcpy(data.data(), values.data(), data.size());
+    std::vector<float> want_values(values.begin(), values.begin() + kPerLayerVocab * kWidth);
+    if (quantized) {
+      // Q8_0, one block a row: scale max/127 in half precision, rounded codes (as ggml's
+      // quantize_row_q8_0_ref); the expected values are the blocks' decoded ones.
+      data.assign(kVocabPadded * 34, 0);
+      for (std::uint64_t r = 0; r < kVocabPadded; ++r) {
+        float amax = 0;
+        for (std::uint64_t k = 0; k < kWidth; ++k) {
+          amax = std::max(amax, std::fabs(values[r * kWidth + k]));
+        }
+        const std::uint16_t h = float_to_half_as_numpy(amax / 127);
+        const float d = half_to_float(h);
+        std::memcpy(data.data() + r * 34, &h, 2);
+        for (std::uint64_t k = 0; k < kWidth; ++k) {
+          const float x = values[r * kWidth + k];
+          const auto q = static_cast<std::int8_t>(d ? std::nearbyint(x / d) : 0);
+          data[r * 34 + 2 + k] = static_cast<std::uint8_t>(q);
+          if (r < kPerLayerVocab) want_values[r * kWidth + k] = d * q;
+        }
+      }
+    }
+    g.add_tensor("per_layer_token_embd.weight", quantized ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
+                 {kWidth, kVocabPadded}, data);
+    const MemorySource src(g.finish());
+    const GgufFile f = parse_gguf(src, "m.gguf");
+    const Tree tree(f);
+    const ContentReader reader(f, src);
+    const Ino hf = tree.lookup(kRootIno, "hf");
+    ASSERT_NE(hf, 0u) << "no hf/";
+    const Node* st = tree.node(tree.lookup(hf, "model.safetensors"));
+    ASSERT_NE(st, nullptr);
+    const std::string bytes = read_all(reader, *st);
+    std::uint64_t buffer = 0;
+    const nlohmann::json h = header_of(bytes, buffer);
+    const nlohmann::json& t = h["model.embed_tokens_per_layer.weight"];
+    ASSERT_EQ(t["shape"], nlohmann::json({kPerLayerVocab, kWidth})) << h.dump();
+    const auto from = t["data_offsets"][0].get<std::uint64_t>();
+    ASSERT_EQ(t["data_offsets"][1].get<std::uint64_t>() - from, kPerLayerVocab * kWidth * 4);
+    EXPECT_EQ(std::memcmp(bytes.data() + buffer + from, want_values.data(), want_values.size() * 4),
+              0)
+        << (quantized ? "Q8_0" : "F32");
+    const nlohmann::json config =
+        nlohmann::json::parse(read_all(reader, *tree.node(tree.lookup(hf, "config.json"))));
+    EXPECT_EQ(config["vocab_size_per_layer_input"], kPerLayerVocab);
+  }
 }
 
 }  // namespace
