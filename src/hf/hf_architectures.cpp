@@ -6,6 +6,8 @@
 // and shapes from modeling_<model>.py.
 #include "hf_architectures.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -847,7 +849,8 @@ std::vector<Architecture> build() {
                        {"ffn_up_shexp.weight"}},
                       {"ffn_down_shexp.weight", "shared_mlp.output_linear.weight",
                        Shape::kHiddenSharedFf}}}),
-       .after = norm_head});
+       .after = norm_head,
+       .required_tensor = "ffn_gate_shexp.weight"});
   // Mixtral is written as a llama with experts (llama.py, LlamaModel.modify_tensors stacks
   // block_sparse_moe.experts.X.w1/w2/w3); each expert is intermediate_size wide.
   add({.gguf_arch = "llama",
@@ -860,7 +863,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, block_sparse_moe, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .required_tensor = "ffn_gate_exps.weight"});
   // OLMoE's experts are intermediate_size wide (olmo.py, OlmoeModel.modify_tensors stacks
   // mlp.experts.X.*); its q_norm spans every head, its k_norm the KV heads.
   add({.gguf_arch = "olmoe",
@@ -1763,7 +1767,8 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
        .after = norm_head,
-       .required_tensor = "exp_probs_b.bias"});
+       .required_tensor = "exp_probs_b.bias",
+       .required_with = "ffn_gate_inp.weight"});
   // Qwen3-Next: gated delta net layers and gated attention layers (q_proj holds the output
   // gate too), each with Qwen2-MoE's experts and gated shared expert (modeling_qwen3_next.py,
   // Qwen3NextGatedDeltaNet, Qwen3NextAttention, Qwen3NextSparseMoeBlock). The converter
@@ -1937,23 +1942,110 @@ const Architecture* find_architecture(std::string_view model_type, std::string_v
   return first;
 }
 
-const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file) {
-  if (!row) return row;
+std::optional<std::pair<std::uint64_t, std::string_view>> layer_of(std::string_view name,
+                                                                   std::string_view prefix) {
+  if (!name.starts_with(prefix)) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  const std::size_t dot = name.find('.');
+  if (dot == 0 || dot == std::string_view::npos || dot > 19) return std::nullopt;
+  if (dot > 1 && name[0] == '0') return std::nullopt;
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < dot; ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(name[i] - '0');  // 19 digits fit in 64 bits
+  }
+  return std::pair{n, name.substr(dot + 1)};
+}
+
+namespace {
+
+// A count key `<arch>.<suffix>` of the file (an unsigned or non-negative integer), or nullopt.
+std::optional<std::uint64_t> count_key(const GgufFile& file, std::string_view arch,
+                                       std::string_view suffix) {
+  for (const KeyValue& kv : file.kv) {
+    if (kv.key.size() != arch.size() + 1 + suffix.size() || !kv.key.starts_with(arch) ||
+        kv.key[arch.size()] != '.' || !kv.key.ends_with(suffix)) {
+      continue;
+    }
+    if (const auto* u = std::get_if<std::uint64_t>(&kv.value.data)) return *u;
+    if (const auto* i = std::get_if<std::int64_t>(&kv.value.data); i && *i >= 0) {
+      return static_cast<std::uint64_t>(*i);
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The layers (below their count) of each layer prefix of `row`'s files: "blk." or, for an
+// encoder-decoder, "enc.blk." and "dec.blk." (t5.py, T5Model).
+struct LayerSet {
+  std::string_view prefix;
+  std::uint64_t count;
+};
+std::vector<LayerSet> layer_sets(const Architecture& row, std::uint64_t blocks,
+                                 const GgufFile& file) {
+  if (row.decoder_prefix.empty()) return {{"blk.", blocks}};
+  return {{"enc.blk.", blocks},
+          {"dec.blk.", count_key(file, row.gguf_arch, "decoder_block_count").value_or(blocks)}};
+}
+
+// The layers of `sets[s]` that hold layer tensor `tensor`, ascending and distinct.
+std::vector<std::uint64_t> holding(const GgufFile& file, const LayerSet& set,
+                                   std::string_view tensor) {
+  std::vector<std::uint64_t> out;
+  for (const TensorInfo& t : file.tensors) {
+    const auto l = layer_of(t.name, set.prefix);
+    if (l && l->first < set.count && l->second == tensor) out.push_back(l->first);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
+  if (!row) return {};
+  const auto blocks = count_key(file, row->gguf_arch, "block_count");
+  if (!blocks) return {row, ""};
+  const Architecture* chosen = row;
   for (const Architecture& a : architectures()) {
-    if (a.gguf_arch != row->gguf_arch || a.required_tensor.empty()) continue;
-    for (const TensorInfo& t : file.tensors) {
-      std::string_view name = t.name;
-      if (name.starts_with("enc.") || name.starts_with("dec.")) name.remove_prefix(4);
-      if (!name.starts_with("blk.")) continue;
-      name.remove_prefix(4);
-      std::uint64_t layer = 0;
-      const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), layer);
-      if (ec != std::errc() || layer < a.required_from_layer) continue;
-      name.remove_prefix(static_cast<std::size_t>(end - name.data()));  // ".<tensor>"
-      if (name.starts_with('.') && name.substr(1) == a.required_tensor) return &a;
+    if (a.gguf_arch != row->gguf_arch || a.required_tensor.empty() || !a.required_key.empty()) {
+      continue;
+    }
+    for (const LayerSet& set : layer_sets(a, *blocks, file)) {
+      const std::vector<std::uint64_t> have = holding(file, set, a.required_tensor);
+      if (!have.empty() && have.back() >= a.required_from_layer) chosen = &a;
+    }
+    if (chosen != row) break;
+  }
+  if (chosen->required_tensor.empty()) return {chosen, ""};
+  // The chosen row's tensor in every layer that needs it. Every layer from required_from_layer:
+  // the first one lacking it lies within have.size() + 1 steps, whatever the block count says.
+  for (const LayerSet& set : layer_sets(*chosen, *blocks, file)) {
+    const std::vector<std::uint64_t> have = holding(file, set, chosen->required_tensor);
+    auto lacks = [&](std::uint64_t l) { return !std::binary_search(have.begin(), have.end(), l); };
+    std::optional<std::uint64_t> missing;
+    if (chosen->required_with.empty()) {
+      for (std::uint64_t l = chosen->required_from_layer; l < set.count && !missing; ++l) {
+        if (lacks(l)) missing = l;
+      }
+    } else {
+      for (const std::uint64_t l : holding(file, set, chosen->required_with)) {
+        if (lacks(l)) {
+          missing = l;
+          break;
+        }
+      }
+    }
+    if (missing) {
+      return {nullptr,
+              fmt::format("no tensor '{}{}.{}': {} needs it in every layer{}{}", set.prefix,
+                          *missing, chosen->required_tensor, chosen->class_name,
+                          chosen->required_with.empty() ? "" : " holding ", chosen->required_with)};
     }
   }
-  return row;
+  return {chosen, ""};
 }
 
 }  // namespace ggufs::hf

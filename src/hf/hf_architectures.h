@@ -8,8 +8,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ggufs/gguf.h"
@@ -285,8 +288,15 @@ struct Architecture {
   /// row's files have, in a layer N >= required_from_layer. Of a gguf_arch's rows, hf_config.cpp
   /// and hf_weights.cpp take the one whose required tensor a layer holds (with_layer_tensors),
   /// else the one they chose.
+  /// A row chosen by its required_key (Mixtral, GraniteMoeShared) may name a required_tensor
+  /// too: it is then kept only where every layer holds it (a llama that only carries
+  /// llama.expert_count is no Mixtral). A row chosen by its tensor needs it in every layer from
+  /// required_from_layer on, or, where `required_with` names another layer tensor, in every such
+  /// layer that holds that one (DeepSeek-V3's exp_probs_b.bias: its MoE layers, those holding
+  /// ffn_gate_inp.weight).
   std::string_view required_tensor;
   std::uint64_t required_from_layer = 0;
+  std::string_view required_with;
   LayerTypes layer_types;  ///< none when `gguf` is empty
   std::span<const LayerPeriod> layer_periods;
   std::span<const TensorDim> tensor_dims;
@@ -311,8 +321,23 @@ const std::vector<Architecture>& architectures();
 /// whose model_type is `model_type`, or nullptr.
 const Architecture* find_architecture(std::string_view model_type, std::string_view gguf_arch = {});
 
-/// Of `row`'s general.architecture's rows, the one whose required_tensor a layer of `file` (from
-/// its required_from_layer on) holds, else `row` (nullptr stays nullptr).
-const Architecture* with_layer_tensors(const Architecture* row, const GgufFile& file);
+/// "<prefix>N.<rest>" (prefix "blk.", "enc.blk." or "dec.blk.") with N as Python's str(int)
+/// writes it, as the converter names a layer's tensors (gguf-py's tensor_mapping.py, "blk.{bid}"):
+/// digits only, no leading zero, at most 19 of them. (N, rest), else nullopt.
+std::optional<std::pair<std::uint64_t, std::string_view>> layer_of(std::string_view name,
+                                                                   std::string_view prefix);
+
+/// The row a file's layer tensors prove, or why none is.
+struct RowChoice {
+  const Architecture* row = nullptr;
+  std::string reason;  ///< when `row` is nullptr: one line naming the tensor at fault
+};
+
+/// Of `row`'s general.architecture's rows without a required_key, the one whose required_tensor
+/// a layer of `file` below `<arch>.block_count` (from its required_from_layer on) holds, else
+/// `row`; then the chosen row's required_tensor must stand in every layer that needs it
+/// (Architecture::required_tensor), else no row and the first layer lacking it. nullptr stays
+/// nullptr; a file without a block count keeps `row` (render_hf_config refuses it).
+RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file);
 
 }  // namespace ggufs::hf

@@ -213,17 +213,8 @@ std::vector<std::uint64_t> layers_holding(const GgufFile& file, std::string_view
                                           std::uint64_t layers) {
   std::vector<std::uint64_t> having;
   for (const TensorInfo& t : file.tensors) {
-    std::string_view name = t.name;
-    if (!name.starts_with("blk.")) continue;
-    name.remove_prefix(4);
-    std::uint64_t i = 0;
-    const auto r = std::from_chars(name.data(), name.data() + name.size(), i);
-    if (r.ec != std::errc() || (name[0] == '0' && r.ptr != name.data() + 1)) continue;
-    const std::string_view rest = name.substr(static_cast<std::size_t>(r.ptr - name.data()));
-    if (i < layers && rest.size() == tensor.size() + 1 && rest[0] == '.' &&
-        rest.substr(1) == tensor) {
-      having.push_back(i);
-    }
+    const auto layer = hf::layer_of(t.name, "blk.");
+    if (layer && layer->first < layers && layer->second == tensor) having.push_back(layer->first);
   }
   std::sort(having.begin(), having.end());
   having.erase(std::unique(having.begin(), having.end()), having.end());
@@ -467,7 +458,9 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     if (row && !row->required_key.empty()) row = nullptr;
   }
   if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");
-  row = hf::with_layer_tensors(row, file);
+  const hf::RowChoice proven = hf::with_layer_tensors(row, file);
+  if (row && !proven.row) return no_config(proven.reason);
+  row = proven.row;
   // The t5 rows' MLP is the gated one (T5 v1.1, Flan-T5, UMT5): the original T5's ReLU MLP (no
   // ffn_gate, DenseReluDense.wi) is another state_dict, not rendered.
   if (row && row->gguf_arch == "t5") {
@@ -728,10 +721,21 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     }
   }
 
-  // The model's layers, for the per-layer keys below.
+  // The model's layers, for the per-layer keys below: no more than a per-layer list may hold
+  // (kMaxConfigListElements), so that the lists built a layer at a time (layer_types, the
+  // patterns) cost a bounded multiple of it whatever the key says. hf/ also needs each layer to
+  // hold tensors (hf_weights.cpp).
   std::uint64_t layers = 0;
   for (const hf::ConfigKey& k : row->keys) {
-    if (k.gguf == "block_count") layers = config[std::string(k.config)].get<std::uint64_t>();
+    if (k.gguf != "block_count" && k.gguf != "decoder_block_count") continue;
+    const std::string ck(k.config);
+    if (!config.contains(ck)) continue;
+    const auto n = config[ck].get<std::uint64_t>();
+    if (n > kMaxConfigListElements) {
+      return no_config(fmt::format("{} is {}, more than the {} layers accepted",
+                                   printable(source[ck]), n, kMaxConfigListElements));
+    }
+    if (k.gguf == "block_count") layers = n;
   }
   // A per-layer list (ValueKind::kLayerCounts, kNormalCdf) has one value a layer.
   for (const hf::ConfigKey& k : row->keys) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <tuple>
 #include <variant>
 
 #include "ggufs/hf_config.h"
@@ -307,22 +308,6 @@ std::vector<std::uint64_t> numpy_shape(const TensorInfo& t) {
   return s;
 }
 
-// "blk.N.rest" with N as Python's str(int) writes it: (N, rest).
-std::optional<std::pair<std::uint64_t, std::string_view>> block_of(std::string_view name,
-                                                                   std::string_view kBlk = "blk.") {
-  if (!name.starts_with(kBlk)) return std::nullopt;
-  name.remove_prefix(kBlk.size());
-  const std::size_t dot = name.find('.');
-  if (dot == 0 || dot == std::string_view::npos || dot > 19) return std::nullopt;
-  if (dot > 1 && name[0] == '0') return std::nullopt;
-  std::uint64_t n = 0;
-  for (std::size_t i = 0; i < dot; ++i) {
-    if (name[i] < '0' || name[i] > '9') return std::nullopt;
-    n = n * 10 + static_cast<std::uint64_t>(name[i] - '0');
-  }
-  return std::pair{n, name.substr(dot + 1)};
-}
-
 HfWeightsResult refuse(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
 // qwen35's linear attention with fewer key heads nk (ssm.group_count) than value heads nv
@@ -379,6 +364,15 @@ std::string untile_value_heads(HfWeight& w, const hf::WeightEntry& entry, const 
 }
 
 HfWeightsResult build(const GgufFile& file) {
+  // A tensor of no elements holds no weight, yet its ne would drive the layouts' loops (a stack
+  // of 300 000 empty experts).
+  for (const TensorInfo& t : file.tensors) {
+    if (t.n_elements == 0) {
+      return refuse(
+          fmt::format("tensor '{}' holds no elements (ne [{}])", printable(t.name),
+                      fmt::join(t.ne.begin(), t.ne.begin() + std::min(t.n_dims, 4u), ", ")));
+    }
+  }
   const HfConfigResult rendered = render_hf_config(file);
   if (!rendered.config) return refuse(rendered.reason);
   const json config = json::parse(rendered.config->config_json);
@@ -391,8 +385,10 @@ HfWeightsResult build(const GgufFile& file) {
     }
   }
   // Of a model_type's rows, the file's general.architecture's (nemotron_h's dense and MoE forms).
-  const hf::Architecture* arch =
+  const hf::RowChoice proven =
       hf::with_layer_tensors(hf::find_architecture(model_type, raw_arch), file);
+  const hf::Architecture* arch = proven.row;
+  if (!arch && !proven.reason.empty()) return refuse(proven.reason);
   if (!arch) return refuse(fmt::format("model_type '{}' has no weight map", printable(model_type)));
   if (arch->layer.empty()) return refuse(std::string(arch->no_weights));
   // The converter writes the row's general.architecture; a qwen3moe file named "qwen3_moe"
@@ -492,10 +488,27 @@ HfWeightsResult build(const GgufFile& file) {
   // The GGUF tensors by name: globals, and "blk.N.*" of the model's layers.
   std::map<std::string_view, std::size_t> globals;
   std::map<std::uint64_t, std::map<std::string_view, std::size_t>> blocks, decoder_blocks;
+  // A layer tensor past the file's own block count (the converter's appended MTP layers lie
+  // below it: hf_architectures.h, appended_layers), or a layer name the converter does not
+  // write ("blk.07.", "blk.x."), is no tensor of this model: not dropped unseen.
+  std::uint64_t file_layers = layers;
+  for (const KeyValue& kv : file.kv) {
+    const auto* n = std::get_if<std::uint64_t>(&kv.value.data);
+    if (n && kv.key == fmt::format("{}.block_count", raw_arch)) file_layers = std::max(layers, *n);
+  }
   for (std::size_t i = 0; i < file.tensors.size(); ++i) {
     const std::string_view name = file.tensors[i].name;
-    const auto blk = block_of(name, blk_prefix);
-    const auto dec = enc_dec ? block_of(name, "dec.blk.") : std::nullopt;
+    const auto blk = hf::layer_of(name, blk_prefix);
+    const auto dec = enc_dec ? hf::layer_of(name, "dec.blk.") : std::nullopt;
+    const bool layer_named = name.starts_with(blk_prefix) || (enc_dec && name.starts_with("dec."));
+    if (layer_named && ((!blk && !dec) || (blk && blk->first >= file_layers) ||
+                        (dec && dec->first >= decoder_layers))) {
+      return refuse(fmt::format(
+          "tensor '{}' is no layer of the model's {}{} (the converter names them {}N. with N "
+          "below the block count)",
+          printable(name), file_layers, enc_dec ? fmt::format(" and {}", decoder_layers) : "",
+          blk_prefix));
+    }
     if (blk && blk->first < layers) {
       blocks[blk->first][blk->second] = i;
     } else if (dec && dec->first < decoder_layers) {
@@ -516,6 +529,21 @@ HfWeightsResult build(const GgufFile& file) {
             printable(name)));
       }
     }
+  }
+
+  // A layer is its tensors: each of the model's layers holds some (a block count past the
+  // tensors would leave transformers to initialise whole layers at random).
+  for (const auto& [set, count, prefix] :
+       {std::tuple{&blocks, layers, blk_prefix},
+        std::tuple{&decoder_blocks, decoder_layers, std::string_view("dec.blk.")}}) {
+    if (set->size() == count) continue;
+    std::uint64_t missing = 0;
+    for (const auto& [n, tensors] : *set) {
+      if (n != missing) break;
+      ++missing;
+    }
+    return refuse(fmt::format("layer {} of {} holds no tensor (no '{}{}.*')", missing, count,
+                              prefix, missing));
   }
 
   std::vector<HfWeight> out;
@@ -667,8 +695,9 @@ HfWeightsResult build(const GgufFile& file) {
           // attn_qkv then attn_gate: whole key heads of q, k and v rows, z rows per key head.
           const std::uint64_t z = file.tensors[w.parts[0]].ne[1];
           const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
-          if (w.parts.size() != 1 || w.shape.size() != 2 || d.groups == 0 || z != d.inner ||
-              rows / 2 < z || z % d.groups != 0 || (rows - 2 * z) % (2 * d.groups) != 0) {
+          const auto z2 = mul(z, 2), groups2 = mul(d.groups, 2);  // 2·g wraps to 0 near 2⁶³
+          if (w.parts.size() != 1 || w.shape.size() != 2 || d.groups == 0 || z != d.inner || !z2 ||
+              !groups2 || rows < *z2 || z % d.groups != 0 || (rows - *z2) % *groups2 != 0) {
             return fmt::format("tensor '{}': {} rows are not {} key heads of q, k, v and z",
                                printable(name), rows, d.groups);
           }
@@ -676,6 +705,19 @@ HfWeightsResult build(const GgufFile& file) {
           w.groups = d.groups;
         }
         break;
+    }
+    // A fused tensor the converter split in equal parts (granite.py, GraniteMoeModel.
+    // modify_tensors: input_linear's gate and up halves at intermediate_size), which transformers
+    // splits back at the same row (modeling_granitemoe.py, GraniteMoeMoE.forward: chunk(2)): each
+    // part its own width, not only their sum, or a gate row would be read as an up row.
+    if (w.transform == HfTransform::kConcatRows) {
+      const std::uint64_t rows = numpy_shape(t).rbegin()[1];
+      for (const std::size_t part : w.parts) {
+        if (numpy_shape(file.tensors[part]).rbegin()[1] != rows) {
+          return fmt::format("tensor '{}' has not the {} rows of '{}': {} is split in equal parts",
+                             printable(file.tensors[part].name), rows, printable(name), w.hf_name);
+        }
+      }
     }
     const auto expected = expected_shape(entry.shape, d);
     if (!expected) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
@@ -818,6 +860,19 @@ HfWeightsResult build(const GgufFile& file) {
     return refuse(why);
   }
   if (std::string why = add_globals(arch->after); !why.empty()) return refuse(why);
+  // One parameter from one tensor: a row that maps two GGUF tensors to one name (granitehybrid's
+  // shared MLP as ffn_*_shexp and as ffn_*) would write the name twice.
+  std::vector<std::pair<std::string_view, std::size_t>> names;
+  names.reserve(out.size());
+  for (const HfWeight& w : out) names.emplace_back(w.hf_name, w.source);
+  std::sort(names.begin(), names.end());
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    if (names[i].first == names[i - 1].first) {
+      return refuse(fmt::format("tensors '{}' and '{}' are both {}",
+                                printable(file.tensors[names[i - 1].second].name),
+                                printable(file.tensors[names[i].second].name), names[i].first));
+    }
+  }
   return {std::move(out), ""};
 }
 

@@ -163,8 +163,12 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
       return fmt::format("tensor '{}' and its part do not hold the {} elements of {}",
                          printable(t.name), count, w.hf_name);
     }
+    // hf_weight_map checked 2·g and 2·z fit, and g divides z (z = gate.ne[1]).
     const std::uint64_t g = w.groups, row = t.ne[0];
-    const std::uint64_t v = gate.ne[1] / g * row, n = (t.ne[1] - gate.ne[1]) / (2 * g) * row;
+    if (g == 0 || t.ne[1] < gate.ne[1]) {
+      return fmt::format("tensor '{}' and its part do not hold {} key heads", printable(t.name), g);
+    }
+    const std::uint64_t v = gate.ne[1] / g * row, n = (t.ne[1] - gate.ne[1]) / g / 2 * row;
     std::vector<Piece> pieces;
     for (std::uint64_t j = 0; j < g; ++j) {
       pieces.push_back(range(t, w.source, j * n, n, true));

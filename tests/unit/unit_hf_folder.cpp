@@ -467,6 +467,9 @@ TEST(HfFolder, Gemma3nPerLayerEmbeddingsWithoutTheConvertersPadding) {
     }
     g.add_tensor("per_layer_token_embd.weight", quantized ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
                  {kWidth, kVocabPadded}, data);
+    g.add_tensor(
+        "blk.0.attn_norm.weight", GGML_TYPE_F32, {kHidden},
+        std::vector<std::uint8_t>(kHidden * 4, 0));  // its one layer (a layer is its tensors)
     const MemorySource src(g.finish());
     const GgufFile f = parse_gguf(src, "m.gguf");
     const Tree tree(f);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ TensorInfo* tensor(GgufFile& f, const std::string& name) {
   }
   return nullptr;
 }
+
+GgufFile tiny_qwen3moe();
 
 void expect_refused(const GgufFile& f, const std::string& needle) {
   const HfWeightsResult r = hf_weight_map(f);
@@ -94,8 +97,9 @@ TEST(HfWeights, Qwen35ValueHeadsNotWholePerKeyHeadRefused) {
     add(f, "qwen35.full_attention_interval", u32(2));
     add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
     add_tensor(f, "token_embd.weight", {3, 16});
-    add_tensor(f, "blk.0.ssm_a", {nv});
+    add_tensor(f, "blk.0.ssm_a", {nv ? nv : 1});
     add_tensor(f, "blk.0.ssm_out.weight", {16, 24});
+    add_tensor(f, "blk.1.attn_norm.weight", {16});
     // 0: the config's linear_value_head_dim (inner size / value heads) is refused first.
     expect_refused(f, nv ? "not whole value heads per key head" : "linear_num_value_heads");
   }
@@ -219,12 +223,141 @@ TEST(HfWeights, HugeCountsNeverThrowNorHang) {
 
 TEST(HfWeights, UnmappedTensorsAreSkipped) {
   GgufFile f = tiny_llama();
-  add_tensor(f, "rope_freqs.weight", {2});         // no HF parameter
-  add_tensor(f, "blk.1.attn_q.weight", {16, 16});  // past block_count
-  add_tensor(f, "blk.00.attn_v.weight", {8, 16});  // not a name gguf-py writes
+  add_tensor(f, "rope_freqs.weight", {2});  // no HF parameter (llama3's rope factors)
   const HfWeightsResult r = hf_weight_map(f);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
   EXPECT_EQ(r.weights->size(), 6u);
+}
+
+// A layer tensor the model has no layer for is no tensor of this model: refused with its name,
+// never dropped unseen (a stray layer tensor once also switched falcon's row: below).
+TEST(HfWeights, LayerTensorsOutsideTheModelsLayersRefused) {
+  GgufFile f = tiny_llama();
+  add_tensor(f, "blk.1.attn_q.weight", {16, 16});  // past block_count 1
+  expect_refused(f, "tensor 'blk.1.attn_q.weight' is no layer");
+  f = tiny_llama();
+  add_tensor(f, "blk.00.attn_v.weight", {8, 16});  // not a name the converter writes
+  expect_refused(f, "tensor 'blk.00.attn_v.weight' is no layer");
+}
+
+// block_count 4 with tensors for layer 0 only: transformers would initialise layers 1 to 3 at
+// random (from_pretrained warns at most).
+TEST(HfWeights, ALayerWithoutTensorsRefused) {
+  GgufFile f = tiny_llama();
+  *find(f, "llama.block_count") = u32(4);
+  expect_refused(f, "layer 1 of 4 holds no tensor (no 'blk.1.*')");
+  // The same file with the layers there maps.
+  for (const int n : {1, 2, 3}) add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+  EXPECT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+}
+
+// A tensor of no elements gets no map, whatever its other dimensions say: at 300 000 and at
+// 1 200 000 empty experts (two sizes), refused before any loop over them.
+TEST(HfWeights, ZeroElementTensorsRefused) {
+  for (const std::uint64_t experts : {300'000u, 1'200'000u}) {
+    GgufFile f = tiny_qwen3moe();
+    *find(f, "qwen3moe.expert_count") = u32(experts);
+    tensor(f, "blk.0.ffn_gate_inp.weight")->ne = {16, experts, 1, 1};
+    tensor(f, "blk.0.ffn_gate_exps.weight")->ne = {0, 768, experts, 1};
+    tensor(f, "blk.0.ffn_gate_exps.weight")->n_elements = 0;
+    tensor(f, "blk.0.ffn_down_exps.weight")->ne = {768, 0, experts, 1};
+    tensor(f, "blk.0.ffn_down_exps.weight")->n_elements = 0;
+    expect_refused(f, fmt::format("tensor 'blk.0.ffn_gate_exps.weight' holds no elements (ne [0, "
+                                  "768, {}])",
+                                  experts));
+  }
+}
+
+// GraniteMoe's input_linear (E, 2F, H) is split by transformers at F (modeling_granitemoe.py,
+// GraniteMoeParallelExperts output chunk(2)): gate rows F+1 and up rows F−1 sum to 2F, but
+// served as one they would put a gate row in the up half.
+TEST(HfWeights, AFusedSplitEachPartItsOwnWidth) {
+  GgufFile f = tiny_decoder("granitemoe", 1);
+  add(f, "granitemoe.vocab_size", u32(10));
+  add(f, "granitemoe.expert_count", u32(2));
+  add(f, "granitemoe.expert_used_count", u32(1));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_tensor(f, "blk.0.ffn_gate_exps.weight", {2, 40, 16});
+  add_tensor(f, "blk.0.ffn_up_exps.weight", {2, 40, 16});
+  add_tensor(f, "blk.0.ffn_down_exps.weight", {2, 16, 40});
+  const HfWeightsResult r = hf_weight_map(f);
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  tensor(f, "blk.0.ffn_gate_exps.weight")->ne = {16, 41, 2, 1};
+  tensor(f, "blk.0.ffn_up_exps.weight")->ne = {16, 39, 2, 1};
+  expect_refused(f, "tensor 'blk.0.ffn_up_exps.weight' has not the 41 rows");
+}
+
+// A llama that carries llama.expert_count but no experts is no Mixtral: MixtralForCausalLM would
+// drop its MLP and initialise the experts at random.
+TEST(HfWeights, AVariantNeedsItsTensorsInEveryLayer) {
+  GgufFile f = tiny_llama();
+  add(f, "llama.expert_count", u32(4));
+  add_tensor(f, "blk.0.ffn_gate.weight", {40, 16});
+  expect_refused(f, "no tensor 'blk.0.ffn_gate_exps.weight': MixtralForCausalLM needs it");
+  // Two layers, the experts in layer 0 only.
+  f = tiny_llama();
+  *find(f, "llama.block_count") = u32(2);
+  add(f, "llama.expert_count", u32(2));
+  add_tensor(f, "blk.0.ffn_gate_exps.weight", {2, 40, 16});
+  add_tensor(f, "blk.1.attn_norm.weight", {16});
+  expect_refused(f, "no tensor 'blk.1.ffn_gate_exps.weight'");
+}
+
+// Falcon's new decoder names a layer's two norms ln_attn and ln_mlp only where every layer has
+// two (FalconConfig's num_ln_in_parallel_attn): one stray norm_2 past the layers once switched a
+// one-layer falcon's row, serving layer 0's norm as ln_mlp; one in some layers only is refused.
+TEST(HfWeights, AStrayTensorSwitchesNoRow) {
+  auto falcon = [](std::uint32_t layers) {
+    GgufFile f;
+    f.path = "falcon.gguf";
+    f.version = 3;
+    add(f, "general.architecture", str("falcon"));
+    add(f, "falcon.block_count", u32(layers));
+    add(f, "falcon.context_length", u32(128));
+    add(f, "falcon.embedding_length", u32(16));
+    add(f, "falcon.feed_forward_length", u32(64));
+    add(f, "falcon.attention.head_count", u32(4));
+    add(f, "falcon.attention.head_count_kv", u32(2));
+    add(f, "falcon.attention.layer_norm_epsilon", f32(1e-5f));
+    std::vector<Value> tokens;
+    for (int i = 0; i < 10; ++i) tokens.push_back(str(fmt::format("t{}", i)));
+    add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, tokens));
+    add_tensor(f, "token_embd.weight", {10, 16});
+    for (std::uint32_t n = 0; n < layers; ++n) {
+      add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+      add_tensor(f, fmt::format("blk.{}.attn_qkv.weight", n), {32, 16});
+    }
+    return f;
+  };
+  GgufFile f = falcon(1);
+  const HfWeightsResult one = hf_weight_map(f);
+  ASSERT_TRUE(one.weights.has_value()) << one.reason;
+  EXPECT_TRUE(std::any_of(one.weights->begin(), one.weights->end(), [](const HfWeight& w) {
+    return w.hf_name == "transformer.h.0.input_layernorm.weight";
+  }));
+  add_tensor(f, "blk.7.attn_norm_2.weight", {16});
+  expect_refused(f, "tensor 'blk.7.attn_norm_2.weight' is no layer");
+  f = falcon(2);
+  add_tensor(f, "blk.1.attn_norm_2.weight", {16});
+  expect_refused(f, "no tensor 'blk.0.attn_norm_2.weight': FalconForCausalLM needs it");
+}
+
+// ssm.group_count 2⁶³ (2·g wraps to 0 in 64 bits) over qwen3next's fused qkvz once ended the
+// process with SIGFPE; now refused with a reason.
+TEST(HfWeights, AGroupCountNear2To63NeverDividesByZero) {
+  GgufFile f = tiny_decoder("qwen3next", 1);
+  add(f, "qwen3next.vocab_size", u32(10));
+  add(f, "qwen3next.attention.key_length", u32(4));
+  add(f, "qwen3next.ssm.conv_kernel", u32(4));
+  add(f, "qwen3next.ssm.inner_size", u32(0));
+  add(f, "qwen3next.ssm.state_size", u32(4));
+  add(f, "qwen3next.ssm.time_step_rank", u64(std::uint64_t{1} << 63));
+  add(f, "qwen3next.ssm.group_count", u64(std::uint64_t{1} << 63));
+  add(f, "qwen3next.full_attention_interval", u32(2));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_tensor(f, "blk.0.attn_qkv.weight", {8, 16});
+  add_tensor(f, "blk.0.attn_gate.weight", {0, 16});
+  EXPECT_NO_THROW(EXPECT_FALSE(hf_weight_map(f).weights.has_value()));
 }
 
 // A one-layer qwen3moe with 4 experts of 768 (Qwen3MoeConfig's moe_intermediate_size).
