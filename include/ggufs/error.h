@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ggufs {
 
@@ -50,5 +53,15 @@ class ParseError : public std::runtime_error {
   std::uint64_t offset_;
   std::string problem_;
 };
+
+/// "not enough memory to TO (CAUSE)" when failure `e` says memory ran out, else nullopt: the one
+/// place that tells a shortage of memory from other failures, so every way it shows (a model's
+/// `error` file, a view's reason, the log) reads alike. CAUSE is "std::bad_alloc" (what() of a
+/// std::bad_alloc) or, for a std::system_error of EAGAIN or ENOMEM, its message ("Resource
+/// temporarily unavailable"): std::thread and std::async throw EAGAIN when no thread can start,
+/// as pthread_create returns it when a new thread's stack cannot be mapped (POSIX,
+/// pthread_create: "lacked the necessary resources"; glibc's allocate_stack turns mmap's ENOMEM
+/// under RLIMIT_AS into it).
+std::optional<std::string> not_enough_memory(const std::exception& e, std::string_view to);
 
 }  // namespace ggufs

@@ -217,22 +217,38 @@ int serve(fuse_args& args, const fuse_cmdline_opts& opts, const Config& conf, Mo
       bg.drop();
       // Threads only now: the daemon forked above.
       std::optional<RemoteReadPool> remote_reads;
+      std::string no_pool;  // why the remote-read pool could not start
       if (remote_read_timeout_s > 0) {
-        remote_reads.emplace(kRemoteReadThreads, std::chrono::seconds(remote_read_timeout_s));
-        mctx.remote_reads = &*remote_reads;
+        try {
+          remote_reads.emplace(kRemoteReadThreads, std::chrono::seconds(remote_read_timeout_s));
+          mctx.remote_reads = &*remote_reads;
+          if (remote_reads->size() < kRemoteReadThreads) {
+            log_message(LogLevel::kWarning,
+                        fmt::format("warning: {} of {} remote-read threads could start",
+                                    remote_reads->size(), kRemoteReadThreads));
+          }
+        } catch (const std::exception& e) {
+          no_pool = not_enough_memory(e, "start the remote-read threads").value_or(e.what());
+        }
       }
       // A URL without its query string: it may hold a signature.
       const std::string file = is_url(conf.file) ? display_url(conf.file) : printable(conf.file);
-      log_message(LogLevel::kInfo, fmt::format("mounted {} at {}", file, opts.mountpoint));
-      int loop;
-      if (opts.singlethread) {
-        loop = fuse_session_loop(se);
+      int loop = -1;
+      if (!no_pool.empty()) {
+        // Reads of a remote model are bounded in time only through the pool: none is served
+        // without it.
+        log_message(LogLevel::kError, fmt::format("cannot serve {}: {}", file, no_pool));
       } else {
-        fuse_loop_config* cfg = fuse_loop_cfg_create();
-        fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
-        fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
-        loop = fuse_session_loop_mt(se, cfg);
-        fuse_loop_cfg_destroy(cfg);
+        log_message(LogLevel::kInfo, fmt::format("mounted {} at {}", file, opts.mountpoint));
+        if (opts.singlethread) {
+          loop = fuse_session_loop(se);
+        } else {
+          fuse_loop_config* cfg = fuse_loop_cfg_create();
+          fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
+          fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
+          loop = fuse_session_loop_mt(se, cfg);
+          fuse_loop_cfg_destroy(cfg);
+        }
       }
       // libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP: a clean unmount too.
       rc = loop >= 0 ? kExitOk : kExitMountFailed;
@@ -415,10 +431,17 @@ int mount_file(fuse_args& args, const Config& conf) {
     Model model;
     if (const int rc = open_model_named(path, *remote, model); rc != kExitOk) return rc;
     remote_model = model.sources.front()->remote();
-    auto served = [&] {
+    std::unique_ptr<ServedModel> served;
+    try {
       const SlowStep step("rendering the metadata files");
-      return std::make_unique<ServedModel>(std::move(model), tree_options);
-    }();
+      served = std::make_unique<ServedModel>(std::move(model), tree_options);
+    } catch (const std::exception& e) {
+      // A parsed model fails to lay out only for lack of memory (ServedModel): its reason line,
+      // as a library's model gives it in its error file.
+      fmt::print(stderr, "ggufs: {}\n",
+                 not_enough_memory(e, "lay out this model").value_or(printable(e.what())));
+      return kExitMountFailed;
+    }
     for (const std::string& w : served->warnings) {
       log_message(LogLevel::kWarning, fmt::format("warning: {}", w));
     }

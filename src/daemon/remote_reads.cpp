@@ -10,7 +10,14 @@ constexpr std::size_t kMaxQueued = 4096;
 }  // namespace
 
 RemoteReadPool::RemoteReadPool(unsigned threads, std::chrono::seconds bound) : bound_(bound) {
-  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  try {
+    for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  } catch (const std::exception&) {
+    // A thread that cannot start (EAGAIN: no memory for its stack, or bad_alloc) ends the
+    // pool's growth: the threads started serve it. Without one, the caller is told (nothing
+    // is joinable then, so the throw is safe).
+    if (threads_.empty()) throw;
+  }
 }
 
 RemoteReadPool::~RemoteReadPool() {

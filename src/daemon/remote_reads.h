@@ -22,11 +22,17 @@ class RemoteReadPool {
   /// queue is full, or the pool is closing): it must then answer EIO without waiting.
   using Job = std::function<void(bool expired)>;
 
+  /// Starts `threads` threads, or as many as can start (size()): at least one, else it throws
+  /// what the failed start threw (std::system_error of EAGAIN where no memory is left for a
+  /// thread's stack).
   RemoteReadPool(unsigned threads, std::chrono::seconds bound);
   /// Answers every queued read (as expired once the bound passed) and joins the threads.
   ~RemoteReadPool();
   RemoteReadPool(const RemoteReadPool&) = delete;
   RemoteReadPool& operator=(const RemoteReadPool&) = delete;
+
+  /// The threads that serve the pool.
+  std::size_t size() const { return threads_.size(); }
 
   /// Queues `job` (at most 4096 waiting: beyond that it runs at once, expired).
   void submit(Job job);

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <variant>
 
+#include "ggufs/error.h"
 #include "ggufs/hf_config.h"
 #include "ggufs/names.h"
 #include "hf_architectures.h"
@@ -892,7 +893,8 @@ HfWeightsResult hf_weight_map(const GgufFile& file) {
   try {
     return build(file);
   } catch (const std::exception& e) {  // bad_alloc, a malformed rendered config
-    return refuse(fmt::format("no weight map: {}", e.what()));
+    return refuse(not_enough_memory(e, "build its weight map")
+                      .value_or(fmt::format("no weight map: {}", e.what())));
   }
 }
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <exception>
-#include <new>
 #include <unordered_set>
 
 #include "ggufs/error.h"
@@ -62,9 +61,7 @@ const ServedModel& Library::open_slot(Slot& slot) const {
   } catch (const std::exception& ex) {
     // Any failure of one model stays in its folder: the mount and the other models go on.
     std::string message =
-        dynamic_cast<const std::bad_alloc*>(&ex)
-            ? fmt::format("not enough memory to lay out this model ({})", ex.what())
-            : printable(ex.what());
+        not_enough_memory(ex, "lay out this model").value_or(printable(ex.what()));
     if (log_) log_(fmt::format("{}: {}", slot.folder.name, message));
     slot.model = std::make_unique<const ServedModel>(std::move(message), e.mtime);
   }

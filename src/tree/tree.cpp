@@ -6,6 +6,7 @@
 #include <functional>
 #include <future>
 
+#include "ggufs/error.h"
 #include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/model_views.h"
@@ -53,8 +54,12 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   };
 
   // gguf.json is the largest text (a vocabulary, indented): rendered on the other core while
-  // this one renders the rest; its node is filled in at the end.
-  std::future<std::string> json = std::async(std::launch::async, render_gguf_json, std::cref(file));
+  // this one renders the rest; its node is filled in at the end. Where no thread can start (its
+  // stack cannot be mapped under an address-space limit), the task runs deferred, on this thread
+  // at get(): async | deferred asks for that, and libstdc++ falls back so on EAGAIN (<future>,
+  // std::async) rather than throw.
+  constexpr std::launch kOwnThread = std::launch::async | std::launch::deferred;
+  std::future<std::string> json = std::async(kOwnThread, render_gguf_json, std::cref(file));
   const Ino json_ino = add(kRootIno, make_node("gguf.json", kRootIno, NodeKind::kText));
   // The folder views (a tokenizer.json of a large vocabulary) too, each on its own thread.
   struct Laid {
@@ -63,7 +68,7 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   };
   std::vector<std::future<Laid>> folders;
   for (const FolderView& view : kFolderViews) {
-    folders.push_back(std::async(std::launch::async, [&file, &options, &view] {
+    folders.push_back(std::async(kOwnThread, [&file, &options, &view] {
       Laid l;
       if (view.applies && !view.applies(file)) return l;
       try {
@@ -72,7 +77,8 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
         // Memory ran out (or a limit of the process was hit) while laying it out: the model is
         // served without this folder, its warning saying why.
         l = Laid{};
-        l.result.reason = fmt::format("laying it out failed: {}", e.what());
+        l.result.reason = not_enough_memory(e, "lay it out")
+                              .value_or(fmt::format("laying it out failed: {}", e.what()));
       }
       return l;
     }));

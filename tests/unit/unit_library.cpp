@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "ggufs/error.h"
@@ -142,6 +143,58 @@ TEST(Library, AModelThatFailsToOpenIsAFolderHoldingOnlyItsError) {
   EXPECT_EQ(
       text_of(lib, lib.lookup(lib.lookup(kRootIno, "good"), "metadata"), "general.architecture"),
       "fine\n");
+}
+
+// A thread that cannot start while a model is opened (std::thread and std::async throw
+// std::system_error(EAGAIN) when pthread_create cannot map its stack, as under RLIMIT_AS) reads
+// as the memory it lacked, as a std::bad_alloc does: in the error file and the log line. Another
+// system error keeps its own text.
+TEST(Library, AThreadThatCannotStartReadsAsNotEnoughMemory) {
+  TempDir tmp;
+  write_arch_model(tmp.path() / "good.gguf", "fine");
+  auto throwing = [](std::string name, std::exception_ptr e) {
+    LibraryEntry l;
+    l.name = std::move(name);
+    l.open = [e]() -> Model { std::rethrow_exception(e); };
+    return l;
+  };
+  std::vector<std::string> logged;
+  const Library lib(
+      {throwing("eagain", std::make_exception_ptr(
+                              std::system_error(std::error_code(EAGAIN, std::generic_category())))),
+       throwing("nomem", std::make_exception_ptr(std::bad_alloc())),
+       throwing("denied", std::make_exception_ptr(std::system_error(
+                              std::error_code(EACCES, std::generic_category()), "opening x"))),
+       entry("good", tmp.path() / "good.gguf")},
+      {}, [&](const std::string& line) { logged.push_back(line); }, {});
+  EXPECT_EQ(text_of(lib, lib.lookup(kRootIno, "eagain"), "error"),
+            "not enough memory to lay out this model (Resource temporarily unavailable)\n");
+  EXPECT_EQ(text_of(lib, lib.lookup(kRootIno, "nomem"), "error"),
+            "not enough memory to lay out this model (std::bad_alloc)\n");
+  EXPECT_EQ(text_of(lib, lib.lookup(kRootIno, "denied"), "error"),
+            "opening x: Permission denied\n");
+  EXPECT_EQ(logged, (std::vector<std::string>{
+                        "eagain: not enough memory to lay out this model (Resource temporarily "
+                        "unavailable)",
+                        "nomem: not enough memory to lay out this model (std::bad_alloc)",
+                        "denied: opening x: Permission denied"}));
+  EXPECT_EQ(
+      text_of(lib, lib.lookup(lib.lookup(kRootIno, "good"), "metadata"), "general.architecture"),
+      "fine\n");
+}
+
+// The one classifier of memory shortages (error.h), which the tree's views use too: the
+// allocation's and the failed thread's causes, ENOMEM's; nothing else.
+TEST(NotEnoughMemory, NamesBadAllocAndThreadStartsOnly) {
+  using std::generic_category;
+  const auto says = [](const std::exception& e) { return not_enough_memory(e, "lay it out"); };
+  EXPECT_EQ(says(std::bad_alloc()), "not enough memory to lay it out (std::bad_alloc)");
+  EXPECT_EQ(says(std::system_error(std::error_code(EAGAIN, generic_category()), "thread")),
+            "not enough memory to lay it out (Resource temporarily unavailable)");
+  EXPECT_EQ(says(std::system_error(std::error_code(ENOMEM, std::system_category()))),
+            "not enough memory to lay it out (Cannot allocate memory)");
+  EXPECT_EQ(says(std::system_error(std::error_code(EINVAL, generic_category()))), std::nullopt);
+  EXPECT_EQ(says(std::runtime_error("Resource temporarily unavailable")), std::nullopt);
 }
 
 TEST(Library, ASingleModelKeepsItsTreesInodes) {
