@@ -1,17 +1,28 @@
 #include "corpus.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
 #include "gguf_bytes.h"
+#include "ggufs/byte_source.h"
+#include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/half.h"
+#include "ggufs/hf_config.h"
+#include "ggufs/hf_weights.h"
+#include "hf_architectures.h"
 
 namespace ggufs::corpus {
 namespace {
@@ -1095,6 +1106,502 @@ Bytes pair_vocabulary_llama(std::size_t chars) {
   g.add_u32("tokenizer.ggml.eos_token_id", 2);
   g.add_u32("tokenizer.ggml.unknown_token_id", 0);
   return g.finish();
+}
+
+// --- hf/'s architecture table: a seed per row (the hf fuzz target) ----------------------------
+
+namespace {
+
+// The model's layers of every seed: two, so that per-layer arrays and layer patterns have a
+// layer of each kind.
+constexpr std::uint64_t kSeedLayers = 2;
+
+// The value of count key `suffix` in a seed: tiny sizes that divide as the classes need (hidden
+// 8 of 2 heads of 4; an SSM of inner size 16, 2 heads, 1 group of state 4; MLA ranks of 4 and a
+// key of 2 nope + 4 rope dims), and 1 for any count not listed.
+std::uint64_t seed_count(std::string_view suffix) {
+  static const std::map<std::string_view, std::uint64_t> kCounts = {
+      {"block_count", kSeedLayers},
+      {"context_length", 64},
+      {"embedding_length", 8},
+      {"feed_forward_length", 16},
+      {"attention.head_count", 2},
+      {"attention.head_count_kv", 1},
+      {"attention.key_length", 4},
+      {"attention.value_length", 4},
+      {"attention.key_length_swa", 4},
+      {"rope.dimension_count", 4},
+      {"rope.scaling.original_context_length", 64},
+      {"vocab_size", kVocab},
+      {"expert_count", 2},
+      {"expert_used_count", 1},
+      {"expert_feed_forward_length", 8},
+      {"expert_shared_feed_forward_length", 8},
+      {"ssm.conv_kernel", 4},
+      {"ssm.inner_size", 16},
+      {"ssm.state_size", 4},
+      {"ssm.time_step_rank", 2},
+      {"ssm.group_count", 1},
+      {"shortconv.l_cache", 3},
+      {"attention.sliding_window", 16},
+      {"attention.relative_buckets_count", 8},
+      {"decoder_block_count", kSeedLayers},
+      {"attention.q_lora_rank", 4},
+      {"attention.kv_lora_rank", 4},
+      {"attention.key_length_mla", 6},
+      {"attention.value_length_mla", 4},
+      {"altup.num_inputs", 2},
+      {"altup.active_idx", 0},
+      {"embedding_length_per_layer_input", 4},
+      {"attention.shared_kv_layers", 0},
+  };
+  const auto it = kCounts.find(suffix);
+  return it == kCounts.end() ? 1 : it->second;
+}
+
+float seed_number(std::string_view suffix) {
+  if (suffix.find("epsilon") != std::string_view::npos) return 1e-5f;
+  if (suffix.starts_with("rope.freq_base")) return 10000.0f;
+  return 1.0f;
+}
+
+// What a row needs beyond the generic keys: tensors its config reads before any weight is mapped
+// (hf_config.cpp: t5's gated MLP, UMT5's relative attention bias past layer 0, NemotronH's layer
+// pattern from the layers holding a mixer or an MLP), written first with the shapes the class
+// gives them; per-layer arrays; other counts.
+struct RowSetup {
+  std::uint64_t layers = kSeedLayers;
+  std::map<std::string_view, std::vector<std::uint64_t>> arrays;
+  std::map<std::string_view, std::uint64_t> counts;
+  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> first;
+};
+
+RowSetup setup_for(const hf::Architecture& row) {
+  RowSetup s;
+  if (row.gguf_arch == "t5") {
+    s.first.push_back({"enc.blk.0.ffn_gate.weight", {16, 8}});  // (F, H)
+    if (!row.required_tensor.empty()) {
+      s.first.push_back({fmt::format("enc.blk.{}.{}", row.required_from_layer, row.required_tensor),
+                         {8, 2}});  // (buckets, heads)
+    }
+  }
+  if (row.gguf_arch.starts_with("nemotron_h")) {
+    // Three layers: attention ('*'), an MLP ('-', or experts 'E' in the MoE form), a mamba
+    // mixer ('M'); in_proj (2I + 2GN + R, H) = (2·16 + 2·1·4 + 2, 8).
+    const bool moe = row.gguf_arch == "nemotron_h_moe";
+    s.layers = 3;
+    s.arrays["attention.head_count_kv"] = {1, 0, 0};
+    s.arrays["feed_forward_length"] = {0, moe ? 8u : 16u, 0};
+    if (moe) {
+      s.first.push_back({"blk.1.ffn_up_exps.weight", {2, 8, 8}});
+    } else {
+      s.first.push_back({"blk.1.ffn_up.weight", {16, 8}});
+    }
+    s.first.push_back({"blk.2.ssm_in.weight", {42, 8}});
+  }
+  // As many key heads as value heads: no value-head reorder (hf_weights.cpp, untile_value_heads),
+  // whose shapes the probes do not find.
+  if (row.gguf_arch.starts_with("qwen35")) s.counts["ssm.group_count"] = 2;
+  return s;
+}
+
+// A seed's keys for `row`: every key of the row under "<gguf_arch>.", its required key, and the
+// per-layer arrays its layer types and periods read (layer 0 set, layer 1 not), a byte-level BPE
+// vocabulary of kVocab tokens.
+ModelSpec row_keys(const hf::Architecture& row, const RowSetup& setup) {
+  const std::string arch(row.gguf_arch);
+  ModelSpec m;
+  m.add("general.architecture", str_value(arch));
+  m.add("general.name", str_value("tiny"));
+  std::set<std::string_view> layer_arrays;
+  if (!row.layer_types.gguf.empty()) layer_arrays.insert(row.layer_types.gguf);
+  for (const hf::LayerPeriod& p : row.layer_periods) {
+    if (!p.gguf.empty()) layer_arrays.insert(p.gguf);
+  }
+  auto per_layer = [&](Value v) {
+    return array_value(v.type, std::vector<Value>(setup.layers, v));
+  };
+  std::set<std::string_view> written;
+  auto add_key = [&](std::string_view suffix, hf::ValueKind kind) {
+    if (!written.insert(suffix).second) return;
+    const std::string key = arch + "." + std::string(suffix);
+    using K = hf::ValueKind;
+    if (const auto a = setup.arrays.find(suffix); a != setup.arrays.end()) {
+      std::vector<Value> items;
+      for (const std::uint64_t n : a->second) items.push_back(u32_value(n));
+      m.add(key, array_value(ValueType::kUint32, std::move(items)));
+      return;
+    }
+    if (layer_arrays.contains(suffix)) {
+      std::vector<Value> items(setup.layers, u32_value(0));
+      items[0] = u32_value(std::max<std::uint64_t>(seed_count(suffix), 1));
+      m.add(key, array_value(ValueType::kUint32, std::move(items)));
+      return;
+    }
+    std::uint64_t n = seed_count(suffix);
+    if (const auto c = setup.counts.find(suffix); c != setup.counts.end()) n = c->second;
+    if (suffix == "block_count" || suffix == "decoder_block_count") n = setup.layers;
+    if (suffix == "block_count" && !row.appended_layers.empty())
+      n += seed_count(row.appended_layers);
+    switch (kind) {
+      case K::kNumber:
+        m.add(key, f32_value(seed_number(suffix)));
+        break;
+      case K::kTenth:
+        m.add(key, f32_value(0.1f));
+        break;
+      case K::kAny:
+        m.add(key, Value{ValueType::kBool, true});
+        break;
+      case K::kTokenId:
+        m.add(key, u32_value(0));
+        break;
+      case K::kLayerCounts:
+        m.add(key, per_layer(u32_value(n)));
+        break;
+      case K::kNormalCdf:
+        m.add(key, per_layer(f32_value(0.0f)));
+        break;
+      default:
+        m.add(key, u32_value(n));
+        break;
+    }
+  };
+  if (!row.required_key.empty()) add_key(row.required_key, hf::ValueKind::kCount);
+  for (const hf::ConfigKey& k : row.keys) add_key(k.gguf, k.kind);
+  for (const std::string_view suffix : layer_arrays) add_key(suffix, hf::ValueKind::kCount);
+  for (const auto& [suffix, values] : setup.arrays) add_key(suffix, hf::ValueKind::kCount);
+  gpt2_tokenizer(m);
+  return m;
+}
+
+// What hf/ makes of `m`: the weight map (empty with the reason when refused), and whether the row
+// chosen is `row`.
+struct SeedMap {
+  std::optional<std::vector<HfWeight>> weights;
+  std::string reason;
+  GgufFile file;
+};
+
+SeedMap map_seed(const ModelSpec& m, const hf::Architecture& row) {
+  SeedMap out;
+  const Bytes bytes = m.write(43);
+  out.file = parse_gguf(MemorySource(bytes), "seed.gguf");
+  const HfConfigResult config = render_hf_config(out.file);
+  if (!config.config) {
+    out.reason = config.reason;
+    return out;
+  }
+  const hf::Architecture* chosen = hf::with_layer_tensors(
+      hf::find_architecture(config.config->model_type, row.gguf_arch), out.file);
+  if (chosen != &row) {
+    out.reason = "another row: " + config.config->model_type;
+    return out;
+  }
+  HfWeightsResult w = hf_weight_map(out.file);
+  out.weights = std::move(w.weights);
+  out.reason = std::move(w.reason);
+  return out;
+}
+
+// "… the config gives [a, b]": the shape the config gives a tensor, from a refusal.
+std::optional<std::vector<std::uint64_t>> config_shape(const std::string& reason) {
+  const std::string_view marker = "the config gives [";
+  const std::size_t at = reason.rfind(marker);
+  if (at == std::string::npos || !reason.ends_with("]")) return std::nullopt;
+  std::vector<std::uint64_t> out;
+  std::string_view s(reason);
+  s = s.substr(at + marker.size(), s.size() - at - marker.size() - 1);
+  while (!s.empty()) {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc()) return std::nullopt;
+    out.push_back(n);
+    s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+    if (s.starts_with(", ")) s.remove_prefix(2);
+  }
+  return out;
+}
+
+using Shapes = std::vector<std::vector<std::uint64_t>>;  // a tensor's, then its parts'
+
+// The GGUF shapes (numpy order) that may give HF shape `x` to an entry with `parts` parts: as it
+// is, transposed, with the last two axes swapped, split along rows or columns into the parts,
+// and with an expert stack's axis in front.
+std::vector<Shapes> candidates(std::vector<std::uint64_t> x, std::size_t parts, bool expert) {
+  std::vector<Shapes> out;
+  auto push = [&](std::vector<std::uint64_t> s, std::vector<std::uint64_t> p) {
+    Shapes c = {s};
+    for (std::size_t i = 0; i < parts; ++i) c.push_back(p);
+    out.push_back(std::move(c));
+  };
+  std::vector<std::vector<std::uint64_t>> forms = {x};
+  if (x.size() >= 2) {
+    auto t = x;
+    std::swap(t[t.size() - 1], t[t.size() - 2]);
+    forms.push_back(t);
+  }
+  if (x.size() >= 2 && x.size() != 2) {
+    forms.push_back(std::vector<std::uint64_t>(x.rbegin(), x.rend()));
+  }
+  for (const auto& f : forms) {
+    if (parts == 0) {
+      push(f, {});
+      continue;
+    }
+    const std::size_t n = f.size();
+    // Equal parts along the rows (axis -2) or the last axis, then (gpt-oss) transposed.
+    for (const std::size_t axis : {n - 2, n - 1}) {
+      if (n < 2 && axis == n - 2) continue;
+      if (f[axis] % (parts + 1) == 0) {
+        auto s = f;
+        s[axis] /= parts + 1;
+        push(s, s);
+        if (n >= 2) {
+          auto t = s;
+          std::swap(t[n - 1], t[n - 2]);
+          push(t, t);
+        }
+      }
+    }
+    // One part of any number of rows (qwen3next's attn_qkv and attn_gate).
+    if (parts == 1 && n >= 2) {
+      for (std::uint64_t p = 1; p < f[n - 2]; ++p) {
+        auto s = f, q = f;
+        s[n - 2] -= p;
+        q[n - 2] = p;
+        push(s, q);
+      }
+    }
+  }
+  // MLA's kv_b: (heads·(dn + dv), r) from attn_k_b (heads, r, dn) and attn_v_b (heads, dv, r).
+  if (parts == 1 && x.size() == 2 && x[0] % 2 == 0) {
+    const std::uint64_t head = x[0] / 2;
+    for (std::uint64_t dn = 1; dn < head; ++dn) {
+      out.push_back({{2, x[1], dn}, {2, head - dn, x[1]}});
+    }
+  }
+  if (expert) {
+    std::vector<Shapes> stacked;
+    for (const std::uint64_t e : {2, 1}) {
+      for (Shapes c : out) {
+        for (auto& s : c) s.insert(s.begin(), e);
+        stacked.push_back(std::move(c));
+      }
+    }
+    return stacked;
+  }
+  return out;
+}
+
+// Adds the tensors of `entry` named `prefix` + its GGUF names to `m` with the shapes hf/ accepts
+// for `row`, if any: true when the weight map then holds it.
+bool add_entry(ModelSpec& m, const hf::Architecture& row, const hf::WeightEntry& entry,
+               const std::string& prefix) {
+  std::vector<std::string> names = {prefix + std::string(entry.gguf)};
+  for (const std::string_view then : entry.then) {
+    if (!then.empty()) names.push_back(prefix + std::string(then));
+  }
+  for (const ModelSpec::Tensor& t : m.tensors) {
+    if (t.name == names[0]) return true;  // the row's required tensor, added first
+  }
+  auto attempt = [&](const Shapes& shapes, std::string* reason) {
+    ModelSpec t = m;
+    for (std::size_t i = 0; i < names.size(); ++i) t.tensor(names[i], shapes[i]);
+    SeedMap r = map_seed(t, row);
+    if (reason) *reason = r.reason;
+    if (!r.weights) return false;
+    // Two GGUF tensors the row maps to one HF name (granitehybrid's shared_mlp from ffn_*_shexp
+    // or ffn_*) would write the name twice: a seed holds one of them.
+    std::set<std::string_view> hf_names;
+    for (const HfWeight& w : *r.weights) {
+      if (!hf_names.insert(w.hf_name).second) return false;
+    }
+    for (const HfWeight& w : *r.weights) {
+      if (r.file.tensors[w.source].name == names[0]) {
+        m = std::move(t);
+        return true;
+      }
+    }
+    return false;
+  };
+  // Probe shapes whose refusal names the shape the config gives: rows a multiple of any head
+  // count's doubling, a stack of experts or of one matrix, 1-D.
+  std::vector<Shapes> probes;
+  for (const std::vector<std::uint64_t>& probe :
+       Shapes{{48, 1}, {64, 1}, {2, 48, 1}, {1, 48, 1}, {1}, {2, 48}, {1, 48}, {8, 16}}) {
+    probes.push_back(Shapes(names.size(), probe));
+  }
+  if (names.size() == 2) {
+    probes.push_back({{48, 1}, {16, 1}});      // qwen3next: z of the inner size's rows
+    probes.push_back({{2, 4, 1}, {2, 1, 4}});  // MLA: k_b (heads, r, dn), v_b (heads, dv, r)
+  }
+  std::optional<std::vector<std::uint64_t>> x;
+  for (const Shapes& probe : probes) {
+    std::string reason;
+    if (attempt(probe, &reason)) return true;
+    if ((x = config_shape(reason))) break;
+  }
+  if (!x) return false;
+  for (const Shapes& c : candidates(*x, names.size() - 1, entry.expert)) {
+    std::uint64_t elements = 0;
+    for (const auto& s : c) {
+      std::uint64_t n = 1;
+      for (const std::uint64_t d : s) n *= d;
+      elements += n;
+    }
+    if (elements > 4096) continue;  // a seed stays far below 64 KiB
+    if (attempt(c, nullptr)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<HfRowSeed> hf_row_seeds() {
+  std::vector<HfRowSeed> out;
+  const auto& rows = hf::architectures();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const hf::Architecture& row = rows[i];
+    HfRowSeed seed;
+    seed.index = i;
+    seed.row = fmt::format("{}/{}/{}", row.gguf_arch, row.model_type, row.class_name);
+    if (!row.required_tensor.empty()) seed.row += "+" + std::string(row.required_tensor);
+    seed.name = fmt::format("hf_row.{:02d}.{}", i, row.model_type);
+    const RowSetup setup = setup_for(row);
+    ModelSpec m = row_keys(row, setup);
+    // A row without a state_dict (mistral): an embedding, so that hf/ is refused as the weight
+    // map refuses it, not laid out as a vocabulary-only file's tokenizer folder.
+    if (row.layer.empty()) m.tensor("token_embd.weight", {kVocab, 8});
+    for (const auto& [name, shape] : setup.first) m.tensor(name, shape);
+    const bool enc_dec = !row.decoder_prefix.empty();
+    const std::string blk = enc_dec ? "enc.blk." : "blk.";
+    // The row's own layer tensor first, so that its row is the one chosen from then on.
+    if (!row.required_tensor.empty()) {
+      for (const hf::WeightEntry& e : row.layer) {
+        if (e.gguf == row.required_tensor) {
+          add_entry(m, row, e, fmt::format("{}{}.", blk, row.required_from_layer));
+        }
+      }
+    }
+    for (const hf::WeightEntry& e : row.before) add_entry(m, row, e, "");
+    for (std::uint64_t n = 0; n < setup.layers; ++n) {
+      for (const hf::WeightEntry& e : row.layer) add_entry(m, row, e, fmt::format("{}{}.", blk, n));
+    }
+    for (const hf::WeightEntry& e : row.between) add_entry(m, row, e, "");
+    for (std::uint64_t n = 0; n < setup.layers; ++n) {
+      for (const hf::WeightEntry& e : row.decoder_layer) {
+        add_entry(m, row, e, fmt::format("dec.blk.{}.", n));
+      }
+    }
+    for (const hf::WeightEntry& e : row.after) add_entry(m, row, e, "");
+    // The entries the weight map holds, by their GGUF tensor (after any layer prefix).
+    const SeedMap final_map = map_seed(m, row);
+    std::set<std::string_view> mapped;
+    if (final_map.weights) {
+      for (const HfWeight& w : *final_map.weights) {
+        std::string_view name = final_map.file.tensors[w.source].name;
+        if (name.starts_with("enc.blk.") || name.starts_with("dec.blk.")) name.remove_prefix(4);
+        if (name.starts_with("blk.")) name.remove_prefix(name.find('.', 4) + 1);
+        mapped.insert(name);
+      }
+    }
+    std::set<std::string> missing;
+    std::set<std::string_view> hf_names;  // entries of one HF name are alternatives
+    for (const auto* list :
+         {&row.before, &row.layer, &row.between, &row.decoder_layer, &row.after}) {
+      for (const hf::WeightEntry& e : *list) hf_names.insert(e.hf);
+    }
+    seed.entries = hf_names.size();
+    for (const std::string_view hf_name : hf_names) {
+      bool held = false;
+      for (const auto* list :
+           {&row.before, &row.layer, &row.between, &row.decoder_layer, &row.after}) {
+        for (const hf::WeightEntry& e : *list) held |= e.hf == hf_name && mapped.contains(e.gguf);
+      }
+      if (held) {
+        ++seed.tensors;
+      } else {
+        missing.insert(std::string(hf_name));
+      }
+    }
+    seed.bytes = m.write(static_cast<std::uint32_t>(100 + i));
+    const GgufFile f = parse_gguf(MemorySource(seed.bytes), seed.name);
+    std::vector<std::string> warnings;
+    const FolderResult hf = hf_folder_layout(f, TreeOptions{}, warnings);
+    if (!final_map.weights) {
+      seed.missing = "no weight map: " + final_map.reason;
+    } else if (!hf.folder) {
+      seed.missing = "no hf/: " + hf.reason;
+    } else if (!missing.empty()) {
+      seed.missing = fmt::format("without {}", fmt::join(missing, ", "));
+    }
+    out.push_back(std::move(seed));
+  }
+  return out;
+}
+
+std::string hf_dictionary() {
+  std::set<std::string> entries;
+  for (const hf::Architecture& row : hf::architectures()) {
+    const std::string arch(row.gguf_arch);
+    entries.insert(arch);
+    entries.insert(std::string(row.model_type));
+    auto key = [&](std::string_view suffix) {
+      if (!suffix.empty()) entries.insert(arch + "." + std::string(suffix));
+    };
+    for (const hf::ConfigKey& k : row.keys) key(k.gguf);
+    key(row.required_key);
+    key(row.layer_types.gguf);
+    key(row.appended_layers);
+    for (const hf::LayerPeriod& p : row.layer_periods) key(p.gguf);
+    auto tensors = [&](const std::vector<hf::WeightEntry>& list,
+                       std::initializer_list<std::string_view> prefixes) {
+      for (const hf::WeightEntry& e : list) {
+        for (const std::string_view p : prefixes) {
+          entries.insert(std::string(p) + std::string(e.gguf));
+          for (const std::string_view then : e.then) {
+            if (!then.empty()) entries.insert(std::string(p) + std::string(then));
+          }
+        }
+      }
+    };
+    tensors(row.before, {""});
+    tensors(row.between, {""});
+    tensors(row.after, {""});
+    if (row.decoder_prefix.empty()) {
+      tensors(row.layer, {"blk.0.", "blk.1."});
+    } else {
+      tensors(row.layer, {"enc.blk.0.", "enc.blk.1."});
+      tensors(row.decoder_layer, {"dec.blk.0.", "dec.blk.1."});
+    }
+  }
+  for (const char* k :
+       {"general.architecture", "general.name", "tokenizer.ggml.model", "tokenizer.ggml.pre",
+        "tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type",
+        "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+        "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id"}) {
+    entries.insert(k);
+  }
+  // libFuzzer's dictionary format (docs/LibFuzzer: "kw1=\"blah\"", or an unnamed "blah"): one
+  // quoted entry a line, with \\, \" and \xNN escapes.
+  std::string out;
+  for (const std::string& e : entries) {
+    out += '"';
+    for (const char ch : e) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c == '\\' || c == '"') {
+        out += '\\';
+        out += ch;
+      } else if (c < 0x20 || c >= 0x7f) {
+        out += fmt::format("\\x{:02X}", c);
+      } else {
+        out += ch;
+      }
+    }
+    out += "\"\n";
+  }
+  return out;
 }
 
 }  // namespace ggufs::corpus

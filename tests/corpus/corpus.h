@@ -45,6 +45,32 @@ std::vector<Hostile> hostile_files();
 /// hf/ both splices and decodes.
 std::vector<Fixture> hf_models();
 
+/// A seed of the hf fuzz target: a tiny model of one row of hf/'s architecture table
+/// (src/hf/hf_architectures.cpp, hf::architectures()), or why the row has none.
+struct HfRowSeed {
+  std::size_t index = 0;  ///< the row's index in hf::architectures()
+  /// "<gguf_arch>/<model_type>/<class_name>", and "+<required_tensor>" where the row has one
+  std::string row;
+  std::string name;         ///< "hf_row.<nn>.<model_type>": the seed's file name
+  Bytes bytes;              ///< empty when the row has no seed
+  std::size_t tensors = 0;  ///< the row's state_dict names (a layer's, globals) the seed holds
+  std::size_t entries = 0;  ///< the row's state_dict names (a layer's, globals)
+  std::string missing;      ///< why there is no seed, or the entries the seed leaves out
+};
+
+/// One seed per row of the architecture table, in its order: the GGUF keys the row reads
+/// (tiny sizes: hidden 8, 2 heads, 2 layers, 16 tokens; per-layer arrays where the row reads
+/// layer types or periods from one), a byte-level BPE vocabulary, and a tensor for each
+/// WeightEntry of the row in each layer, each F32 or F16, whose shape is the one the row's
+/// weight map accepts (found by asking hf_weight_map: a seed only needs to get hf/; the
+/// corpus tests check that it does). Each under 64 KiB (scripts/fuzz's -max_len).
+std::vector<HfRowSeed> hf_row_seeds();
+
+/// libFuzzer's dictionary for the hf target (one `"…"` entry a line, escapes \\ \" \xNN):
+/// every GGUF key suffix of the table under each architecture's prefix, and every tensor name
+/// under "blk.0.", "blk.1.", "enc.blk.0.", "dec.blk.0." or as a global.
+std::string hf_dictionary();
+
 /// A model hf/ must refuse (no hf/ folder, one warning), and the key or tensor the warning must
 /// name.
 struct HfRefusal {

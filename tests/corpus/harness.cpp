@@ -18,6 +18,7 @@
 #include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
+#include "ggufs/hf_weights.h"
 #include "ggufs/library.h"
 #include "ggufs/library_scan.h"
 #include "ggufs/model.h"
@@ -415,6 +416,155 @@ std::string check_tree_of(const GgufFile& f, std::span<const std::uint8_t> data)
   return "";
 }
 
+// A piece of an hf/ weight file takes bytes or elements from the file's tensors only: spliced
+// bytes inside one tensor's data (so inside the file), decoded elements inside the element count
+// of the tensors it names. Returns "" or what broke.
+std::string check_hf_piece(const GgufFile& f, const Piece& p, const std::string& path) {
+  using K = Piece::Kind;
+  if (p.kind == K::kSource) {
+    if (p.shard != 0 || p.from > f.file_size || p.size > f.file_size - p.from) {
+      return fmt::format("{}: spliced bytes [{}, +{}) outside the file", path, p.from, p.size);
+    }
+    for (const TensorInfo& t : f.tensors) {
+      if (t.n_bytes && p.from >= t.file_offset && p.from + p.size <= t.file_offset + *t.n_bytes) {
+        return "";
+      }
+    }
+    return fmt::format("{}: spliced bytes [{}, +{}) not inside one tensor's data", path, p.from,
+                       p.size);
+  }
+  if (p.kind != K::kTensor && p.kind != K::kMxfp4Blocks && p.kind != K::kMxfp4Scales) return "";
+  auto elements = [&](std::size_t i) -> std::optional<std::uint64_t> {
+    if (i >= f.tensors.size() || !f.tensors[i].n_bytes) return std::nullopt;
+    return f.tensors[i].n_elements;
+  };
+  const auto n = elements(p.tensor);
+  if (!n) return fmt::format("{}: a piece of tensor {}, which has no data", path, p.tensor);
+  if (p.kind != K::kTensor) return "";
+  std::uint64_t used = 0;  // elements after `from`
+  if (p.order == Piece::Order::kInterleavedTransposed) {
+    const auto n2 = elements(p.tensor2);
+    if (!n2) return fmt::format("{}: a piece of tensor {}, which has no data", path, p.tensor2);
+    if (p.cols != 0 && p.rows > UINT64_MAX / p.cols) return path + ": rows × cols overflow";
+    used = p.rows * p.cols;
+    if (p.from > *n2 || used > *n2 - p.from) {
+      return fmt::format("{}: elements past the end of '{}'", path, f.tensors[p.tensor2].name);
+    }
+  } else {
+    const std::uint32_t eb = element_bytes(p.data);
+    used = eb ? p.size / eb : 0;
+  }
+  if (p.from > *n || used > *n - p.from) {
+    return fmt::format("{}: elements [{}, +{}) past the {} of '{}'", path, p.from, used, *n,
+                       f.tensors[p.tensor].name);
+  }
+  return "";
+}
+
+std::string check_hf_of(const GgufFile& f, std::span<const std::uint8_t> data) {
+  Rng rng(data);
+  const TreeOptions options = options_for(rng);
+  std::vector<std::string> warnings;
+  const FolderResult hf = hf_folder_layout(f, options, warnings);
+  if (!hf.folder) {
+    if (hf.reason.empty()) return "hf/ refused without a reason";
+    if (hf.reason.find('\n') != std::string::npos) return "hf/'s reason is not one line";
+    for (const char ch : hf.reason) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c < 0x20 || c == 0x7f) return "unescaped control byte in hf/'s reason: " + hf.reason;
+    }
+    return "";
+  }
+  const MemorySource backing(std::vector<std::uint8_t>(data.begin(), data.end()));
+  const ContentReader reader(f, backing);
+  std::map<std::string, const FolderFile*> files;
+  std::vector<Node> weight_files;
+  for (const FolderFile& file : hf.folder->files) {
+    if (!usable_name(file.name) || !files.emplace(file.name, &file).second) {
+      return fmt::format("hf/ has an unusable or repeated name '{}'", file.name);
+    }
+    if (file.name.ends_with(".json")) {
+      if (file.layout || !nlohmann::json::accept(file.text)) {
+        return fmt::format("hf/{} is not JSON", file.name);
+      }
+      continue;
+    }
+    if (!file.name.ends_with(".safetensors") || !file.layout) {
+      return fmt::format("hf/{}: a file save_pretrained does not write", file.name);
+    }
+    Node n;
+    n.name = file.name;
+    n.kind = NodeKind::kComposite;
+    n.size = file.layout->size();
+    n.text = file.layout->text;
+    n.pieces = file.layout->pieces;
+    for (const Piece& p : n.pieces) {
+      if (auto e = check_hf_piece(f, p, "hf/" + n.name); !e.empty()) return e;
+    }
+    if (auto e = check_node(reader, f, n, "hf/" + n.name, data, rng); !e.empty()) return e;
+    weight_files.push_back(std::move(n));
+  }
+  const int tokenizer_files = files.contains("tokenizer.json") +
+                              files.contains("tokenizer_config.json") +
+                              files.contains("special_tokens_map.json");
+  if (tokenizer_files != 0 && tokenizer_files != 3) return "hf/ has some tokenizer files only";
+  if (f.tensors.empty()) {  // a vocabulary-only file: the tokenizer files alone
+    return tokenizer_files == 3 && files.size() == 3 ? "" : "a file of no tensors has a model";
+  }
+  for (const char* name : {"config.json", "generation_config.json"}) {
+    if (!files.contains(name)) return fmt::format("hf/ has no {}", name);
+  }
+  if (weight_files.empty()) return "hf/ has no weights";
+  if (weight_files.size() > 1 && !files.contains("model.safetensors.index.json")) {
+    return "hf/ has several weight files and no index";
+  }
+  const auto config = nlohmann::json::parse(files["config.json"]->text);
+  if (!config.is_object() || !config.contains("model_type") || !config["model_type"].is_string()) {
+    return "hf/config.json has no model_type";
+  }
+  // The weight files hold exactly the weight map's tensors, each of its shape; none holds more
+  // elements than the GGUF tensors it comes from.
+  const HfWeightsResult map = hf_weight_map(f);
+  if (!map.weights) return "hf/ is there but the weight map is refused: " + map.reason;
+  std::map<std::string, const HfWeight*> by_name;
+  for (const HfWeight& w : *map.weights) {
+    std::uint64_t held = f.tensors[w.source].n_elements, elements = 1;
+    for (const std::size_t part : w.parts) held += f.tensors[part].n_elements;
+    for (const std::uint64_t d : w.shape) {
+      if (d != 0 && elements > UINT64_MAX / d) return w.hf_name + ": its shape overflows";
+      elements *= d;
+    }
+    if (elements > held) {
+      return fmt::format("{}: {} elements from GGUF tensors holding {}", w.hf_name, elements, held);
+    }
+    if (!by_name.emplace(w.hf_name, &w).second) return "the weight map repeats " + w.hf_name;
+  }
+  std::size_t listed = 0;
+  for (const Node& n : weight_files) {
+    const nlohmann::json header = safetensors_header(reader, n);
+    if (!header.is_object()) return fmt::format("hf/{}: no header", n.name);
+    for (const auto& [key, t] : header.items()) {
+      if (key == "__metadata__") continue;
+      ++listed;
+      const auto w = by_name.find(key);
+      if (w == by_name.end())
+        return fmt::format("hf/{}: '{}' is not in the weight map", n.name, key);
+      if (t["shape"] != nlohmann::json(w->second->shape)) {
+        return fmt::format("hf/{}: '{}' has not the weight map's shape", n.name, key);
+      }
+      const bool embedding = key.ends_with("embed_tokens.weight") || key.ends_with("wte.weight");
+      if (embedding && config.contains("vocab_size") &&
+          (t["shape"].empty() || t["shape"][0] != config["vocab_size"])) {
+        return fmt::format("hf/{}: '{}' has not vocab_size rows", n.name, key);
+      }
+    }
+  }
+  if (listed != by_name.size()) {
+    return fmt::format("hf/ holds {} tensors of the weight map's {}", listed, by_name.size());
+  }
+  return "";
+}
+
 // A refusal's message may quote the file, but only escaped: no control byte may reach a
 // terminal. Returns "" or what broke.
 std::string unescaped_control(const ParseError& e) {
@@ -590,6 +740,15 @@ std::string check_tree(std::span<const std::uint8_t> data) {
     const GgufFile f = parse_gguf(src, "fuzz.gguf");
     if (auto e = check_file(f, data); !e.empty()) return e;
     return check_tree_of(f, data);
+  });
+}
+
+std::string check_hf(std::span<const std::uint8_t> data) {
+  return guarded([&] {
+    const MemorySource src(std::vector<std::uint8_t>(data.begin(), data.end()));
+    const GgufFile f = parse_gguf(src, "fuzz.gguf");
+    if (auto e = check_file(f, data); !e.empty()) return e;
+    return check_hf_of(f, data);
   });
 }
 

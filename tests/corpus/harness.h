@@ -24,6 +24,18 @@ std::string check_parse(std::span<const std::uint8_t> data);
 /// with exactly one one-line warning "<name>/ is not offered: …". Returns "" or what broke.
 std::string check_tree(std::span<const std::uint8_t> data);
 
+/// check_parse, then lays out hf/ alone (hf_folder_layout; no other view, so inputs run faster
+/// than check_tree's), hf/'s dtype and shard size drawn from the input. Refused: the reason is
+/// one line, not empty, with no control byte. Served: config.json and generation_config.json,
+/// the three tokenizer files or none, every .json file valid JSON, config.json an object with a
+/// model_type; each weight file read as check_tree reads its nodes (whole, past its end, at
+/// offsets derived from the input; its safetensors header and data consistent); its tensors
+/// exactly hf_weight_map's, each of the shape the map gives, the embedding of config.json's
+/// vocab_size rows; every weight piece inside the tensors the file holds (spliced bytes inside
+/// one tensor's data, decoded elements inside its element count), and no weight holding more
+/// elements than its GGUF tensors. Returns "" or what broke.
+std::string check_hf(std::span<const std::uint8_t> data);
+
 /// Reads `data` as the text of an Ollama manifest (parse_ollama_manifest). A ParseError is a
 /// normal outcome, but it must point inside the text and quote little of it (kMaxMessageBytes),
 /// with no control byte; an accepted manifest must be JSON nested at most 64 levels, and give a

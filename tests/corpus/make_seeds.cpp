@@ -64,6 +64,24 @@ int main(int argc, char** argv) {
     for (const auto& r : ggufs::corpus::hf_refusals()) write(target, {r.name, r.bytes});
     for (const auto& f : ggufs::corpus::cost_shapes(1)) write(target, f);
   }
+  // hf: a tiny model of every row of hf/'s architecture table (those without hf/ too: their
+  // refusal is a path to fuzz), the hf/ models and refusals; and its dictionary, DIR/hf.dict
+  // (scripts/fuzz passes DIR/<target>.dict to libFuzzer's -dict=).
+  int rows = 0, covered = 0;
+  for (const auto& s : ggufs::corpus::hf_row_seeds()) {
+    write("hf", {s.name, s.bytes});
+    ++rows;
+    covered += !s.missing.starts_with("no ");
+    if (!s.missing.empty())
+      std::printf("hf seed %s (%s): %s\n", s.name.c_str(), s.row.c_str(), s.missing.c_str());
+  }
+  std::printf("hf seeds: %d of %d rows get hf/\n", covered, rows);
+  for (const auto& f : ggufs::corpus::hf_models()) write("hf", f);
+  for (const auto& r : ggufs::corpus::hf_refusals()) write("hf", {r.name, r.bytes});
+  {
+    const std::string dict = ggufs::corpus::hf_dictionary();
+    write_file(dir / "hf.dict", ggufs::corpus::Bytes(dict.begin(), dict.end()));
+  }
   for (const auto& f : ggufs::corpus::manifest_seeds()) write("ollama_manifest", f);
   for (const auto& f : ggufs::corpus::library_name_seeds()) write("library_names", f);
   std::printf("%d seeds in %s\n", n, dir.c_str());
