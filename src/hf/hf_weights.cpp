@@ -501,7 +501,8 @@ HfWeightsResult build(const GgufFile& file) {
     const std::string_view name = file.tensors[i].name;
     const auto blk = hf::layer_of(name, blk_prefix);
     const auto dec = enc_dec ? hf::layer_of(name, "dec.blk.") : std::nullopt;
-    const bool layer_named = name.starts_with(blk_prefix) || (enc_dec && name.starts_with("dec."));
+    const bool layer_named =
+        name.starts_with(blk_prefix) || (enc_dec && name.starts_with("dec.blk."));
     if (layer_named && ((!blk && !dec) || (blk && blk->first >= file_layers) ||
                         (dec && dec->first >= decoder_layers))) {
       return refuse(fmt::format(

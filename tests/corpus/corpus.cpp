@@ -1181,8 +1181,11 @@ RowSetup setup_for(const hf::Architecture& row) {
   if (row.gguf_arch == "t5") {
     s.first.push_back({"enc.blk.0.ffn_gate.weight", {16, 8}});  // (F, H)
     if (!row.required_tensor.empty()) {
-      s.first.push_back({fmt::format("enc.blk.{}.{}", row.required_from_layer, row.required_tensor),
-                         {8, 2}});  // (buckets, heads)
+      for (const char* part : {"enc", "dec"}) {  // every layer from required_from_layer
+        s.first.push_back(
+            {fmt::format("{}.blk.{}.{}", part, row.required_from_layer, row.required_tensor),
+             {8, 2}});  // (buckets, heads)
+      }
     }
   }
   if (row.gguf_arch.starts_with("nemotron_h")) {
@@ -1292,8 +1295,10 @@ SeedMap map_seed(const ModelSpec& m, const hf::Architecture& row) {
     out.reason = config.reason;
     return out;
   }
-  const hf::Architecture* chosen = hf::with_layer_tensors(
-      hf::find_architecture(config.config->model_type, row.gguf_arch), out.file);
+  const hf::Architecture* chosen =
+      hf::with_layer_tensors(hf::find_architecture(config.config->model_type, row.gguf_arch),
+                             out.file)
+          .row;
   if (chosen != &row) {
     out.reason = "another row: " + config.config->model_type;
     return out;
@@ -1397,17 +1402,25 @@ std::vector<Shapes> candidates(std::vector<std::uint64_t> x, std::size_t parts, 
 // Adds the tensors of `entry` named `prefix` + its GGUF names to `m` with the shapes hf/ accepts
 // for `row`, if any: true when the weight map then holds it.
 bool add_entry(ModelSpec& m, const hf::Architecture& row, const hf::WeightEntry& entry,
-               const std::string& prefix) {
+               const std::string& prefix, const std::vector<std::string>& also = {}) {
   std::vector<std::string> names = {prefix + std::string(entry.gguf)};
   for (const std::string_view then : entry.then) {
     if (!then.empty()) names.push_back(prefix + std::string(then));
   }
+  const std::size_t own = names.size();
   for (const ModelSpec::Tensor& t : m.tensors) {
     if (t.name == names[0]) return true;  // the row's required tensor, added first
   }
   auto attempt = [&](const Shapes& shapes, std::string* reason) {
     ModelSpec t = m;
-    for (std::size_t i = 0; i < names.size(); ++i) t.tensor(names[i], shapes[i]);
+    for (std::size_t i = 0; i < own; ++i) t.tensor(names[i], shapes[i]);
+    // The same tensors in the other layers `also` names, at once (a row's required tensor must
+    // stand in every layer that needs it before the row is chosen).
+    for (const std::string& p : also) {
+      for (std::size_t i = 0; i < own; ++i) {
+        t.tensor(p + names[i].substr(prefix.size()), shapes[i]);
+      }
+    }
     SeedMap r = map_seed(t, row);
     if (reason) *reason = r.reason;
     if (!r.weights) return false;
@@ -1476,11 +1489,27 @@ std::vector<HfRowSeed> hf_row_seeds() {
     for (const auto& [name, shape] : setup.first) m.tensor(name, shape);
     const bool enc_dec = !row.decoder_prefix.empty();
     const std::string blk = enc_dec ? "enc.blk." : "blk.";
-    // The row's own layer tensor first, so that its row is the one chosen from then on.
+    // A placeholder in every layer while the entries are probed one by one: hf/ needs each layer
+    // to hold a tensor (a layer is its tensors), and skips one no row maps. Taken out at the end.
+    constexpr std::string_view kPlaceholder = "seed_placeholder";
+    std::vector<std::string> layer_prefixes;
+    for (std::uint64_t n = 0; n < setup.layers; ++n) {
+      layer_prefixes.push_back(fmt::format("{}{}.", blk, n));
+      if (enc_dec) layer_prefixes.push_back(fmt::format("dec.blk.{}.", n));
+    }
+    for (const std::string& p : layer_prefixes) m.tensor(p + std::string(kPlaceholder), {1});
+    // The row's own layer tensor first, in every layer that needs it, so that its row is the one
+    // chosen from then on.
     if (!row.required_tensor.empty()) {
+      std::vector<std::string> needing;
+      for (const std::string& p : layer_prefixes) {
+        const std::uint64_t n = std::stoull(p.substr(p.find("blk.") + 4));
+        if (n >= row.required_from_layer) needing.push_back(p);
+      }
       for (const hf::WeightEntry& e : row.layer) {
-        if (e.gguf == row.required_tensor) {
-          add_entry(m, row, e, fmt::format("{}{}.", blk, row.required_from_layer));
+        if (e.gguf == row.required_tensor && !needing.empty()) {
+          add_entry(m, row, e, needing[0],
+                    std::vector<std::string>(needing.begin() + 1, needing.end()));
         }
       }
     }
@@ -1495,6 +1524,8 @@ std::vector<HfRowSeed> hf_row_seeds() {
       }
     }
     for (const hf::WeightEntry& e : row.after) add_entry(m, row, e, "");
+    std::erase_if(m.tensors,
+                  [&](const ModelSpec::Tensor& t) { return t.name.ends_with(kPlaceholder); });
     // The entries the weight map holds, by their GGUF tensor (after any layer prefix).
     const SeedMap final_map = map_seed(m, row);
     std::set<std::string_view> mapped;

@@ -391,7 +391,8 @@ TEST(HfCorpus, EveryArchitectureRowHasASeedThatGetsHf) {
     // tensor: hf_weights.cpp's choice).
     const hf::Architecture& row = hf::architectures().at(s.index);
     EXPECT_EQ(
-        hf::with_layer_tensors(hf::find_architecture(config.config->model_type, row.gguf_arch), f),
+        hf::with_layer_tensors(hf::find_architecture(config.config->model_type, row.gguf_arch), f)
+            .row,
         &row);
     const auto json = nlohmann::json::parse(config.config->config_json);
     EXPECT_EQ(json["architectures"][0], std::string(row.class_name));
