@@ -109,6 +109,10 @@ struct HfWeightsResult {
   std::optional<std::vector<HfWeight>> weights;
   /// One line naming the key or tensor at fault when `weights` is empty; empty otherwise.
   std::string reason;
+  /// With `weights`: the indices (into GgufFile::tensors, ascending) of the tensors no entry of
+  /// the row maps (llama3's rope_freqs.weight, the converter's appended MTP layers), which hf/
+  /// names rather than drops unseen.
+  std::vector<std::size_t> omitted;
 };
 
 /// The state_dict of the model the converter converted, in the order its state_dict() lists

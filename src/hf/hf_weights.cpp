@@ -309,7 +309,7 @@ std::vector<std::uint64_t> numpy_shape(const TensorInfo& t) {
   return s;
 }
 
-HfWeightsResult refuse(std::string reason) { return {std::nullopt, std::move(reason)}; }
+HfWeightsResult refuse(std::string reason) { return {std::nullopt, std::move(reason), {}}; }
 
 // qwen35's linear attention with fewer key heads nk (ssm.group_count) than value heads nv
 // (ssm.time_step_rank): the converter reordered the value heads of every tensor that has them
@@ -875,7 +875,16 @@ HfWeightsResult build(const GgufFile& file) {
                                 printable(file.tensors[names[i].second].name), names[i].first));
     }
   }
-  return {std::move(out), ""};
+  std::vector<bool> used(file.tensors.size(), false);
+  for (const HfWeight& w : out) {
+    used[w.source] = true;
+    for (const std::size_t p : w.parts) used[p] = true;
+  }
+  std::vector<std::size_t> omitted;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    if (!used[i]) omitted.push_back(i);
+  }
+  return {std::move(out), "", std::move(omitted)};
 }
 
 }  // namespace

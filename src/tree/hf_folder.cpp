@@ -290,6 +290,9 @@ std::variant<std::vector<SafetensorsTensor>, std::string> mxfp4_tensors(const Gg
   return out;
 }
 
+// The __metadata__ key of the tensors hf/ leaves out (model.safetensors' own, safetensors.cpp).
+constexpr std::string_view kHfOmittedKey = "ggufs.omitted_tensors";
+
 // The Hub's gpt-oss quantization_config (gpt-oss-20b's and -120b's config.json).
 constexpr std::string_view kMxfp4QuantizationConfig = R"({
   "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
@@ -389,6 +392,30 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
     warnings.push_back("hf/ has no tokenizer files: the model has no tokenizer.ggml.tokens");
   }
 
+  // The tensors no entry of the row maps, named as model.safetensors names those it leaves
+  // out: a warning, and a JSON list (as text) in the first weight file's __metadata__.
+  std::string first_metadata = R"({"format":"pt")";
+  if (const std::vector<std::size_t>& omitted = weights.omitted; !omitted.empty()) {
+    std::string names, list = "[";
+    for (std::size_t i = 0; i < omitted.size(); ++i) {
+      const std::string& name = file.tensors[omitted[i]].name;
+      if (i < 3) names += fmt::format("{}'{}'", i ? ", " : "", printable(name));
+      if (i) list += ',';
+      append_json_string(list, name);
+    }
+    list += ']';
+    warnings.push_back(fmt::format(
+        "{}/ leaves out {} tensor(s) no state_dict entry of {} maps: {}{}; listed in the "
+        "__metadata__ of its first weight file under {}",
+        mxfp4 ? "hf-mxfp4" : "hf", omitted.size(), config.config->model_type, names,
+        omitted.size() > 3 ? ", ..." : "", kHfOmittedKey));
+    first_metadata += ",";
+    append_json_string(first_metadata, kHfOmittedKey);
+    first_metadata += ":";
+    append_json_string(first_metadata, list);
+  }
+  first_metadata += "}";
+
   // model.safetensors.index.json's weight_map: (key, file) of every tensor, written as text
   // (json::dump's sorted keys); a json object of a weight per expert would cost far more.
   std::vector<std::pair<std::string_view, std::size_t>> weight_map;
@@ -401,7 +428,7 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
               [](const SafetensorsTensor& a, const SafetensorsTensor& b) { return a.key < b.key; });
     shard_names.push_back(name);
     std::optional<ModelLayout> layout =
-        lay_out_safetensors(R"({"format":"pt"})", shards[s],
+        lay_out_safetensors(s == 0 ? first_metadata : R"({"format":"pt"})", shards[s],
                             fmt::format("{}/{}", mxfp4 ? "hf-mxfp4" : "hf", name), warnings);
     if (!layout) {  // its warning is the reason there is no folder
       std::string reason = std::move(warnings.back());

@@ -42,7 +42,8 @@ std::vector<std::uint8_t> distinct(std::uint64_t n, float base) {
 
 // A one-layer llama as llama.cpp's converter writes it (hidden 16, 4 heads of 4, 2 kv heads),
 // every tensor F32, or ffn_down Q8_0 when `quantized` (blocks with scale 1/64).
-std::vector<std::uint8_t> tiny_llama(std::string_view arch = "llama", bool quantized = false) {
+std::vector<std::uint8_t> tiny_llama(std::string_view arch = "llama", bool quantized = false,
+                                     bool rope_freqs = false) {
   GgufWriter g;
   g.add_string("general.architecture", std::string(arch));
   g.add_string("general.name", "tiny");
@@ -104,6 +105,7 @@ std::vector<std::uint8_t> tiny_llama(std::string_view arch = "llama", bool quant
             : f32("blk.0.ffn_down.weight", {kFf, kHidden});
   f32("output_norm.weight", {kHidden});
   f32("output.weight", {kHidden, kVocab});
+  if (rope_freqs) f32("rope_freqs.weight", {kHidden / kHeads / 2});  // llama3's rope factors
   return g.finish();
 }
 
@@ -144,6 +146,46 @@ TEST(HfFolder, HoldsWhatSavePretrainedWrites) {
                                 "tokenizer.json", "tokenizer_config.json", "model.safetensors"}));
   EXPECT_TRUE(tree.node(kRootIno)->xattrs.empty());
   EXPECT_NE(tree.node(hf)->what.find("llama"), std::string::npos);
+}
+
+nlohmann::json header_of(const std::string& bytes, std::uint64_t& buffer) {
+  std::uint64_t n = 0;
+  for (int b = 0; b < 8; ++b) n |= std::uint64_t{static_cast<std::uint8_t>(bytes[b])} << (8 * b);
+  buffer = 8 + n;
+  return nlohmann::json::parse(bytes.substr(8, n));
+}
+
+// A tensor no state_dict entry maps (llama3's rope_freqs.weight: transformers' LlamaConfig holds
+// its rope scaling as numbers, modeling_rope_utils.py) is named, as model.safetensors names the
+// tensors it leaves out: one warning, and the list in the weight file's __metadata__.
+TEST(HfFolder, TensorsNoEntryMapsAreListed) {
+  for (const bool extra : {false, true}) {
+    const MemorySource src(tiny_llama("llama", false, extra));
+    const GgufFile f = parse_gguf(src, "m.gguf");
+    const Tree tree(f);
+    const ContentReader reader(f, src);
+    const Node* st = tree.node(tree.lookup(tree.lookup(kRootIno, "hf"), "model.safetensors"));
+    ASSERT_NE(st, nullptr);
+    std::uint64_t buffer = 0;
+    const nlohmann::json h = header_of(read_all(reader, *st), buffer);
+    std::vector<std::string> said;
+    for (const std::string& w : tree.warnings()) {
+      if (w.starts_with("hf/")) said.push_back(w);
+    }
+    if (!extra) {
+      EXPECT_EQ(h["__metadata__"], nlohmann::json({{"format", "pt"}}));
+      EXPECT_TRUE(said.empty()) << said[0];
+      continue;
+    }
+    EXPECT_EQ(
+        h["__metadata__"],
+        nlohmann::json({{"format", "pt"}, {"ggufs.omitted_tensors", R"(["rope_freqs.weight"])"}}));
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_EQ(said[0],
+              "hf/ leaves out 1 tensor(s) no state_dict entry of llama maps: 'rope_freqs.weight'; "
+              "listed in the __metadata__ of its first weight file under ggufs.omitted_tensors");
+    EXPECT_FALSE(h.contains("rope_freqs.weight"));
+  }
 }
 
 TEST(HfFolder, AbsentForOtherArchitecturesWithOneWarningAndAnAttribute) {
@@ -194,13 +236,6 @@ TEST(HfFolder, AbsentWithAVocabularyThatMakesNoTokenizer) {
 }
 
 // The header of a safetensors file's bytes, and where its buffer begins.
-nlohmann::json header_of(const std::string& bytes, std::uint64_t& buffer) {
-  std::uint64_t n = 0;
-  for (int b = 0; b < 8; ++b) n |= std::uint64_t{static_cast<std::uint8_t>(bytes[b])} << (8 * b);
-  buffer = 8 + n;
-  return nlohmann::json::parse(bytes.substr(8, n));
-}
-
 TEST(HfFolder, QAndKRowsAreTheGgufRowsReversePermuted) {
   const MemorySource src(tiny_llama());
   const GgufFile f = parse_gguf(src, "m.gguf");
