@@ -364,16 +364,124 @@ std::string untile_value_heads(HfWeight& w, const hf::WeightEntry& entry, const 
   return "";
 }
 
-HfWeightsResult build(const GgufFile& file) {
-  // A tensor of no elements holds no weight, yet its ne would drive the layouts' loops (a stack
-  // of 300 000 empty experts).
+// A tensor of no elements holds no weight, yet its ne would drive the layouts' loops (a stack of
+// 300 000 empty experts): the first such tensor's reason, else "".
+std::string no_elements(const GgufFile& file) {
   for (const TensorInfo& t : file.tensors) {
     if (t.n_elements == 0) {
-      return refuse(
-          fmt::format("tensor '{}' holds no elements (ne [{}])", printable(t.name),
-                      fmt::join(t.ne.begin(), t.ne.begin() + std::min(t.n_dims, 4u), ", ")));
+      return fmt::format("tensor '{}' holds no elements (ne [{}])", printable(t.name),
+                         fmt::join(t.ne.begin(), t.ne.begin() + std::min(t.n_dims, 4u), ", "));
     }
   }
+  return "";
+}
+
+// The GGUF tensors (their indices) by name: globals, and the layer tensors by layer and by name
+// after "blk.N." (an encoder-decoder's "enc.blk.N." and "dec.blk.N.").
+struct TensorIndex {
+  std::map<std::string_view, std::size_t> globals;
+  std::map<std::uint64_t, std::map<std::string_view, std::size_t>> blocks, decoder_blocks;
+};
+
+// Fills `index` with the tensors of `file` for `row`'s `layers` (and `decoder_layers`), or says
+// why the file is no such model: a layer tensor past the file's own block count (the converter's
+// appended MTP layers lie below it: hf_architectures.h, appended_layers) or named as the
+// converter never names one ("blk.07.", "blk.x.") is no tensor of this model, not dropped
+// unseen; a layer without any tensor is a layer transformers would initialise at random (a layer
+// is its tensors); and transformers 4.57.6's Qwen2MoeTensorProcessor looks every "_exp" tensor up
+// in its name map (a KeyError if absent).
+std::string index_tensors(const GgufFile& file, const hf::Architecture& row,
+                          std::string_view raw_arch, std::uint64_t layers,
+                          std::uint64_t decoder_layers, TensorIndex& index) {
+  const bool enc_dec = !row.decoder_prefix.empty();
+  const std::string_view blk_prefix = enc_dec ? "enc.blk." : "blk.";
+  std::uint64_t file_layers = layers;
+  for (const KeyValue& kv : file.kv) {
+    const auto* n = std::get_if<std::uint64_t>(&kv.value.data);
+    if (n && kv.key == fmt::format("{}.block_count", raw_arch)) file_layers = std::max(layers, *n);
+  }
+  for (std::size_t i = 0; i < file.tensors.size(); ++i) {
+    const std::string_view name = file.tensors[i].name;
+    const auto blk = hf::layer_of(name, blk_prefix);
+    const auto dec = enc_dec ? hf::layer_of(name, "dec.blk.") : std::nullopt;
+    const bool layer_named =
+        name.starts_with(blk_prefix) || (enc_dec && name.starts_with("dec.blk."));
+    if (layer_named && ((!blk && !dec) || (blk && blk->first >= file_layers) ||
+                        (dec && dec->first >= decoder_layers))) {
+      return fmt::format(
+          "tensor '{}' is no layer of the model's {}{} (the converter names them {}N. with N "
+          "below the block count)",
+          printable(name), file_layers, enc_dec ? fmt::format(" and {}", decoder_layers) : "",
+          blk_prefix);
+    }
+    if (blk && blk->first < layers) {
+      index.blocks[blk->first][blk->second] = i;
+    } else if (dec && dec->first < decoder_layers) {
+      index.decoder_blocks[dec->first][dec->second] = i;
+    } else if (!blk && !dec) {
+      index.globals[name] = i;
+    }
+    if (row.transforms == Transforms::kMoe && contains(name, "_exp")) {
+      bool known = blk && blk->first < layers;
+      if (known) {
+        known = false;
+        for (const WeightEntry& e : row.layer) known |= e.expert && e.gguf == blk->second;
+      }
+      if (!known) {
+        return fmt::format(
+            "tensor '{}': transformers 4.57.6 splits it as experts but maps it to no layer",
+            printable(name));
+      }
+    }
+  }
+  for (const auto& [set, count, prefix] :
+       {std::tuple{&index.blocks, layers, blk_prefix},
+        std::tuple{&index.decoder_blocks, decoder_layers, std::string_view("dec.blk.")}}) {
+    if (set->size() == count) continue;
+    std::uint64_t missing = 0;  // the first layer absent from the ascending map
+    for (const auto& [n, tensors] : *set) {
+      if (n != missing) break;
+      ++missing;
+    }
+    return fmt::format("layer {} of {} holds no tensor (no '{}{}.*')", missing, count, prefix,
+                       missing);
+  }
+  return "";
+}
+
+// One parameter from one tensor: a row that maps two GGUF tensors to one name (granitehybrid's
+// shared MLP as ffn_*_shexp and as ffn_*) would write the name twice. The reason, else "".
+std::string one_tensor_a_name(const GgufFile& file, const std::vector<HfWeight>& weights) {
+  std::vector<std::pair<std::string_view, std::size_t>> names;
+  names.reserve(weights.size());
+  for (const HfWeight& w : weights) names.emplace_back(w.hf_name, w.source);
+  std::sort(names.begin(), names.end());
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    if (names[i].first == names[i - 1].first) {
+      return fmt::format("tensors '{}' and '{}' are both {}",
+                         printable(file.tensors[names[i - 1].second].name),
+                         printable(file.tensors[names[i].second].name), names[i].first);
+    }
+  }
+  return "";
+}
+
+// The tensors (indices, ascending) no weight reads (HfWeightsResult::omitted).
+std::vector<std::size_t> unmapped(const GgufFile& file, const std::vector<HfWeight>& weights) {
+  std::vector<bool> used(file.tensors.size(), false);
+  for (const HfWeight& w : weights) {
+    used[w.source] = true;
+    for (const std::size_t p : w.parts) used[p] = true;
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    if (!used[i]) out.push_back(i);
+  }
+  return out;
+}
+
+HfWeightsResult build(const GgufFile& file) {
+  if (std::string why = no_elements(file); !why.empty()) return refuse(why);
   const HfConfigResult rendered = render_hf_config(file);
   if (!rendered.config) return refuse(rendered.reason);
   const json config = json::parse(rendered.config->config_json);
@@ -478,75 +586,20 @@ HfWeightsResult build(const GgufFile& file) {
   d.altup = dim("altup.num_inputs").value_or(0);
   d.laurel = count(config, "laurel_rank").value_or(0);
   // An encoder-decoder's layers: "enc.blk.N." and "dec.blk.N." (hf_architectures.h).
-  const bool enc_dec = !arch->decoder_prefix.empty();
-  const std::string_view blk_prefix = enc_dec ? "enc.blk." : "blk.";
-  const std::uint64_t decoder_layers = enc_dec ? dim("decoder_block_count").value_or(layers) : 0;
+  const std::uint64_t decoder_layers =
+      arch->decoder_prefix.empty() ? 0 : dim("decoder_block_count").value_or(layers);
   // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
   // build expert_count's.
   const std::uint64_t split_experts =
       arch->transforms == Transforms::kMoe ? count(config, "num_experts").value_or(60) : d.experts;
 
   // The GGUF tensors by name: globals, and "blk.N.*" of the model's layers.
-  std::map<std::string_view, std::size_t> globals;
-  std::map<std::uint64_t, std::map<std::string_view, std::size_t>> blocks, decoder_blocks;
-  // A layer tensor past the file's own block count (the converter's appended MTP layers lie
-  // below it: hf_architectures.h, appended_layers), or a layer name the converter does not
-  // write ("blk.07.", "blk.x."), is no tensor of this model: not dropped unseen.
-  std::uint64_t file_layers = layers;
-  for (const KeyValue& kv : file.kv) {
-    const auto* n = std::get_if<std::uint64_t>(&kv.value.data);
-    if (n && kv.key == fmt::format("{}.block_count", raw_arch)) file_layers = std::max(layers, *n);
+  TensorIndex index;
+  if (std::string why = index_tensors(file, *arch, raw_arch, layers, decoder_layers, index);
+      !why.empty()) {
+    return refuse(why);
   }
-  for (std::size_t i = 0; i < file.tensors.size(); ++i) {
-    const std::string_view name = file.tensors[i].name;
-    const auto blk = hf::layer_of(name, blk_prefix);
-    const auto dec = enc_dec ? hf::layer_of(name, "dec.blk.") : std::nullopt;
-    const bool layer_named =
-        name.starts_with(blk_prefix) || (enc_dec && name.starts_with("dec.blk."));
-    if (layer_named && ((!blk && !dec) || (blk && blk->first >= file_layers) ||
-                        (dec && dec->first >= decoder_layers))) {
-      return refuse(fmt::format(
-          "tensor '{}' is no layer of the model's {}{} (the converter names them {}N. with N "
-          "below the block count)",
-          printable(name), file_layers, enc_dec ? fmt::format(" and {}", decoder_layers) : "",
-          blk_prefix));
-    }
-    if (blk && blk->first < layers) {
-      blocks[blk->first][blk->second] = i;
-    } else if (dec && dec->first < decoder_layers) {
-      decoder_blocks[dec->first][dec->second] = i;
-    } else if (!blk && !dec) {
-      globals[name] = i;
-    }
-    // Qwen2MoeTensorProcessor looks every "_exp" tensor up in the name map: a KeyError if absent.
-    if (arch->transforms == Transforms::kMoe && contains(name, "_exp")) {
-      bool known = blk && blk->first < layers;
-      if (known) {
-        known = false;
-        for (const WeightEntry& e : arch->layer) known |= e.expert && e.gguf == blk->second;
-      }
-      if (!known) {
-        return refuse(fmt::format(
-            "tensor '{}': transformers 4.57.6 splits it as experts but maps it to no layer",
-            printable(name)));
-      }
-    }
-  }
-
-  // A layer is its tensors: each of the model's layers holds some (a block count past the
-  // tensors would leave transformers to initialise whole layers at random).
-  for (const auto& [set, count, prefix] :
-       {std::tuple{&blocks, layers, blk_prefix},
-        std::tuple{&decoder_blocks, decoder_layers, std::string_view("dec.blk.")}}) {
-    if (set->size() == count) continue;
-    std::uint64_t missing = 0;
-    for (const auto& [n, tensors] : *set) {
-      if (n != missing) break;
-      ++missing;
-    }
-    return refuse(fmt::format("layer {} of {} holds no tensor (no '{}{}.*')", missing, count,
-                              prefix, missing));
-  }
+  const auto& [globals, blocks, decoder_blocks] = index;
 
   std::vector<HfWeight> out;
   // Appends the parameter `hf_name` from tensor `source` with the processor's transform.
@@ -862,28 +915,8 @@ HfWeightsResult build(const GgufFile& file) {
     return refuse(why);
   }
   if (std::string why = add_globals(arch->after); !why.empty()) return refuse(why);
-  // One parameter from one tensor: a row that maps two GGUF tensors to one name (granitehybrid's
-  // shared MLP as ffn_*_shexp and as ffn_*) would write the name twice.
-  std::vector<std::pair<std::string_view, std::size_t>> names;
-  names.reserve(out.size());
-  for (const HfWeight& w : out) names.emplace_back(w.hf_name, w.source);
-  std::sort(names.begin(), names.end());
-  for (std::size_t i = 1; i < names.size(); ++i) {
-    if (names[i].first == names[i - 1].first) {
-      return refuse(fmt::format("tensors '{}' and '{}' are both {}",
-                                printable(file.tensors[names[i - 1].second].name),
-                                printable(file.tensors[names[i].second].name), names[i].first));
-    }
-  }
-  std::vector<bool> used(file.tensors.size(), false);
-  for (const HfWeight& w : out) {
-    used[w.source] = true;
-    for (const std::size_t p : w.parts) used[p] = true;
-  }
-  std::vector<std::size_t> omitted;
-  for (std::size_t i = 0; i < used.size(); ++i) {
-    if (!used[i]) omitted.push_back(i);
-  }
+  if (std::string why = one_tensor_a_name(file, out); !why.empty()) return refuse(why);
+  std::vector<std::size_t> omitted = unmapped(file, out);
   return {std::move(out), "", std::move(omitted)};
 }
 
