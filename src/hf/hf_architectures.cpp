@@ -1054,12 +1054,13 @@ std::vector<Architecture> build() {
   // GLM-4-0414 keeps gate_up_proj fused, as ffn_up (gguf-py's FFN_UP); its sandwich norms are
   // ATTN_POST_NORM and FFN_POST_NORM (tensor_mapping.py). rope.dimension_count is
   // head_dim · partial_rotary_factor (glm.py, Glm4Model.set_gguf_parameters): the factor is the
-  // class default. The converter always writes eos (Glm4Model.set_vocab).
+  // class default. The converter always writes eos (Glm4Model.set_vocab); Glm4Config's is a list,
+  // [151329, 151336, 151338], of which the first stands here (only whether it is None is read).
   add({.gguf_arch = "glm4",
        .model_type = "glm4",
        .class_name = "Glm4ForCausalLM",
        .keys = kQwen3Keys,
-       .defaults = {.kv_heads = 2, .head_dim = 128, .ff = 13696, .pad = 151329},
+       .defaults = {.kv_heads = 2, .head_dim = 128, .ff = 13696, .eos = 151329, .pad = 151329},
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer =

@@ -220,7 +220,8 @@ struct WeightEntry {
 
 /// The config class's __init__ defaults (transformers' configuration_<model>.py) that the shapes
 /// and the generation config need when the file has no value. 0 in kv_heads / head_dim: the
-/// head count / hidden // heads; 0 in ff: 4·hidden (gpt2's n_inner None). -1 token id: None.
+/// head count / hidden // heads; 0 in ff: 4·hidden (gpt2's n_inner None). -1 token id: None; a
+/// file without a token id whose class default is not None gets null (hf_config.cpp).
 struct ClassDefaults {
   std::uint64_t kv_heads = 0, head_dim = 0, ff = 0;
   std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;

@@ -961,21 +961,30 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   config["architectures"] = json::array({std::string(row->class_name)});
   out.torch_dtype = "float32";
 
-  // generation_config.json: the config's token ids (its class defaults where the GGUF has
-  // none), the ones that are not None; GenerationConfig's own defaults for them are None.
-  json generation = json::object();
-  generation["_from_model_config"] = true;
+  // A special token id the file does not hold: llama.cpp's converter writes the original's
+  // (gguf-py's vocab.py, SpecialVocab: its tokenizer's, else its config.json's *_token_id, one
+  // inside the vocabulary), so the original had none. The class default (transformers'
+  // configuration_<model>.py) would name a token all the same: Phi3Config's pad 32000 past a
+  // smaller vocabulary, which from_pretrained refuses (nn.Embedding's padding_idx), CohereConfig's
+  // pad 0, which generate masks out of a prompt (_prepare_attention_mask_for_generation). null
+  // overrides it; the row's eos copy (eos_from, HunYuanDenseV1Config's eod_token_id 3) likewise.
   const hf::ClassDefaults& d = row->defaults;
   const std::pair<const char*, std::int64_t> ids[] = {{"bos_token_id", d.bos},
                                                       {"eos_token_id", d.eos},
                                                       {"pad_token_id", d.pad},
                                                       {"decoder_start_token_id", -1}};
-  for (const auto& [name, fallback] : ids) {
-    if (config.contains(name)) {
-      generation[name] = config[name];
-    } else if (fallback >= 0) {
-      generation[name] = fallback;
-    }
+  for (const auto& [name, class_default] : ids) {
+    if (!config.contains(name) && class_default >= 0) config[name] = nullptr;
+  }
+  if (!row->eos_from.empty() && config.value("eos_token_id", json()).is_null()) {
+    config[std::string(row->eos_from)] = nullptr;
+  }
+  // generation_config.json: the config's token ids that are not None; GenerationConfig's own
+  // defaults for them are None.
+  json generation = json::object();
+  generation["_from_model_config"] = true;
+  for (const auto& [name, class_default] : ids) {
+    if (config.contains(name) && !config[name].is_null()) generation[name] = config[name];
   }
   generation["transformers_version"] = kTransformersVersion;
   config["transformers_version"] = kTransformersVersion;

@@ -29,6 +29,12 @@ q8_0); ggufs mounts the GGUF (conftest's mount), and from_pretrained(<mount>/hf)
                      float32, the precision GGUF stores them in; fields only hf/ has are reported
                      as a warning); generation_config.json likewise.
 
+Every row is checked on a file holding no padding token too: a row whose tokenizer names one is
+also converted from an original without one (UNPADDED: pad_token and pad_token_id None), whose
+config and generation config hf/ must give back; and generate on a prompt holding token 0 and
+the config class's default pad id, with no attention mask given (generate masks out the pad id),
+must answer as the original does (test_generate_token_zero).
+
 test_reference_is_the_file checks the reference itself against the converter's file, without
 ggufs: every Hugging Face tensor is found there under gguf-py's name map (fused or per-expert MoE
 tensors as the converter stacks them) and, dequantized by gguf-py, holds the reference values row
@@ -54,6 +60,7 @@ sentencepiece or protobuf is not installed (the SentencePiece rows; and the conv
 sentencepiece for Qwen2 and others), and where transformers lacks a row's class. Originals and
 converted files are made once per session; the converter runs in the background, one case ahead.
 """
+import copy
 import json
 import math
 import os
@@ -995,7 +1002,7 @@ ARCHS = {
 
 # Known gaps of ggufs: (architecture, check), (architecture, outtype, check) or
 # (architecture, "*") -> reason. The checks: state_dict, logits, generate, tokenizer, config,
-# generation_config.
+# generation_config, generate_token_zero; outtype "unpadded": the unpadded variant (UNPADDED).
 XFAIL = {}
 if transformers.__version__.split(".")[0] == "5":
     # transformers 5's tokenizer classes: save_pretrained and from_pretrained of the original
@@ -1022,6 +1029,24 @@ if transformers.__version__.split(".")[0] == "5":
     })
 
 CASES = [(arch, t) for arch, row in ARCHS.items() for t in row.get("outtypes", ("f32",))]
+
+# The tokenizers that name a padding token (Originals.tokenizer checks it). A row whose tokenizer
+# names none has no padding token in its own case; a row whose tokenizer names one is also
+# converted (--outtype f32) from an original without one, "unpadded": its tokenizer's pad_token
+# and its config's pad_token_id None, as a model without a padding token has them (gguf-py's
+# vocab.py, SpecialVocab, then writes no tokenizer.ggml.padding_token_id), so that every row's
+# config, generation config and generate are checked on a file holding no padding token, where
+# the config class's default (Phi3Config's 32000, CohereConfig's 0, ...) is not the original's.
+# But Nemotron's, whose converter writes pad 0 whatever the tokenizer says (nemotron.py,
+# NemotronModel.set_vocab), and T5's and UMT5's, whose decoder inputs are shifted in with the pad
+# id (modeling_t5.py, T5PreTrainedModel._shift_right raises without one).
+PADDED_TOKENIZERS = {"spm-llama-pad", "spm-phi3", "spm-gemma", "gpt2-pad", "qwen2", "glm4",
+                     "spm-nemotron", "glm4moe", "spm-gemma4", "spm-t5"}
+UNPADDED = [arch for arch, row in ARCHS.items() if row["tokenizer"] in PADDED_TOKENIZERS
+            and arch not in ("nemotron", "t5", "umt5")]
+# The conversions in the order the tests ask for them (Originals.converted starts the next one):
+# "unpadded" is an --outtype f32 conversion of the unpadded original.
+CONVERSIONS = CASES + [(arch, "unpadded") for arch in UNPADDED]
 
 TEXT = (
     "Hello world! The quick brown fox jumps over the lazy dog.\n"
@@ -1353,18 +1378,29 @@ class Originals:
         self.dirs = {}
         self.jobs = {}
 
-    def tokenizer(self, kind):
+    def tokenizer(self, kind, unpadded=False):
+        """(tokenizer, SentencePiece model or None) of kind `kind`; `unpadded`: a copy naming no
+        padding token."""
         if kind not in self.tokenizers:
             path = self.root / f"tok-{kind}"
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir()
-            self.tokenizers[kind] = TOKENIZERS[kind](path)
-        return self.tokenizers[kind]
+            tok, sp_model = TOKENIZERS[kind](path)
+            assert (tok.pad_token is not None) == (kind in PADDED_TOKENIZERS), (
+                f"{kind}: pad_token {tok.pad_token!r}: PADDED_TOKENIZERS is wrong")
+            self.tokenizers[kind] = tok, sp_model
+        if unpadded and (kind, "unpadded") not in self.tokenizers:
+            tok, sp_model = self.tokenizers[kind]
+            tok = copy.deepcopy(tok)
+            tok.pad_token = None
+            assert tok.pad_token is None and tok.pad_token_id is None
+            self.tokenizers[(kind, "unpadded")] = tok, sp_model
+        return self.tokenizers[(kind, "unpadded") if unpadded else kind]
 
-    def original(self, arch):
+    def original(self, arch, unpadded=False):
         """The folder save_pretrained wrote (model, tokenizer, and tokenizer.model where the
-        tokenizer is SentencePiece's)."""
-        if arch not in self.dirs:
+        tokenizer is SentencePiece's); `unpadded`: of the original without a padding token."""
+        if (arch, unpadded) not in self.dirs:
             row = ARCHS[arch]
             cls = getattr(transformers, row["cls"], None)
             if cls is None:
@@ -1372,7 +1408,7 @@ class Originals:
             major = transformers.__version__.split(".")[0]
             if why := row.get("converter_fails", {}).get(major):
                 pytest.skip(f"llama.cpp's converter fails under transformers {major}: {why}")
-            tok, sp_model = self.tokenizer(row["tokenizer"])
+            tok, sp_model = self.tokenizer(row["tokenizer"], unpadded)
             ids = {f"{k}_token_id": getattr(tok, f"{k}_token_id")
                    for k in ("bos", "eos", "pad")}
             # a row may set vocab_size (above the tokenizer's: a padded embedding)
@@ -1389,7 +1425,7 @@ class Originals:
                 for name, b in model.named_buffers():
                     if name in saved and b.is_floating_point():
                         b.add_(torch.randn_like(b), alpha=0.02)
-            path = self.root / arch
+            path = self.root / (f"{arch}-unpadded" if unpadded else arch)
             model.save_pretrained(str(path))
             if row.get("state_dict_file_under_transformers4") and major == "4":
                 tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
@@ -1410,12 +1446,12 @@ class Originals:
             tok.save_pretrained(str(path))
             if sp_model is not None and not (path / "tokenizer.model").exists():
                 shutil.copy(sp_model, path / "tokenizer.model")
-            self.dirs[arch] = path
-        return self.dirs[arch]
+            self.dirs[(arch, unpadded)] = path
+        return self.dirs[(arch, unpadded)]
 
     def _start(self, key):
         arch, outtype = key
-        src = self.original(arch)
+        src = self.original(arch, unpadded=outtype == "unpadded")
         out = self.root / f"{arch}-{outtype}.gguf"
         # the converter's own gguf-py (it prepends it too, NO_LOCAL_GGUF unset), this venv's rest
         path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
@@ -1431,18 +1467,19 @@ class Originals:
         log = open(self.root / f"{arch}-{outtype}.log", "w+")
         proc = subprocess.Popen(
             [python, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
-             "--outtype", outtype, "--outfile", str(out),
+             "--outtype", "f32" if outtype == "unpadded" else outtype, "--outfile", str(out),
              *ARCHS[arch].get("converter_args", ())],
             stdout=log, stderr=subprocess.STDOUT, env=env,
         )
         self.jobs[key] = (proc, log, out)
 
     def converted(self, arch, outtype):
-        """The GGUF file llama.cpp's converter made of the original (--outtype `outtype`)."""
+        """The GGUF file llama.cpp's converter made of the original (--outtype `outtype`;
+        "unpadded": --outtype f32 of the original without a padding token)."""
         key = (arch, outtype)
         if key not in self.jobs:
             self._start(key)
-        for ahead in CASES[CASES.index(key) + 1:]:
+        for ahead in CONVERSIONS[CONVERSIONS.index(key) + 1:]:
             if ahead not in self.jobs:
                 try:
                     self._start(ahead)
@@ -1691,12 +1728,12 @@ def _logits(model, ids):
 class Case:
     """One (architecture, outtype): the converted file, the reference (the original model
     carrying the reference weights, and those weights by name), the prompt, and what the
-    reference model answers to it."""
+    reference model answers to it. `unpadded`: of the original without a padding token (f32)."""
 
-    def __init__(self, originals, arch, outtype):
+    def __init__(self, originals, arch, outtype, unpadded=False):
         self.arch, self.outtype = arch, outtype
-        self.path = originals.converted(arch, outtype)
-        self.model = _load_model(originals.original(arch), arch)
+        self.path = originals.converted(arch, "unpadded" if unpadded else outtype)
+        self.model = _load_model(originals.original(arch, unpadded), arch)
         state = self.model.state_dict()
         self.ref = Reference(self.path, arch, self.model.config)
         # a row whose converter folds config values into the weights: the reference weights
@@ -1708,7 +1745,7 @@ class Case:
         self.expected = {k: self.ref.expected(k, v, outtype) for k, v in state.items()}
         if not fold and any(not torch.equal(self.expected[k], v) for k, v in state.items()):
             self.model.load_state_dict(self.expected)
-        self.tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
+        self.tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"], unpadded)
         self.ids = torch.tensor([self.tok.encode(PROMPT)])
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None \
             else self.tok.eos_token_id
@@ -1961,6 +1998,48 @@ def test_generate(case, mount, request):
     assert got.tolist() == want.tolist(), f"first difference at new token {i} of {N_NEW}"
 
 
+@pytest.fixture(scope="module", params=list(ARCHS))
+def unpadded_case(request, originals):
+    """A row's f32 case of a file holding no padding token: its unpadded original's (UNPADDED),
+    else its own (its tokenizer names none; or Nemotron's and T5's, which keep theirs)."""
+    return Case(originals, request.param, "f32", unpadded=request.param in UNPADDED)
+
+
+def test_generate_token_zero(unpadded_case, mount, request):
+    """generate as the model's own configs direct it, on a prompt holding token 0 ("!" in GPT-2's
+    vocabulary) and the config class's default pad id where that names another token: no
+    attention_mask nor pad_token_id given, generate masks out the prompt's tokens equal to its
+    pad id (utils.py, _prepare_attention_mask_for_generation), so that a pad id the original
+    lacks changes the answer. 20 greedy tokens, equal to the original's, and the logits of each
+    step (as test_logits: equal, or within a folded row's bound; a tiny random model may repeat
+    the prompt's last token whatever it attends to)."""
+    case = unpadded_case
+    _known_gap(request, case.arch, "f32", "generate_token_zero")
+    if case.arch in UNPADDED:  # the variant's point: the converter wrote no padding token
+        meta, _ = read_gguf(case.path)
+        assert "tokenizer.ggml.padding_token_id" not in meta
+    ids = case.ids[0].tolist()
+    vocab = case.model.get_input_embeddings().num_embeddings
+    default_pad = type(case.model.config)().pad_token_id  # transformers' class default
+    inserted = [0] + ([default_pad] if isinstance(default_pad, int) and 0 < default_pad < vocab
+                      else [])
+    prompt = torch.tensor([ids[:1] + inserted + ids[1:]])  # after a leading bos
+    kwargs = dict(do_sample=False, max_new_tokens=N_NEW, min_new_tokens=N_NEW,
+                  return_dict_in_generate=True, output_logits=True)
+    want = case.model.generate(prompt, **kwargs)
+    m = mount(case.path)
+    got = _load_model(_hf(m, case.arch), case.arch, hf=True).generate(prompt, **kwargs)
+    a, b = got.sequences[0].tolist(), want.sequences[0].tolist()
+    assert a == b, f"first difference at token {_first_difference(a, b)} (prompt {prompt})"
+    assert len(got.logits) == len(want.logits) == N_NEW
+    diff = max(float((g - w).abs().max()) for g, w in zip(got.logits, want.logits))
+    if (atol := ARCHS[case.arch].get("logits_atol")) is not None:  # a folded row: its bound
+        assert diff <= atol, f"logits: max abs diff {diff} (the row's bound {atol})"
+    else:
+        assert all(torch.equal(g, w) for g, w in zip(got.logits, want.logits)), (
+            f"logits: max abs diff {diff}")
+
+
 def _first_difference(a, b):
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
@@ -2122,11 +2201,16 @@ def _compare(want, got, what):
     assert not diff, f"{what} fields differ (original, hf/): {diff}"
 
 
-@pytest.mark.parametrize("arch", list(ARCHS))
-def test_config(originals, mount, request, arch):
-    _known_gap(request, arch, "f32", "config")
-    want = AutoConfig.from_pretrained(str(originals.original(arch)))
-    m = mount(originals.converted(arch, "f32"))
+# Every row's f32 case, and its unpadded variant's (UNPADDED)
+VARIANTS = [(arch, False) for arch in ARCHS] + [(arch, True) for arch in UNPADDED]
+VARIANT_IDS = [f"{arch}-unpadded" if unpadded else arch for arch, unpadded in VARIANTS]
+
+
+@pytest.mark.parametrize("arch,unpadded", VARIANTS, ids=VARIANT_IDS)
+def test_config(originals, mount, request, arch, unpadded):
+    _known_gap(request, arch, "unpadded" if unpadded else "f32", "config")
+    want = AutoConfig.from_pretrained(str(originals.original(arch, unpadded)))
+    m = mount(originals.converted(arch, "unpadded" if unpadded else "f32"))
     got = AutoConfig.from_pretrained(str(_hf(m, arch)))
     row = ARCHS[arch]
     assert got.architectures == [row.get("hub_class") or row.get("hf_class", row["cls"])]
@@ -2143,11 +2227,11 @@ def test_config(originals, mount, request, arch):
     _compare(expected, got.to_dict(), "config")
 
 
-@pytest.mark.parametrize("arch", list(ARCHS))
-def test_generation_config(originals, mount, request, arch):
-    _known_gap(request, arch, "f32", "generation_config")
-    want = GenerationConfig.from_pretrained(str(originals.original(arch))).to_dict()
-    m = mount(originals.converted(arch, "f32"))
+@pytest.mark.parametrize("arch,unpadded", VARIANTS, ids=VARIANT_IDS)
+def test_generation_config(originals, mount, request, arch, unpadded):
+    _known_gap(request, arch, "unpadded" if unpadded else "f32", "generation_config")
+    want = GenerationConfig.from_pretrained(str(originals.original(arch, unpadded))).to_dict()
+    m = mount(originals.converted(arch, "unpadded" if unpadded else "f32"))
     got = GenerationConfig.from_pretrained(str(_hf(m, arch))).to_dict()
     _compare(want, got, "generation_config")
 

@@ -434,6 +434,73 @@ TEST(HfConfig, Gemma3nFieldsTheFileDoesNotHold) {
   expect_refused(f, "gemma3n.feed_forward_length");
 }
 
+// llama.cpp's converter writes the original's special token ids (gguf-py's vocab.py,
+// SpecialVocab: its tokenizer's, else its config.json's *_token_id), so a file without
+// tokenizer.ggml.padding_token_id is of an original without a padding token. Its config's
+// pad_token_id is then null, not the class default that config.json's silence would leave to
+// transformers (4.57.6 and 5.24.0 alike): configuration_phi3.py, Phi3Config pad_token_id=32000
+// and configuration_smollm3.py, SmolLM3Config 128004, both past this 3-token vocabulary (the
+// embedding's padding_idx, which from_pretrained refuses); configuration_cohere.py, CohereConfig
+// 0 and configuration_lfm2.py, Lfm2Config 0, a token generate masks out of a prompt.
+// generation_config.json names none (GenerationConfig's default is None). The ids the file holds
+// stay, in both files; a class whose default is None (LlamaConfig's pad) gets no field.
+TEST(HfConfig, TokenIdsTheFileDoesNotHoldAreNull) {
+  struct Row {
+    const char* arch;
+    const char* model_type;
+  };
+  for (const Row& row : {Row{"phi3", "phi3"}, Row{"smollm3", "smollm3"}, Row{"command-r", "cohere"},
+                         Row{"lfm2", "lfm2"}}) {
+    SCOPED_TRACE(row.arch);
+    const std::string arch = row.arch;
+    GgufFile f = tiny_decoder(arch, 2);
+    add(f, arch + ".rope.dimension_count", u32(4));
+    if (arch == "lfm2") {  // lfm2.py: the KV heads a layer, 0 for a convolution layer
+      *find(f, "lfm2.attention.head_count_kv") = arr(ValueType::kUint32, {u32(0), u32(2)});
+    }
+    add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("!"), str("<s>"), str("</s>")}));
+    add(f, "tokenizer.ggml.bos_token_id", u32(1));
+    add(f, "tokenizer.ggml.eos_token_id", u32(2));
+    auto render = [](const GgufFile& g) {
+      const HfConfigResult r = render_hf_config(g);
+      EXPECT_TRUE(r.config.has_value()) << r.reason;
+      return std::pair{nlohmann::json::parse(r.config ? r.config->config_json : "{}"),
+                       nlohmann::json::parse(r.config ? r.config->generation_config_json : "{}")};
+    };
+    // null, and not absent
+    auto is_null = [](const nlohmann::json& j, const char* id) {
+      return j.contains(id) && j.at(id).is_null();
+    };
+    auto [config, generation] = render(f);
+    EXPECT_EQ(config["model_type"], row.model_type);
+    EXPECT_TRUE(is_null(config, "pad_token_id")) << config;
+    EXPECT_FALSE(generation.contains("pad_token_id")) << generation;
+    EXPECT_EQ(config["bos_token_id"], 1);
+    EXPECT_EQ(config["eos_token_id"], 2);
+    EXPECT_EQ(generation["bos_token_id"], 1);
+    EXPECT_EQ(generation["eos_token_id"], 2);
+
+    // Neither bos nor eos (their class defaults: 1 and 32000, 128000 and 128001, 5 and 255001,
+    // 1 and 2): null too.
+    erase(f, "tokenizer.ggml.bos_token_id");
+    erase(f, "tokenizer.ggml.eos_token_id");
+    std::tie(config, generation) = render(f);
+    for (const char* id : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+      EXPECT_TRUE(is_null(config, id)) << id << ": " << config;
+      EXPECT_FALSE(generation.contains(id)) << id << ": " << generation;
+    }
+
+    add(f, "tokenizer.ggml.padding_token_id", u32(0));
+    std::tie(config, generation) = render(f);
+    EXPECT_EQ(config["pad_token_id"], 0);
+    EXPECT_EQ(generation["pad_token_id"], 0);
+  }
+  // LlamaConfig's pad_token_id defaults to None: config.json's silence is the original's.
+  const HfConfigResult llama = render_hf_config(tiny_llama());
+  ASSERT_TRUE(llama.config.has_value()) << llama.reason;
+  EXPECT_FALSE(nlohmann::json::parse(llama.config->config_json).contains("pad_token_id"));
+}
+
 // The README's table of hf/'s architectures (one row each: general.architecture, the class, its
 // first transformers release, the pinned lines that load it, ...) and the architecture table of
 // src/hf/hf_architectures.cpp name the same architectures: a row added to one is in the other.
