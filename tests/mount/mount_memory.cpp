@@ -101,5 +101,48 @@ TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
   EXPECT_GT(short_of_memory, 0) << "every view fit under every limit: the test tests nothing";
 }
 
+// A library where no thread can start: glibc sizes a thread's stack by RLIMIT_STACK
+// (pthread_create(3)), here 1 GiB under a 768 MiB address space, and -s keeps libfuse to the one
+// thread it has. The layout's helper threads (std::async) then run their work on the thread that
+// lays the model out, which is served whole, not as an error folder.
+TEST(NeverAbort, ALibraryWhoseThreadsCannotStartServesItsModels) {
+  GGUFS_REQUIRE_FUSE();
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves terabytes of address space for its shadow: no RLIMIT_AS fits";
+#endif
+  if (run("command -v prlimit").exit_code != 0) GTEST_SKIP() << "prlimit is missing (util-linux)";
+  if (run("command -v python3").exit_code != 0) GTEST_SKIP() << "python3 is missing";
+  const std::string limits = fmt::format("prlimit --stack={} --as={}", 1ull << 30, 768ull << 20);
+  // The limits do stop threads: Python's threading (pthread_create with default attributes).
+  ASSERT_NE(
+      run(limits + " python3 -c 'import threading; threading.Thread(target=int).start()' 2>&1")
+          .exit_code,
+      0);
+  TempDir tmp;
+  const fs::path lib = tmp.path() / "lib";
+  fs::create_directories(lib);
+  write_arch_model(lib / "good.gguf", "llama");
+  // What the model is without limits: its listing, and why it has no hf/ (no weights of llama's).
+  const auto served = [](const Mount& m) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(m / "good")) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    const RunResult why = run("getfattr --only-values -n user.ggufs.hf " + quote(m / "good"));
+    return std::make_pair(names, why.output);
+  };
+  std::pair<std::vector<std::string>, std::string> unlimited;
+  {
+    const Mount m(lib, "-s");
+    ASSERT_TRUE(m.mounted()) << m.output();
+    unlimited = served(m);
+  }
+  ASSERT_NE(std::find(unlimited.first.begin(), unlimited.first.end(), "gguf.json"),
+            unlimited.first.end());
+  const Mount m(lib, "-s", limits);
+  ASSERT_TRUE(m.mounted()) << m.output();
+  EXPECT_EQ(served(m), unlimited) << read_text(m / "good/error");
+  EXPECT_EQ(read_text(m / "good/metadata/general.architecture"), "llama\n");
+}
+
 }  // namespace
 }  // namespace ggufs::test
