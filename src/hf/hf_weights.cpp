@@ -599,7 +599,11 @@ HfWeightsResult build(const GgufFile& file) {
       !why.empty()) {
     return refuse(why);
   }
-  const auto& [globals, blocks, decoder_blocks] = index;
+  // Plain references, not a structured binding: the lambdas below capture them (clang 14, the
+  // fuzz build's, captures no structured binding).
+  const auto& globals = index.globals;
+  const auto& blocks = index.blocks;
+  const auto& decoder_blocks = index.decoder_blocks;
 
   std::vector<HfWeight> out;
   // Appends the parameter `hf_name` from tensor `source` with the processor's transform.
