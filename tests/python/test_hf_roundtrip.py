@@ -1043,7 +1043,17 @@ CASES = [(arch, t) for arch, row in ARCHS.items() for t in row.get("outtypes", (
 PADDED_TOKENIZERS = {"spm-llama-pad", "spm-phi3", "spm-gemma", "gpt2-pad", "qwen2", "glm4",
                      "spm-nemotron", "glm4moe", "spm-gemma4", "spm-t5"}
 UNPADDED = [arch for arch, row in ARCHS.items() if row["tokenizer"] in PADDED_TOKENIZERS
-            and arch not in ("nemotron", "t5", "umt5")]
+            and arch not in ("nemotron", "t5", "umt5", "nemotron_h-dense")]
+# Nor nemotron_h-dense's: its original is a Hub-form config.json (hub_config) that the converter
+# reads as it is; without a pad token it holds no pad_token_id at all, so transformers 5 gives
+# the original NemotronHConfig's default 0 while the converter writes none, and hf/ writes null
+# (the file cannot tell an absent field from a None one).
+# test_generate_token_zero's bound on each step's logits. It looks for a pad id that masks out a
+# prompt token, which moves them by far more (lfm2 with CohereConfig-style pad 0: 0.17); 20 steps
+# of generate carry the last-ulp differences of weights that are not bit-exact (A_log within
+# A_LOG_BOUND; gpt-oss's MXFP4 experts) into them: jamba 1.8e-7, gpt-oss-mxfp4 4.2e-7 (measured,
+# under 4.57.6 and 5.24.0). test_logits keeps its exact comparison.
+TOKEN_ZERO_LOGITS_ATOL = 1e-5
 # The conversions in the order the tests ask for them (Originals.converted starts the next one):
 # "unpadded" is an --outtype f32 conversion of the unpadded original.
 CONVERSIONS = CASES + [(arch, "unpadded") for arch in UNPADDED]
@@ -2033,11 +2043,8 @@ def test_generate_token_zero(unpadded_case, mount, request):
     assert a == b, f"first difference at token {_first_difference(a, b)} (prompt {prompt})"
     assert len(got.logits) == len(want.logits) == N_NEW
     diff = max(float((g - w).abs().max()) for g, w in zip(got.logits, want.logits))
-    if (atol := ARCHS[case.arch].get("logits_atol")) is not None:  # a folded row: its bound
-        assert diff <= atol, f"logits: max abs diff {diff} (the row's bound {atol})"
-    else:
-        assert all(torch.equal(g, w) for g, w in zip(got.logits, want.logits)), (
-            f"logits: max abs diff {diff}")
+    atol = max(ARCHS[case.arch].get("logits_atol") or 0.0, TOKEN_ZERO_LOGITS_ATOL)
+    assert diff <= atol, f"logits: max abs diff {diff} (bound {atol})"
 
 
 def _first_difference(a, b):
