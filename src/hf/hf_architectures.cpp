@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <initializer_list>
 #include <iterator>
 
@@ -1958,6 +1957,18 @@ std::optional<std::pair<std::uint64_t, std::string_view>> layer_of(std::string_v
   return std::pair{n, name.substr(dot + 1)};
 }
 
+std::vector<std::uint64_t> layers_holding(const GgufFile& file, std::string_view tensor,
+                                          std::uint64_t count, std::string_view prefix) {
+  std::vector<std::uint64_t> out;
+  for (const TensorInfo& t : file.tensors) {
+    const auto l = layer_of(t.name, prefix);
+    if (l && l->first < count && l->second == tensor) out.push_back(l->first);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 namespace {
 
 // A count key `<arch>.<suffix>` of the file (an unsigned or non-negative integer), or nullopt.
@@ -1990,19 +2001,6 @@ std::vector<LayerSet> layer_sets(const Architecture& row, std::uint64_t blocks,
           {"dec.blk.", count_key(file, row.gguf_arch, "decoder_block_count").value_or(blocks)}};
 }
 
-// The layers of `sets[s]` that hold layer tensor `tensor`, ascending and distinct.
-std::vector<std::uint64_t> holding(const GgufFile& file, const LayerSet& set,
-                                   std::string_view tensor) {
-  std::vector<std::uint64_t> out;
-  for (const TensorInfo& t : file.tensors) {
-    const auto l = layer_of(t.name, set.prefix);
-    if (l && l->first < set.count && l->second == tensor) out.push_back(l->first);
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 }  // namespace
 
 RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
@@ -2015,7 +2013,8 @@ RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
       continue;
     }
     for (const LayerSet& set : layer_sets(a, *blocks, file)) {
-      const std::vector<std::uint64_t> have = holding(file, set, a.required_tensor);
+      const std::vector<std::uint64_t> have =
+          layers_holding(file, a.required_tensor, set.count, set.prefix);
       if (!have.empty() && have.back() >= a.required_from_layer) chosen = &a;
     }
     if (chosen != row) break;
@@ -2024,7 +2023,8 @@ RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
   // The chosen row's tensor in every layer that needs it. Every layer from required_from_layer:
   // the first one lacking it lies within have.size() + 1 steps, whatever the block count says.
   for (const LayerSet& set : layer_sets(*chosen, *blocks, file)) {
-    const std::vector<std::uint64_t> have = holding(file, set, chosen->required_tensor);
+    const std::vector<std::uint64_t> have =
+        layers_holding(file, chosen->required_tensor, set.count, set.prefix);
     auto lacks = [&](std::uint64_t l) { return !std::binary_search(have.begin(), have.end(), l); };
     std::optional<std::uint64_t> missing;
     if (chosen->required_with.empty()) {
@@ -2032,7 +2032,8 @@ RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
         if (lacks(l)) missing = l;
       }
     } else {
-      for (const std::uint64_t l : holding(file, set, chosen->required_with)) {
+      for (const std::uint64_t l :
+           layers_holding(file, chosen->required_with, set.count, set.prefix)) {
         if (lacks(l)) {
           missing = l;
           break;

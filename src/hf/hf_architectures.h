@@ -328,6 +328,12 @@ const Architecture* find_architecture(std::string_view model_type, std::string_v
 std::optional<std::pair<std::uint64_t, std::string_view>> layer_of(std::string_view name,
                                                                    std::string_view prefix);
 
+/// The layers below `count` under `prefix` ("blk.", "enc.blk.", "dec.blk.") that hold layer
+/// tensor `tensor` (the name after "<prefix>N."), ascending and distinct: one pass over the tensor
+/// infos, memory linear in the file whatever the block count says.
+std::vector<std::uint64_t> layers_holding(const GgufFile& file, std::string_view tensor,
+                                          std::uint64_t count, std::string_view prefix = "blk.");
+
 /// The row a file's layer tensors prove, or why none is.
 struct RowChoice {
   const Architecture* row = nullptr;

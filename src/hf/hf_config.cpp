@@ -206,21 +206,6 @@ std::string dump(const json& j) {
 
 HfConfigResult no_config(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
-// The layers below `layers` that hold layer tensor `tensor` ("blk.N.<tensor>", N as Python's
-// str(int) writes it, as the converter names them), ascending and distinct: one pass over the
-// tensor infos, memory linear in the file whatever block_count says.
-std::vector<std::uint64_t> layers_holding(const GgufFile& file, std::string_view tensor,
-                                          std::uint64_t layers) {
-  std::vector<std::uint64_t> having;
-  for (const TensorInfo& t : file.tensors) {
-    const auto layer = hf::layer_of(t.name, "blk.");
-    if (layer && layer->first < layers && layer->second == tensor) having.push_back(layer->first);
-  }
-  std::sort(having.begin(), having.end());
-  having.erase(std::unique(having.begin(), having.end()), having.end());
-  return having;
-}
-
 // The offset and period whose layers (i % period == offset, offset < period: JambaConfig's
 // layers_block_type and layers_num_experts) among `n` are exactly `layers` (ascending, distinct,
 // each below n), or nullopt where no pair gives them. A pattern that one pair gives but another
@@ -355,9 +340,9 @@ std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::st
         "{}.attention.head_count_kv and .feed_forward_length are not one count a layer",
         printable(arch));
   }
-  const std::vector<std::uint64_t> experts = layers_holding(file, "ffn_up_exps.weight", layers),
-                                   mixers = layers_holding(file, "ssm_in.weight", layers),
-                                   mlps = layers_holding(file, "ffn_up.weight", layers);
+  const std::vector<std::uint64_t> experts = hf::layers_holding(file, "ffn_up_exps.weight", layers),
+                                   mixers = hf::layers_holding(file, "ssm_in.weight", layers),
+                                   mlps = hf::layers_holding(file, "ffn_up.weight", layers);
   auto holds = [](const std::vector<std::uint64_t>& having, std::uint64_t layer) {
     return std::binary_search(having.begin(), having.end(), layer);
   };
@@ -748,7 +733,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   }
   // Counts a layer tensor's shape holds (hf_architectures.h, TensorDim).
   for (const hf::TensorDim& td : row->tensor_dims) {
-    const std::vector<std::uint64_t> holding = layers_holding(file, td.tensor, layers);
+    const std::vector<std::uint64_t> holding = hf::layers_holding(file, td.tensor, layers);
     if (holding.empty()) continue;
     const std::string name = fmt::format("blk.{}.{}", holding[0], td.tensor);
     for (const TensorInfo& t : file.tensors) {
@@ -815,7 +800,7 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       if (std::string why = nonzero_layers(key, having); !why.empty()) return no_config(why);
     } else {
       what = fmt::format("the layers holding {}", p.tensor);
-      having = layers_holding(file, p.tensor, layers);
+      having = hf::layers_holding(file, p.tensor, layers);
     }
     const auto pattern = offset_and_period(having, layers);
     if (!pattern) {
