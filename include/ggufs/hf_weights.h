@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ggufs/gguf.h"
+#include "ggufs/hf_config.h"
 
 namespace ggufs {
 
@@ -140,6 +142,25 @@ struct HfWeightsResult {
 /// expert_count: transformers splits 60 experts (its default in Qwen2MoeTensorProcessor) of a model
 /// built with Qwen3MoeConfig's 128; the map lists the 60. Never throws.
 HfWeightsResult hf_weight_map(const GgufFile& file);
+
+/// A model's config and state_dict, rendered from one reading of the file.
+struct HfModel {
+  HfConfig config;
+  std::vector<HfWeight> weights;
+  std::vector<std::size_t> omitted;  ///< as HfWeightsResult::omitted
+};
+
+/// The model, or why hf/ has none.
+struct HfModelResult {
+  std::optional<HfModel> model;
+  std::string reason;  ///< one line naming the key or tensor at fault, when no model
+};
+
+/// render_hf_config's and hf_weight_map's results for `file` from one plan of it (the row, its
+/// config fields, dimensions and each layer's tensors read and proven once): no model where
+/// either refuses, with the reason. `dtype` as render_hf_config's. An out-of-memory reads "not
+/// enough memory" (error.h). Never throws.
+HfModelResult render_hf_model(const GgufFile& file, std::string_view dtype = {});
 
 /// For kReversePermute on a tensor of `rows` rows with `n_head` heads: the GGUF row that HF row
 /// `hf_row` comes from (formula in HfTransform::kReversePermute). Requires rows a multiple of

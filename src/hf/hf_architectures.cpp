@@ -591,6 +591,31 @@ constexpr ConfigKey kT5Keys[] = {
 // The gated MLP the file's ffn_gate tensors are (T5 v1.1, Flan-T5; transformers' own import
 // assumes it too, modeling_gguf_pytorch_utils.py, load_gguf_checkpoint).
 constexpr ConfigConstant kT5Constants[] = {{"feed_forward_proj", R"("gated-gelu")"}};
+// The converter writes mamba for FalconMambaForCausalLM too, with ssm.dt_b_c_rms true (its RMS
+// norms of B, C and dt; mamba.py, MambaModel.set_gguf_parameters).
+constexpr Refusal kFalconMambaRefusals[] = {
+    {RefuseWhen::kKeyTrue, "ssm.dt_b_c_rms",
+     "a FalconMamba, which ggufs renders no transformers config for"}};
+// The converter writes granitehybrid for BambaForCausalLM too, with rope.scaling.finetuned true
+// (its rope; granite.py, GraniteHybridModel.set_gguf_parameters), false for a GraniteMoeHybrid,
+// which has none.
+constexpr Refusal kBambaRefusals[] = {{RefuseWhen::kKeyTrue, "rope.scaling.finetuned",
+                                       "a Bamba, which ggufs renders no transformers config for"}};
+// nemotron.py, NemotronHModel.set_gguf_parameters writes moe_latent_size for a latent MoE
+// (fc1_latent_proj, fc2_latent_proj) and nextn_predict_layers for the MTP block it appends.
+constexpr Refusal kNemotronHRefusals[] = {
+    {RefuseWhen::kKeyPresent, "moe_latent_size",
+     "a latent MoE (fc1_latent_proj, fc2_latent_proj), which hf/ does not render"},
+    {RefuseWhen::kKeyPresent, "nextn_predict_layers",
+     "an MTP block the converter appended as a layer, which hf/ does not render"}};
+// Gemma 4's MoE block (enable_moe_block: router scales, per-expert scales) has no entries here.
+constexpr Refusal kGemma4Refusals[] = {
+    {RefuseWhen::kKeyPresent, "expert_count",
+     "Gemma 4's mixture-of-experts block, which hf/ does not render"}};
+// The t5 rows' MLP is the gated one (T5 v1.1, Flan-T5, UMT5): the original T5's ReLU MLP (no
+// ffn_gate, DenseReluDense.wi) is another state_dict.
+constexpr Refusal kT5Refusals[] = {{RefuseWhen::kTensorAbsent, "enc.blk.0.ffn_gate.weight",
+                                    "T5's ReLU MLP, which hf/ does not render"}};
 constexpr ConfigConstant kMinistral3Constants[] = {
     {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
 
@@ -769,7 +794,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, gated_mlp, gemma_norms}),
-       .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden}}});
+       .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden}},
+       .query_scalar_layers = 46});
   add({.gguf_arch = "gemma3",
        .model_type = "gemma3_text",
        .class_name = "Gemma3ForCausalLM",
@@ -779,7 +805,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, qk_norms, gated_mlp, gemma_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .query_scalar_layers = 62});
   // Phi3Attention registers o_proj before qkv_proj; the converter keeps both fusions.
   add({.gguf_arch = "phi3",
        .model_type = "phi3",
@@ -966,7 +993,8 @@ std::vector<Architecture> build() {
                  {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
        .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
                  {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
-                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .heads_divide_hidden = true});
   add({.gguf_arch = "starcoder2",
        .model_type = "starcoder2",
        .class_name = "Starcoder2ForCausalLM",
@@ -1404,7 +1432,8 @@ std::vector<Architecture> build() {
                  {"ssm_dt.weight", "mixer.dt_proj.weight", Shape::kInnerRank},
                  {"ssm_dt.bias", "mixer.dt_proj.bias", Shape::kInner},
                  {"ssm_out.weight", "mixer.out_proj.weight", Shape::kHiddenInner}},
-       .after = mamba_head});
+       .after = mamba_head,
+       .refusals = kFalconMambaRefusals});
   // Mamba-2: A and D reshaped to (heads, 1), the gated norm to (G, I/G), dt_bias renamed
   // dt_proj.bias (mamba.py, Mamba2Model.filter_tensors and modify_tensors).
   add({.gguf_arch = "mamba2",
@@ -1507,7 +1536,8 @@ std::vector<Architecture> build() {
             mamba2_mixer,
             llama_attention}),
        .after = norm_head,
-       .layer_types = {"attention.head_count_kv", "attention", "mamba"}});
+       .layer_types = {"attention.head_count_kv", "attention", "mamba"},
+       .refusals = kBambaRefusals});
   // NemotronH's MoE form, as the converter writes it from a transformers 5 config (whose
   // to_dict() always holds num_experts_per_tok: nemotron.py, NemotronHModel.__init__) and as the
   // Hub checkpoints name it (backbone.*, one tensor an expert; transformers 5 renames and stacks
@@ -1561,7 +1591,9 @@ std::vector<Architecture> build() {
              {"ffn_up_shexp.weight", "mixer.shared_experts.up_proj.weight", Shape::kSharedFfHidden},
              {"ffn_down_shexp.weight", "mixer.shared_experts.down_proj.weight",
               Shape::kHiddenSharedFf}}}),
-       .after = nemotron_h_head});
+       .after = nemotron_h_head,
+       .refusals = kNemotronHRefusals,
+       .layer_pattern = "hybrid_override_pattern"});
   // NemotronH's dense form (Nemotron-H, Nemotron Nano 2: a config.json without
   // num_experts_per_tok, nemotron.py NemotronHModel.__init__): the MLP layers' relu² MLP of up
   // and down projections (modeling_nemotron_h.py, NemotronHMLP) where the MoE form has experts.
@@ -1576,7 +1608,9 @@ std::vector<Architecture> build() {
        .layer = cat({nemotron_h_mixers,
                      {{"ffn_up.weight", "mixer.up_proj.weight", Shape::kFfHidden},
                       {"ffn_down.weight", "mixer.down_proj.weight", Shape::kHiddenFf}}}),
-       .after = nemotron_h_head});
+       .after = nemotron_h_head,
+       .refusals = kNemotronHRefusals,
+       .layer_pattern = "hybrid_override_pattern"});
   // Falcon-H1: every layer a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A =
   // -exp(A_log), reshapes) beside unpermuted attention (Mamba2Model.modify_tensors calls no
   // LlamaModel.permute; the class rotates halves), then a gated MLP; pre_ff_layernorm.weight is
@@ -1676,7 +1710,10 @@ std::vector<Architecture> build() {
                  {"per_layer_proj_norm.weight", "model.per_layer_projection_norm.weight",
                   Shape::kPerLayerInput},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
-       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
+       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
+       .refusals = kGemma4Refusals,
+       .per_layer_vocab = PerLayerVocab::kVocab,
+       .layer_type_config = true});
   // Gemma 3n (modeling_gemma3n.py, Gemma3nTextModel): Gemma3nRMSNorm scales by w (the converter
   // adds nothing: gemma.py, Gemma3NModel.norm_shift); each layer's AltUp (predict, correct), its
   // LAuReL block and its per-layer input; the KV-sharing layers hold no k/v weights under
@@ -1722,7 +1759,8 @@ std::vector<Architecture> build() {
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .tensor_flags = kGemma3nFlags,
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
-       .tensor_dims = kGemma3nDims});
+       .tensor_dims = kGemma3nDims,
+       .per_layer_vocab = PerLayerVocab::kPadded});
   // DeepSeek-V2 and V3 (Kimi K2 too): MLA (modeling_deepseek_v2.py, DeepseekV2Attention): q_proj,
   // or the query LoRA (q_a_proj, its norm, q_b_proj); kv_a_proj_with_mqa, its norm, kv_b_proj,
   // which the converter splits into attn_k_b and attn_v_b (deepseek.py,
@@ -1912,7 +1950,8 @@ std::vector<Architecture> build() {
                  {"cross_attn_o.weight", "layer.1.EncDecAttention.o.weight", Shape::kO},
                  {"cross_attn_norm.weight", "layer.1.layer_norm.weight", Shape::kHidden}},
                 t5_decoder_mlp}),
-       .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}}});
+       .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}},
+       .refusals = kT5Refusals});
   // UMT5 (modeling_umt5.py): T5's state_dict with a relative attention bias in every layer
   // (UMT5Block's has_relative_attention_bias=True); the converter writes it as t5 (t5.py,
   // T5Model registers UMT5ForConditionalGeneration).

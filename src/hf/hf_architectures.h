@@ -263,6 +263,22 @@ struct TensorDim {
   unsigned axis = 0;
 };
 
+/// When a file the row's class would not run as the converter's input did is refused: bool key
+/// `<arch>.<name>` true (kKeyTrue), key `<arch>.<name>` present (kKeyPresent), tensor `name`
+/// absent (kTensorAbsent). `why` says what the file is instead.
+enum class RefuseWhen : std::uint8_t { kKeyTrue, kKeyPresent, kTensorAbsent };
+struct Refusal {
+  RefuseWhen when;
+  std::string_view name, why;
+};
+
+/// Where config.json's vocab_size_per_layer_input comes from, a field the converter does not
+/// write: kPadded, Gemma 3n's (gemma.py, Gemma3NModel.modify_tensors pads
+/// per_layer_token_embd.weight with zero rows up to vocab_size: rows other than vocab_size are
+/// it, else the class default 262144, at most vocab_size); kVocab, Gemma 4's (vocab_size, as in
+/// every Gemma 4 checkpoint).
+enum class PerLayerVocab : std::uint8_t { kNone, kPadded, kVocab };
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -313,6 +329,22 @@ struct Architecture {
   /// globals after the encoder's layers (its final norm). None when `decoder_prefix` is empty.
   std::string_view decoder_prefix;
   std::vector<WeightEntry> decoder_layer, between;
+  std::span<const Refusal> refusals;
+  PerLayerVocab per_layer_vocab = PerLayerVocab::kNone;
+  /// A config field holding one character a layer from the per-layer head_count_kv and
+  /// feed_forward_length arrays and the tensors (NemotronHConfig's hybrid_override_pattern;
+  /// hf_config.cpp, hybrid_pattern), none when empty.
+  std::string_view layer_pattern;
+  /// Gemma 4's layer-type config (Gemma4TextConfig): the rope bases nested per layer type, the
+  /// full-attention layers' head_dim in per_layer_config, a per-layer feed_forward_length as
+  /// use_double_wide_mlp (hf_config.cpp, layer_type_config).
+  bool layer_type_config = false;
+  /// The layer count of the checkpoint whose query_pre_attn_scalar is hidden / heads, not
+  /// head_dim (Gemma 2 and 3's 27B: hf_config.cpp, query_scalar); 0 for rows without the field.
+  std::uint64_t query_scalar_layers = 0;
+  /// The class refuses a hidden size its heads do not divide (modeling_gpt2.py,
+  /// GPT2Attention.__init__), though every weight shape would fit.
+  bool heads_divide_hidden = false;
 };
 
 /// Every row.

@@ -25,6 +25,7 @@
 
 #include "ggufs/names.h"
 #include "hf_architectures.h"
+#include "hf_plan.h"
 
 namespace ggufs {
 namespace {
@@ -295,39 +296,53 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   return "";
 }
 
-// NemotronH's hybrid_override_pattern into `config` (render_hf_config: the layers' kinds from
-// the per-layer head_count_kv and feed_forward_length arrays), or why the file is not a model
+// The value of key `key` (the first where a key repeats), or nullptr.
+const Value* find_key(const GgufFile& file, std::string_view key) {
+  for (const KeyValue& kv : file.kv) {
+    if (kv.key == key) return &kv.value;
+  }
+  return nullptr;
+}
+
+// The config under construction: its fields, and for each field set from a key the GGUF key
+// that set it and what it must hold.
+struct Fields {
+  const GgufFile& file;
+  const hf::Architecture& row;
+  std::string arch;     // general.architecture
+  std::string updated;  // the name load_gguf_checkpoint puts in place of `arch` in str values
+  json& config;
+  std::map<std::string, std::string> source;
+  std::map<std::string, hf::ValueKind> kinds;
+  std::uint64_t layers = 0;  // block_count as config.json holds it, at most 65536
+  const Value* find(std::string_view key) const { return find_key(file, key); }
+  const Value* find_arch(std::string_view suffix) const {
+    return find(fmt::format("{}.{}", arch, suffix));
+  }
+  auto finder() const {
+    return [this](std::string_view key) { return find(key); };
+  }
+};
+
+// NemotronH's hybrid_override_pattern (hf_architectures.h, layer_pattern), one character a layer,
+// as the Hub configs hold it and the converter reads it (nemotron.py, NemotronHModel.__init__):
+// '*' attention where the layer has KV heads, 'E' experts where it has a feed-forward width and
+// holds them, '-' the dense MLP where it has one without, 'M' the Mamba-2 mixer otherwise
+// (GraniteHybridModel.set_gguf_parameters writes head_count_kv so,
+// NemotronHModel.set_gguf_parameters feed_forward_length). Or why the file is not a model
 // NemotronHForCausalLM runs as the converter's input did.
-template <typename Find>
-std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::string& arch,
-                               const Find& find) {
+std::string hybrid_pattern(Fields& f) {
   // The dense form (general.architecture nemotron_h: nemotron.py, NemotronHModel.__init__, for a
-  // config without num_experts_per_tok, as Nemotron-H's and Nemotron Nano 2's config.json) has
-  // dense MLP layers ('-', the relu² NemotronHMLP); the MoE form expert layers ('E') instead.
-  const bool moe = arch == "nemotron_h_moe";
-  // nemotron.py, NemotronHModel.set_gguf_parameters writes moe_latent_size for a latent MoE
-  // (fc1_latent_proj, fc2_latent_proj) and nextn_predict_layers for the MTP block it appends;
-  // neither is rendered.
-  if (find(arch + ".moe_latent_size")) {
-    return fmt::format(
-        "{}.moe_latent_size: a latent MoE (fc1_latent_proj, fc2_latent_proj), which hf/ does "
-        "not render",
-        printable(arch));
-  }
-  if (find(arch + ".nextn_predict_layers")) {
-    return fmt::format(
-        "{}.nextn_predict_layers: an MTP block the converter appended as a layer, which hf/ "
-        "does not render",
-        printable(arch));
-  }
-  const std::uint64_t layers = config["num_hidden_layers"].get<std::uint64_t>();
+  // config without num_experts_per_tok) has dense MLP layers ('-', the relu² NemotronHMLP); the
+  // MoE form expert layers ('E') instead.
+  const bool moe = f.arch == "nemotron_h_moe";
   auto per_layer = [&](std::string_view suffix) -> std::optional<std::vector<std::uint64_t>> {
-    const Value* v = find(fmt::format("{}.{}", arch, suffix));
+    const Value* v = f.find_arch(suffix);
     const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
-    if (!a || a->size() != layers) return std::nullopt;
+    if (!a || a->size() != f.layers) return std::nullopt;
     std::vector<std::uint64_t> out;
     for (std::size_t i = 0; i < a->size(); ++i) {
-      const json e = scalar_json(a->at(i), arch, arch);
+      const json e = scalar_json(a->at(i), f.arch, f.arch);
       if (!is_non_negative(e)) return std::nullopt;
       out.push_back(e.get<std::uint64_t>());
     }
@@ -338,11 +353,13 @@ std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::st
   if (!kv || !ff) {
     return fmt::format(
         "{}.attention.head_count_kv and .feed_forward_length are not one count a layer",
-        printable(arch));
+        printable(f.arch));
   }
-  const std::vector<std::uint64_t> experts = hf::layers_holding(file, "ffn_up_exps.weight", layers),
-                                   mixers = hf::layers_holding(file, "ssm_in.weight", layers),
-                                   mlps = hf::layers_holding(file, "ffn_up.weight", layers);
+  const std::uint64_t layers = f.layers;
+  const std::vector<std::uint64_t> experts =
+                                       hf::layers_holding(f.file, "ffn_up_exps.weight", layers),
+                                   mixers = hf::layers_holding(f.file, "ssm_in.weight", layers),
+                                   mlps = hf::layers_holding(f.file, "ffn_up.weight", layers);
   auto holds = [](const std::vector<std::uint64_t>& having, std::uint64_t layer) {
     return std::binary_search(having.begin(), having.end(), layer);
   };
@@ -363,77 +380,64 @@ std::string nemotron_h_pattern(json& config, const GgufFile& file, const std::st
     }
     pattern += c;
   }
-  config["hybrid_override_pattern"] = pattern;
+  f.config[std::string(f.row.layer_pattern)] = pattern;
   return "";
 }
 
-}  // namespace
-
-HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
-  // gguf-py's GGUFReader (READER_SUPPORTED_VERSIONS) reads versions 2 and 3 only.
+// Where transformers' reader (gguf-py 0.19.0's GGUFReader and _gguf_parse_value) fails on the
+// file, the reason, else "": a version other than 2 or 3 (READER_SUPPORTED_VERSIONS), a key,
+// string or tensor name that is not strict UTF-8, a nested array, a tensor type it does not
+// know. Any of them fails transformers' whole import.
+std::string unreadable_file(const GgufFile& file) {
   if (file.version < 2) {
-    return no_config(
-        fmt::format("GGUF version {}: transformers' reader (gguf-py) reads 2 and 3", file.version));
+    return fmt::format("GGUF version {}: transformers' reader (gguf-py) reads 2 and 3",
+                       file.version);
   }
-  // GGUFReader and _gguf_parse_value decode every key, string and tensor name as strict UTF-8
-  // and know a fixed set of tensor types: any failure fails transformers' whole import.
   for (const KeyValue& kv : file.kv) {
     if (!is_utf8(kv.key)) {
-      return no_config(fmt::format("key '{}' is not valid UTF-8", printable(valid_utf8(kv.key))));
+      return fmt::format("key '{}' is not valid UTF-8", printable(valid_utf8(kv.key)));
     }
     if (const std::string why = unreadable(kv.value); !why.empty()) {
-      return no_config(fmt::format("key '{}': value {}", printable(kv.key), why));
+      return fmt::format("key '{}': value {}", printable(kv.key), why);
     }
   }
   for (const TensorInfo& t : file.tensors) {
     if (!is_utf8(t.name)) {
-      return no_config(
-          fmt::format("tensor name '{}' is not valid UTF-8", printable(valid_utf8(t.name))));
+      return fmt::format("tensor name '{}' is not valid UTF-8", printable(valid_utf8(t.name)));
     }
     if (!gguf_py_knows_type(t.type)) {
-      return no_config(
-          fmt::format("tensor '{}': type id {} is unknown to gguf-py", printable(t.name), t.type));
+      return fmt::format("tensor '{}': type id {} is unknown to gguf-py", printable(t.name),
+                         t.type);
     }
   }
+  return "";
+}
 
-  auto find = [&](std::string_view key) -> const Value* {
-    for (const KeyValue& kv : file.kv) {
-      if (kv.key == key) return &kv.value;
-    }
-    return nullptr;
-  };
-
-  // architecture = read_field(reader, "general.architecture")[0].
-  const Value* arch_value = find("general.architecture");
-  if (!arch_value) return no_config("no general.architecture");
-  const auto* arch_string = std::get_if<std::string>(&arch_value->data);
-  if (!arch_string) return no_config("general.architecture is not a string");
-  const std::string arch = *arch_string;
-  if (arch.empty()) return no_config("general.architecture is empty");
-
-  // The row of general.architecture (or of transformers' own model_type for it, "qwen3_moe").
-  // A llama whose general.name is exactly "mistral" (read_field gives a list, and `in` tests its
-  // elements) is a mistral, as transformers' import takes it (load_gguf_checkpoint,
-  // updated_architecture).
-  bool named_mistral = false;
-  if (const Value* name = find("general.name")) {
-    if (const auto* s = std::get_if<std::string>(&name->data)) {
-      named_mistral = *s == "mistral";
-    } else if (const auto* a = std::get_if<Array>(&name->data);
-               a && a->elem_type() == ValueType::kString) {
-      for (std::size_t i = 0; i < a->size(); ++i) named_mistral |= a->string_at(i) == "mistral";
-    }
+// A llama whose general.name is exactly "mistral" (read_field gives a list, and `in` tests its
+// elements) is a mistral, as transformers' import takes it (load_gguf_checkpoint,
+// updated_architecture).
+bool named_mistral(const Value* name) {
+  if (!name) return false;
+  if (const auto* s = std::get_if<std::string>(&name->data)) return *s == "mistral";
+  bool named = false;
+  if (const auto* a = std::get_if<Array>(&name->data); a && a->elem_type() == ValueType::kString) {
+    for (std::size_t i = 0; i < a->size(); ++i) named |= a->string_at(i) == "mistral";
   }
-  // Of general.architecture's rows, the first whose required key the file has (Mixtral's
-  // expert_count), else the one that requires none (hf_architectures.h, required_key).
+  return named;
+}
+
+// The row of general.architecture `arch` (or of transformers' own model_type for it,
+// "qwen3_moe") before its tensors are seen: the first whose required key the file has
+// (Mixtral's expert_count), else the one that requires none (hf_architectures.h, required_key).
+template <typename Find>
+const hf::Architecture* row_of_keys(const std::string& arch, const Find& find) {
   const hf::Architecture* row = nullptr;
   for (const hf::Architecture& a : hf::architectures()) {
     if (a.gguf_arch != arch) continue;
     if (a.required_key.empty()) {
       if (!row) row = &a;
     } else if (find(fmt::format("{}.{}", arch, a.required_key))) {
-      row = &a;
-      break;
+      return &a;
     }
   }
   // By model_type too ("qwen3_moe"), but not a row the converter writes under another row's
@@ -442,84 +446,156 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
     row = hf::find_architecture(arch);
     if (row && !row->required_key.empty()) row = nullptr;
   }
-  if (row && row->model_type == "llama" && named_mistral) row = hf::find_architecture("mistral");
+  if (row && row->model_type == "llama" && named_mistral(find("general.name"))) {
+    row = hf::find_architecture("mistral");
+  }
+  return row;
+}
+
+// The first of the row's refusals (hf_architectures.h, Refusal) the file meets, else "".
+template <typename Find>
+std::string refused(const hf::Architecture& row, const GgufFile& file, const std::string& arch,
+                    const Find& find) {
+  for (const hf::Refusal& r : row.refusals) {
+    const Value* v = r.when == hf::RefuseWhen::kTensorAbsent
+                         ? nullptr
+                         : find(fmt::format("{}.{}", arch, r.name));
+    const auto* on = v ? std::get_if<bool>(&v->data) : nullptr;
+    bool absent = r.when == hf::RefuseWhen::kTensorAbsent;
+    for (const TensorInfo& t : file.tensors) absent &= t.name != r.name;
+    if (r.when == hf::RefuseWhen::kKeyTrue && on && *on) {
+      return fmt::format("{}.{} is true: {}", printable(arch), r.name, r.why);
+    }
+    if (r.when == hf::RefuseWhen::kKeyPresent && v) {
+      return fmt::format("{}.{}: {}", printable(arch), r.name, r.why);
+    }
+    if (absent) return fmt::format("no {}: {}", r.name, r.why);
+  }
+  return "";
+}
+
+// The row a file is proven to be (its keys, then its layer tensors: with_layer_tensors), into
+// `row`, or why it has none.
+std::string choose_row(const GgufFile& file, std::string& arch, const hf::Architecture*& row) {
+  auto find = [&](std::string_view key) { return find_key(file, key); };
+  // architecture = read_field(reader, "general.architecture")[0].
+  const Value* arch_value = find("general.architecture");
+  if (!arch_value) return "no general.architecture";
+  const auto* arch_string = std::get_if<std::string>(&arch_value->data);
+  if (!arch_string) return "general.architecture is not a string";
+  arch = *arch_string;
+  if (arch.empty()) return "general.architecture is empty";
+  row = row_of_keys(arch, find);
   const hf::RowChoice proven = hf::with_layer_tensors(row, file);
-  if (row && !proven.row) return no_config(proven.reason);
+  if (row && !proven.row) return proven.reason;
   row = proven.row;
-  // The t5 rows' MLP is the gated one (T5 v1.1, Flan-T5, UMT5): the original T5's ReLU MLP (no
-  // ffn_gate, DenseReluDense.wi) is another state_dict, not rendered.
-  if (row && row->gguf_arch == "t5") {
-    bool gated = false;
-    for (const TensorInfo& t : file.tensors) gated |= t.name == "enc.blk.0.ffn_gate.weight";
-    if (!gated) {
-      return no_config("no enc.blk.0.ffn_gate.weight: T5's ReLU MLP, which hf/ does not render");
-    }
-  }
   if (!row) {
-    return no_config(
-        fmt::format("general.architecture '{}' is not one ggufs renders a transformers config for",
-                    printable(arch)));
+    return fmt::format(
+        "general.architecture '{}' is not one ggufs renders a transformers config for",
+        printable(arch));
   }
-  // The converter writes mamba for FalconMambaForCausalLM too, with ssm.dt_b_c_rms true (its
-  // RMS norms of B, C and dt; mamba.py, MambaModel.set_gguf_parameters): not a MambaForCausalLM.
-  if (row->model_type == "mamba") {
-    const Value* rms = find(arch + ".ssm.dt_b_c_rms");
-    const auto* on = rms ? std::get_if<bool>(&rms->data) : nullptr;
-    if (on && *on) {
-      return no_config(
-          "mamba.ssm.dt_b_c_rms is true: a FalconMamba, which ggufs renders no "
-          "transformers config for");
-    }
-  }
-  // The converter writes granitehybrid for BambaForCausalLM too, with rope.scaling.finetuned
-  // true (its rope; granite.py, GraniteHybridModel.set_gguf_parameters), false for a
-  // GraniteMoeHybrid, which has none: not the model GraniteMoeHybridForCausalLM would run.
-  if (row->model_type == "granitemoehybrid") {
-    const Value* rope = find(arch + ".rope.scaling.finetuned");
-    const auto* on = rope ? std::get_if<bool>(&rope->data) : nullptr;
-    if (on && *on) {
-      return no_config(
-          "granitehybrid.rope.scaling.finetuned is true: a Bamba, which ggufs renders no "
-          "transformers config for");
-    }
-  }
-  // load_gguf_checkpoint replaces the architecture's name by its updated one in every string
-  // value (general.name "qwen3moe tiny" becomes "qwen3_moe tiny"); gemma3 is renamed to
-  // gemma3_text only after.
-  const std::string updated(row->model_type == "gemma3_text" ? "gemma3" : row->model_type);
+  return refused(*row, file, arch, find);
+}
 
-  json config = json::object();
-  std::map<std::string, std::string> source;   // config key -> GGUF key that set it
-  std::map<std::string, hf::ValueKind> kinds;  // config key -> what it must hold
-
-  // stablelm: qkv bias and parallel residual from the tensor names (substring tests).
-  if (contains(arch, "stablelm")) {
+// The fields the tensors show: stablelm's qkv bias and parallel residual (substring tests of
+// the names, as transformers' import makes them), tie_word_embeddings (unless a tensor is named
+// exactly output.weight), the row's tensor flags.
+void tensor_fields(Fields& f) {
+  const std::vector<TensorInfo>& tensors = f.file.tensors;
+  if (contains(f.arch, "stablelm")) {
     bool qkv_bias = false, ffn_norm = false;
-    for (const TensorInfo& t : file.tensors) {
+    for (const TensorInfo& t : tensors) {
       qkv_bias |= contains(t.name, "attn_q.bias") || contains(t.name, "attn_k.bias") ||
                   contains(t.name, "attn_v.bias");
       ffn_norm |= contains(t.name, "ffn_norm");
     }
-    config["use_qkv_bias"] = qkv_bias;
-    config["use_parallel_residual"] = !ffn_norm;
+    f.config["use_qkv_bias"] = qkv_bias;
+    f.config["use_parallel_residual"] = !ffn_norm;
   }
-  // Tied unless a tensor is named exactly output.weight.
   bool has_output = false;
-  for (const TensorInfo& t : file.tensors) has_output |= t.name == "output.weight";
-  config["tie_word_embeddings"] = !has_output;
-  for (const hf::TensorFlag& f : row->tensor_flags) {
+  for (const TensorInfo& t : tensors) has_output |= t.name == "output.weight";
+  f.config["tie_word_embeddings"] = !has_output;
+  for (const hf::TensorFlag& flag : f.row.tensor_flags) {
     bool present = false;
-    for (const TensorInfo& t : file.tensors) {
-      const auto blk = t.name.find('.', 4);
-      present |= t.name.starts_with("blk.") && blk != std::string::npos &&
-                 std::string_view(t.name).substr(blk + 1) == f.gguf;
+    for (const TensorInfo& t : tensors) {
+      const auto layer = hf::layer_of(t.name, "blk.");
+      present |= layer && layer->second == flag.gguf;
     }
-    config[std::string(f.config)] = present;
+    f.config[std::string(flag.config)] = present;
   }
+}
 
-  // Every key in file order: the row's keys under "<general.architecture>.", general.name and
-  // the tokenizer's special token ids; a later key overwrites an earlier one. The tokens are kept
-  // for the vocab_size fallback (len(tokenizer.ggml.tokens)).
+// A kLayerMax or kLayerMin field's per-layer list to its largest or smallest element.
+std::string layer_extreme(json& v, hf::ValueKind kind, std::string_view key) {
+  if (!v.is_array()) return "";
+  const bool max = kind == hf::ValueKind::kLayerMax;
+  json chosen = max ? json(0) : json();
+  for (const json& e : v) {
+    if (!is_non_negative(e))
+      return fmt::format("{} holds a value that is no count", printable(key));
+    const auto n = e.get<std::uint64_t>();
+    if (chosen.is_null() ||
+        (max ? n > chosen.get<std::uint64_t>() : n < chosen.get<std::uint64_t>())) {
+      chosen = e;
+    }
+  }
+  if (chosen.is_null()) return fmt::format("{} is an empty list", printable(key));
+  v = chosen;
+  return "";
+}
+
+// A kTenth or kNormalCdf field's value back to the original's (shortest_tenfold,
+// shortest_normal_cdf).
+std::string undo_float_transform(json& v, hf::ValueKind kind, std::string_view key) {
+  if (kind == hf::ValueKind::kTenth) {
+    if (!v.is_number() || !all_finite(v) ||
+        std::fabs(v.get<double>()) > std::numeric_limits<float>::max()) {
+      return fmt::format("{} is not a finite float32", printable(key));
+    }
+    v = shortest_tenfold(static_cast<float>(v.get<double>()));
+    return "";
+  }
+  // field_json gave each float32 element as its shortest decimal: read back exactly.
+  if (!v.is_array()) v = json::array({v});
+  for (json& e : v) {
+    // A float64 array's element may lie past float32's range (its cast undefined).
+    const double x = e.is_number_float() ? e.get<double>() : std::nan("");
+    if (std::isnan(x) || (std::isfinite(x) && std::fabs(x) > std::numeric_limits<float>::max())) {
+      return fmt::format("{} holds a value that is no float32", printable(key));
+    }
+    e = shortest_normal_cdf(static_cast<float>(x));
+  }
+  return "";
+}
+
+// Config field k.config from key `kv`, as load_gguf_checkpoint reads it, then as the row's
+// ValueKind says the converter wrote it.
+std::string set_field(Fields& f, const hf::ConfigKey& k, const KeyValue& kv) {
+  // A config field that is a list is one value per layer at most: a longer one is hostile, and
+  // held as json values it would cost 16 bytes and more per element.
+  const auto* list = std::get_if<Array>(&kv.value.data);
+  if (list && list->size() > kMaxConfigListElements) {
+    return fmt::format("{} has {} elements, more than the {} accepted", printable(kv.key),
+                       list->size(), kMaxConfigListElements);
+  }
+  const std::string config_key(k.config);
+  json& v = f.config[config_key] = field_json(kv.value, f.arch, f.updated);
+  using hf::ValueKind;
+  std::string why;
+  if (k.kind == ValueKind::kLayerMax || k.kind == ValueKind::kLayerMin) {
+    why = layer_extreme(v, k.kind, kv.key);
+  } else if (k.kind == ValueKind::kTenth || k.kind == ValueKind::kNormalCdf) {
+    why = undo_float_transform(v, k.kind, kv.key);
+  }
+  f.source[config_key] = kv.key;
+  f.kinds[config_key] = k.kind;
+  return why;
+}
+
+// Every key in file order: the row's keys under "<general.architecture>.", general.name and the
+// tokenizer's special token ids; a later key overwrites an earlier one. `tokens_len` gets
+// len(tokenizer.ggml.tokens) for the vocab_size fallback (outer: present; inner: has a len()).
+std::string key_fields(Fields& f, std::optional<std::optional<std::size_t>>& tokens_len) {
   using hf::ValueKind;
   constexpr hf::ConfigKey kCommon[] = {
       {"general.name", "_model_name_or_path", ValueKind::kAny},
@@ -527,433 +603,414 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
       {"tokenizer.ggml.eos_token_id", "eos_token_id", ValueKind::kTokenId},
       {"tokenizer.ggml.unknown_token_id", "unk_token_id", ValueKind::kTokenId},
       {"tokenizer.ggml.padding_token_id", "pad_token_id", ValueKind::kTokenId}};
-  std::optional<std::optional<std::size_t>> tokens_len;  // outer: present; inner: has a len()
-  auto set = [&](const hf::ConfigKey& k, const KeyValue& kv) -> std::string {
-    // A config field that is a list is one value per layer at most: a longer one is hostile,
-    // and held as json values it would cost 16 bytes and more per element.
-    const auto* list = std::get_if<Array>(&kv.value.data);
-    if (list && list->size() > kMaxConfigListElements) {
-      return fmt::format("{} has {} elements, more than the {} accepted", printable(kv.key),
-                         list->size(), kMaxConfigListElements);
-    }
-    const std::string config_key(k.config);
-    config[config_key] = field_json(kv.value, arch, updated);
-    const bool max = k.kind == hf::ValueKind::kLayerMax, min = k.kind == hf::ValueKind::kLayerMin;
-    if (json& v = config[config_key]; (max || min) && v.is_array()) {
-      json chosen = max ? json(0) : json();
-      for (const json& e : v) {
-        if (!is_non_negative(e))
-          return fmt::format("{} holds a value that is no count", printable(kv.key));
-        const auto n = e.get<std::uint64_t>();
-        if (chosen.is_null() ||
-            (max ? n > chosen.get<std::uint64_t>() : n < chosen.get<std::uint64_t>())) {
-          chosen = e;
-        }
-      }
-      if (chosen.is_null()) return fmt::format("{} is an empty list", printable(kv.key));
-      v = chosen;
-    }
-    if (json& v = config[config_key]; k.kind == hf::ValueKind::kTenth) {
-      if (!v.is_number() || !all_finite(v) ||
-          std::fabs(v.get<double>()) > std::numeric_limits<float>::max()) {
-        return fmt::format("{} is not a finite float32", printable(kv.key));
-      }
-      v = shortest_tenfold(static_cast<float>(v.get<double>()));
-    }
-    if (json& v = config[config_key]; k.kind == hf::ValueKind::kNormalCdf) {
-      // field_json gave each float32 element as its shortest decimal: read back exactly.
-      if (!v.is_array()) v = json::array({v});
-      for (json& e : v) {
-        // A float64 array's element may lie past float32's range (its cast undefined).
-        const double x = e.is_number_float() ? e.get<double>() : std::nan("");
-        if (std::isnan(x) ||
-            (std::isfinite(x) && std::fabs(x) > std::numeric_limits<float>::max())) {
-          return fmt::format("{} holds a value that is no float32", printable(kv.key));
-        }
-        e = shortest_normal_cdf(static_cast<float>(e.get<double>()));
-      }
-    }
-    source[config_key] = kv.key;
-    kinds[config_key] = k.kind;
-    return "";
-  };
-  for (const KeyValue& kv : file.kv) {
+  const std::string& arch = f.arch;
+  for (const KeyValue& kv : f.file.kv) {
     const std::string_view key = kv.key;
-    if (key == "tokenizer.ggml.tokens") tokens_len = python_len(kv.value, arch, updated);
+    if (key == "tokenizer.ggml.tokens") tokens_len = python_len(kv.value, arch, f.updated);
     for (const hf::ConfigKey& c : kCommon) {
       if (key != c.gguf) continue;
-      if (std::string why = set(c, kv); !why.empty()) return no_config(why);
+      if (std::string why = set_field(f, c, kv); !why.empty()) return why;
     }
     if (key.size() <= arch.size() || !key.starts_with(arch) || key[arch.size()] != '.') continue;
     const std::string_view suffix = key.substr(arch.size() + 1);
-    for (const hf::ConfigKey& k : row->keys) {
+    for (const hf::ConfigKey& k : f.row.keys) {
       if (k.gguf != suffix) continue;
-      if (std::string why = set(k, kv); !why.empty()) return no_config(why);
+      if (std::string why = set_field(f, k, kv); !why.empty()) return why;
     }
   }
-  config["model_type"] = row->model_type;
-  // Gemma 2 and 3 scale queries by 1/sqrt(query_pre_attn_scalar), which the converter does not
-  // write; llama.cpp computes the scale as 1/sqrt(head_dim), but for the 27B models (46 and 62
-  // layers) as 1/sqrt(hidden / heads) (src/models/gemma2.cpp and gemma3.cpp,
-  // load_arch_hparams), as those checkpoints' query_pre_attn_scalar say (the configs' defaults,
-  // 256 and 256, are the 2B's and 9B's). The model llama.cpp runs is the one written here.
-  if (config["model_type"] == "gemma2" || config["model_type"] == "gemma3_text") {
-    const bool is_27b = config.value("num_hidden_layers", json()) ==
-                        json(config["model_type"] == "gemma2" ? 46 : 62);
-    const json& heads = config.value("num_attention_heads", json());
-    const json& hidden = config.value("hidden_size", json());
-    if (is_27b && is_positive(heads) && is_positive(hidden)) {
-      config["query_pre_attn_scalar"] = hidden.get<std::uint64_t>() / heads.get<std::uint64_t>();
-    } else if (is_positive(config.value("head_dim", json()))) {
-      config["query_pre_attn_scalar"] = config["head_dim"];
-    }
-  }
-  for (const hf::ConfigConstant& c : row->constants) {
-    if (!source.contains(std::string(c.config)))
-      config[std::string(c.config)] = json::parse(c.json);
-  }
-  if (std::string why = add_rope_scaling(config, arch, find); !why.empty()) return no_config(why);
+  return "";
+}
 
-  // vocab_size: the mapped key, else len(tokens) (a one-token list is its string: its length).
-  if (!config.contains("vocab_size")) {
-    if (!tokens_len) {
-      return no_config(
-          fmt::format("no {}.vocab_size and no tokenizer.ggml.tokens", printable(arch)));
-    }
-    if (!*tokens_len) return no_config("tokenizer.ggml.tokens is not a list of strings");
-    config["vocab_size"] = **tokens_len;
-    source["vocab_size"] = "tokenizer.ggml.tokens";
-    kinds["vocab_size"] = ValueKind::kCount;
+// Gemma 2 and 3 scale queries by 1/sqrt(query_pre_attn_scalar), which the converter does not
+// write; llama.cpp computes the scale as 1/sqrt(head_dim), but for the 27B models (46 and 62
+// layers: Architecture::query_scalar_layers) as 1/sqrt(hidden / heads) (src/models/gemma2.cpp and
+// gemma3.cpp, load_arch_hparams), as those checkpoints' query_pre_attn_scalar say. The model
+// llama.cpp runs is the one written here.
+void query_scalar(Fields& f) {
+  if (f.row.query_scalar_layers == 0) return;
+  json& config = f.config;
+  const bool is_27b = config.value("num_hidden_layers", json()) == json(f.row.query_scalar_layers);
+  const json& heads = config.value("num_attention_heads", json());
+  const json& hidden = config.value("hidden_size", json());
+  if (is_27b && is_positive(heads) && is_positive(hidden)) {
+    config["query_pre_attn_scalar"] = hidden.get<std::uint64_t>() / heads.get<std::uint64_t>();
+  } else if (is_positive(config.value("head_dim", json()))) {
+    config["query_pre_attn_scalar"] = config["head_dim"];
   }
+}
 
-  // The structural values llama.cpp needs too, under the architecture's own keys.
+// The row's constants (where no key set the field), rope_scaling, and vocab_size: the mapped
+// key, else len(tokens) (a one-token list is its string: its length).
+std::string constant_fields(Fields& f,
+                            const std::optional<std::optional<std::size_t>>& tokens_len) {
+  for (const hf::ConfigConstant& c : f.row.constants) {
+    if (!f.source.contains(std::string(c.config)))
+      f.config[std::string(c.config)] = json::parse(c.json);
+  }
+  if (std::string why = add_rope_scaling(f.config, f.arch, f.finder()); !why.empty()) return why;
+  if (f.config.contains("vocab_size")) return "";
+  if (!tokens_len) {
+    return fmt::format("no {}.vocab_size and no tokenizer.ggml.tokens", printable(f.arch));
+  }
+  if (!*tokens_len) return "tokenizer.ggml.tokens is not a list of strings";
+  f.config["vocab_size"] = **tokens_len;
+  f.source["vocab_size"] = "tokenizer.ggml.tokens";
+  f.kinds["vocab_size"] = hf::ValueKind::kCount;
+  return "";
+}
+
+// The structural values llama.cpp needs too, under the architecture's own keys: present and
+// positive.
+std::string required_fields(Fields& f) {
   constexpr std::string_view kRequired[] = {"block_count", "embedding_length",
                                             "attention.head_count", "context_length"};
   for (const std::string_view suffix : kRequired) {
-    for (const hf::ConfigKey& k : row->keys) {
+    for (const hf::ConfigKey& k : f.row.keys) {
       if (k.gguf != suffix) continue;
       const std::string ck(k.config);
-      if (!config.contains(ck)) {
-        return no_config(fmt::format("no {}.{}", printable(arch), suffix));
-      }
-      if (!is_positive(config[ck])) {
-        return no_config(fmt::format("{} is not a positive integer", printable(source[ck])));
+      if (!f.config.contains(ck)) return fmt::format("no {}.{}", printable(f.arch), suffix);
+      if (!is_positive(f.config[ck])) {
+        return fmt::format("{} is not a positive integer", printable(f.source[ck]));
       }
     }
   }
-  if (!is_positive(config["vocab_size"])) {
-    return no_config(
-        fmt::format("{}: vocab size is not a positive integer", printable(source["vocab_size"])));
+  if (!is_positive(f.config["vocab_size"])) {
+    return fmt::format("{}: vocab size is not a positive integer",
+                       printable(f.source["vocab_size"]));
   }
-  for (const auto& [ck, value] : config.items()) {
-    const auto it = source.find(ck);
-    if (it == source.end()) continue;  // set here, not from a key
+  return "";
+}
+
+// Whether `value` is what a field of `kind` must hold (hf_architectures.h, ValueKind): what is
+// wrong with it ("is not a non-negative integer"), else "".
+std::string_view wrong_kind(const json& value, hf::ValueKind kind) {
+  using hf::ValueKind;
+  switch (kind) {
+    case ValueKind::kAny:
+      return "";
+    case ValueKind::kCount:
+    case ValueKind::kRotaryFraction:
+    case ValueKind::kLayerMax:
+    case ValueKind::kQuotient:
+    case ValueKind::kLayerMin:
+    case ValueKind::kDifference:
+      return is_non_negative(value) ? "" : "is not a non-negative integer";
+    case ValueKind::kNumber:
+    case ValueKind::kTenth:
+      return value.is_number() ? "" : "is not a number";
+    case ValueKind::kLayerCounts:
+    case ValueKind::kNormalCdf:
+      // A list of one value a layer (checked in layer_fields), or one value for all.
+      for (const json& e : value.is_array() ? value : json::array({value})) {
+        if (kind == ValueKind::kLayerCounts ? !is_non_negative(e) : !e.is_number()) {
+          return kind == ValueKind::kLayerCounts ? "holds a value that is no count"
+                                                 : "holds a value that is no number";
+        }
+      }
+      return "";
+    case ValueKind::kTokenId:
+      return is_integer(value) ? "" : "is not an integer";
+  }
+  return "";
+}
+
+// Each field set from a key holds what its kind says, and is finite.
+std::string checked_kinds(Fields& f) {
+  for (const auto& [ck, value] : f.config.items()) {
+    const auto it = f.source.find(ck);
+    if (it == f.source.end()) continue;  // set here, not from a key
     const std::string key = printable(it->second);
-    if (!all_finite(value)) return no_config(fmt::format("{} is not finite", key));
-    switch (kinds[ck]) {
-      case ValueKind::kAny:
-        break;
-      case ValueKind::kCount:
-      case ValueKind::kRotaryFraction:
-      case ValueKind::kLayerMax:
-      case ValueKind::kQuotient:
-      case ValueKind::kLayerMin:
-      case ValueKind::kDifference:
-        if (!is_non_negative(value)) {
-          return no_config(fmt::format("{} is not a non-negative integer", key));
-        }
-        break;
-      case ValueKind::kNumber:
-      case ValueKind::kTenth:
-        if (!value.is_number()) return no_config(fmt::format("{} is not a number", key));
-        break;
-      case ValueKind::kLayerCounts:
-      case ValueKind::kNormalCdf: {
-        // A list of one value a layer (checked below), or one value for all (kLayerCounts).
-        const bool counts = kinds[ck] == ValueKind::kLayerCounts;
-        for (const json& e : value.is_array() ? value : json::array({value})) {
-          if (counts ? !is_non_negative(e) : !e.is_number()) {
-            return no_config(
-                fmt::format("{} holds a value that is no {}", key, counts ? "count" : "number"));
-          }
-        }
-        break;
-      }
-      case ValueKind::kTokenId:
-        if (!is_integer(value)) return no_config(fmt::format("{} is not an integer", key));
-        break;
+    if (!all_finite(value)) return fmt::format("{} is not finite", key);
+    if (const std::string_view wrong = wrong_kind(value, f.kinds[ck]); !wrong.empty()) {
+      return fmt::format("{} {}", key, wrong);
     }
   }
+  return "";
+}
 
-  if (!row->eos_from.empty() && config.contains("eos_token_id")) {
-    config[std::string(row->eos_from)] = config["eos_token_id"];
+// The model's layers (Fields::layers): block_count less the layers the converter appended
+// (hf_architectures.h, appended_layers), no more than a per-layer list may hold
+// (kMaxConfigListElements), so that the lists built a layer at a time (layer_types, the patterns)
+// cost a bounded multiple of it whatever the key says; and each per-layer list one value a layer.
+std::string layer_count(Fields& f) {
+  std::string blocks, extra;
+  for (const hf::ConfigKey& k : f.row.keys) {
+    if (k.gguf == "block_count") blocks = k.config;
+    if (!f.row.appended_layers.empty() && k.gguf == f.row.appended_layers) extra = k.config;
   }
-
-  // The layers the converter appended (hf_architectures.h, appended_layers) are not the model's.
-  if (!row->appended_layers.empty()) {
-    std::string blocks, extra;
-    for (const hf::ConfigKey& k : row->keys) {
-      if (k.gguf == "block_count") blocks = k.config;
-      if (k.gguf == row->appended_layers) extra = k.config;
+  if (!extra.empty() && f.config.contains(extra)) {
+    const auto n = f.config[blocks].get<std::uint64_t>(), e = f.config[extra].get<std::uint64_t>();
+    if (e >= n) {
+      return fmt::format("{} leaves no layer of {}", printable(f.source[extra]),
+                         printable(f.source[blocks]));
     }
-    if (config.contains(extra)) {
-      const auto n = config[blocks].get<std::uint64_t>(), e = config[extra].get<std::uint64_t>();
-      if (e >= n) {
-        return no_config(fmt::format("{} leaves no layer of {}", printable(source[extra]),
-                                     printable(source[blocks])));
-      }
-      config[blocks] = n - e;
-    }
+    f.config[blocks] = n - e;
   }
-
-  // The model's layers, for the per-layer keys below: no more than a per-layer list may hold
-  // (kMaxConfigListElements), so that the lists built a layer at a time (layer_types, the
-  // patterns) cost a bounded multiple of it whatever the key says. hf/ also needs each layer to
-  // hold tensors (hf_weights.cpp).
-  std::uint64_t layers = 0;
-  for (const hf::ConfigKey& k : row->keys) {
+  for (const hf::ConfigKey& k : f.row.keys) {
     if (k.gguf != "block_count" && k.gguf != "decoder_block_count") continue;
     const std::string ck(k.config);
-    if (!config.contains(ck)) continue;
-    const auto n = config[ck].get<std::uint64_t>();
+    if (!f.config.contains(ck)) continue;
+    const auto n = f.config[ck].get<std::uint64_t>();
     if (n > kMaxConfigListElements) {
-      return no_config(fmt::format("{} is {}, more than the {} layers accepted",
-                                   printable(source[ck]), n, kMaxConfigListElements));
+      return fmt::format("{} is {}, more than the {} layers accepted", printable(f.source[ck]), n,
+                         kMaxConfigListElements);
     }
-    if (k.gguf == "block_count") layers = n;
+    if (k.gguf == "block_count") f.layers = n;
   }
-  // A per-layer list (ValueKind::kLayerCounts, kNormalCdf) has one value a layer.
-  for (const hf::ConfigKey& k : row->keys) {
-    const auto it = config.find(std::string(k.config));
-    if ((k.kind == ValueKind::kLayerCounts || k.kind == ValueKind::kNormalCdf) &&
-        it != config.end() && it->is_array() && it->size() != layers) {
-      return no_config(fmt::format("{} has {} elements for {} layers",
-                                   printable(source[std::string(k.config)]), it->size(), layers));
+  for (const hf::ConfigKey& k : f.row.keys) {
+    const auto it = f.config.find(std::string(k.config));
+    if ((k.kind == hf::ValueKind::kLayerCounts || k.kind == hf::ValueKind::kNormalCdf) &&
+        it != f.config.end() && it->is_array() && it->size() != f.layers) {
+      return fmt::format("{} has {} elements for {} layers",
+                         printable(f.source[std::string(k.config)]), it->size(), f.layers);
     }
   }
-  // Counts a layer tensor's shape holds (hf_architectures.h, TensorDim).
-  for (const hf::TensorDim& td : row->tensor_dims) {
-    const std::vector<std::uint64_t> holding = hf::layers_holding(file, td.tensor, layers);
+  return "";
+}
+
+// Counts a layer tensor's shape holds (hf_architectures.h, TensorDim).
+std::string tensor_dim_fields(Fields& f) {
+  for (const hf::TensorDim& td : f.row.tensor_dims) {
+    const std::vector<std::uint64_t> holding = hf::layers_holding(f.file, td.tensor, f.layers);
     if (holding.empty()) continue;
     const std::string name = fmt::format("blk.{}.{}", holding[0], td.tensor);
-    for (const TensorInfo& t : file.tensors) {
+    for (const TensorInfo& t : f.file.tensors) {
       if (t.name != name) continue;
       if (td.axis >= t.n_dims || t.n_dims > 4) {
-        return no_config(fmt::format("tensor '{}' has no axis {}", printable(name), td.axis));
+        return fmt::format("tensor '{}' has no axis {}", printable(name), td.axis);
       }
-      config[std::string(td.config)] = t.ne[t.n_dims - 1 - td.axis];
+      f.config[std::string(td.config)] = t.ne[t.n_dims - 1 - td.axis];
     }
   }
-  // The layers whose element of per-layer array `key` is true or non-zero, ascending, into
-  // `out`; an error text where `key` is no such array.
-  auto nonzero_layers = [&](const std::string& key, std::vector<std::uint64_t>& out) {
-    const Value* v = find(key);
-    const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
-    if (!a || a->size() != layers) {
-      return fmt::format("{} is not an array of one value per layer", printable(key));
-    }
-    for (std::uint64_t i = 0; i < layers; ++i) {
-      const json e = scalar_json(a->at(i), arch, updated);
-      if (!e.is_boolean() && !is_non_negative(e)) {
-        return fmt::format("{} holds a value that is no flag or count", printable(key));
-      }
-      if (e.is_boolean() ? e.get<bool>() : e != json(0)) out.push_back(i);
-    }
-    return std::string();
-  };
-  // layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
-  // Without the key every layer is `zero`.
-  if (const hf::LayerTypes& lt = row->layer_types; !lt.gguf.empty()) {
-    const std::string key = fmt::format("{}.{}", arch, lt.gguf);
-    std::vector<std::uint64_t> set;
-    if (find(key)) {
-      if (std::string why = nonzero_layers(key, set); !why.empty()) return no_config(why);
-    }
-    json types = json::array();
-    for (std::uint64_t i = 0, next = 0; i < layers; ++i) {
-      const bool on = next < set.size() && set[next] == i;
-      next += on;
-      types.push_back(on ? lt.nonzero : lt.zero);
-    }
-    config["layer_types"] = std::move(types);
-  }
+  return "";
+}
 
-  // NemotronH (configuration_nemotron_h.py, NemotronHConfig): hybrid_override_pattern, one
-  // character a layer, as the Hub configs hold it and the converter reads it (nemotron.py,
-  // NemotronHModel.__init__): '*' attention where the layer has KV heads, 'E' experts where it has
-  // a feed-forward width and holds them, '-' the dense MLP where it has one without, 'M' the
-  // Mamba-2 mixer otherwise (GraniteHybridModel.set_gguf_parameters writes head_count_kv so,
-  // NemotronHModel.set_gguf_parameters feed_forward_length).
-  if (row->model_type == "nemotron_h") {
-    if (std::string why = nemotron_h_pattern(config, file, arch, find); !why.empty()) {
-      return no_config(why);
-    }
+// The layers whose element of per-layer array `key` is true or non-zero, ascending, into `out`;
+// an error text where `key` is no such array.
+std::string nonzero_layers(const Fields& f, const std::string& key,
+                           std::vector<std::uint64_t>& out) {
+  const Value* v = f.find(key);
+  const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
+  if (!a || a->size() != f.layers) {
+    return fmt::format("{} is not an array of one value per layer", printable(key));
   }
+  for (std::uint64_t i = 0; i < f.layers; ++i) {
+    const json e = scalar_json(a->at(i), f.arch, f.updated);
+    if (!e.is_boolean() && !is_non_negative(e)) {
+      return fmt::format("{} holds a value that is no flag or count", printable(key));
+    }
+    if (e.is_boolean() ? e.get<bool>() : e != json(0)) out.push_back(i);
+  }
+  return "";
+}
 
-  // Offsets and periods from the layers that have a part (hf_architectures.h, LayerPeriod).
-  for (const hf::LayerPeriod& p : row->layer_periods) {
+// layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
+// Without the key every layer is `zero`.
+std::string layer_types(Fields& f) {
+  const hf::LayerTypes& lt = f.row.layer_types;
+  if (lt.gguf.empty()) return "";
+  const std::string key = fmt::format("{}.{}", f.arch, lt.gguf);
+  std::vector<std::uint64_t> set;
+  if (f.find(key)) {
+    if (std::string why = nonzero_layers(f, key, set); !why.empty()) return why;
+  }
+  json types = json::array();
+  for (std::uint64_t i = 0, next = 0; i < f.layers; ++i) {
+    const bool on = next < set.size() && set[next] == i;
+    next += on;
+    types.push_back(on ? lt.nonzero : lt.zero);
+  }
+  f.config["layer_types"] = std::move(types);
+  return "";
+}
+
+// Offsets and periods from the layers that have a part (hf_architectures.h, LayerPeriod).
+std::string layer_periods(Fields& f) {
+  for (const hf::LayerPeriod& p : f.row.layer_periods) {
     std::vector<std::uint64_t> having;
     std::string what;
     if (!p.gguf.empty()) {
-      const std::string key = fmt::format("{}.{}", arch, p.gguf);
+      const std::string key = fmt::format("{}.{}", f.arch, p.gguf);
       what = printable(key);
-      if (std::string why = nonzero_layers(key, having); !why.empty()) return no_config(why);
+      if (std::string why = nonzero_layers(f, key, having); !why.empty()) return why;
     } else {
       what = fmt::format("the layers holding {}", p.tensor);
-      having = hf::layers_holding(file, p.tensor, layers);
+      having = hf::layers_holding(f.file, p.tensor, f.layers);
     }
-    const auto pattern = offset_and_period(having, layers);
+    const auto pattern = offset_and_period(having, f.layers);
     if (!pattern) {
-      return no_config(fmt::format(
+      return fmt::format(
           "{}: its {} of {} layers are not those of one {} below one {} (layer % period == "
           "offset)",
-          what, having.size(), layers, p.offset, p.period));
+          what, having.size(), f.layers, p.offset, p.period);
     }
-    config[std::string(p.offset)] = pattern->first;
-    config[std::string(p.period)] = pattern->second;
+    f.config[std::string(p.offset)] = pattern->first;
+    f.config[std::string(p.period)] = pattern->second;
   }
+  return "";
+}
 
-  // Gemma 3n (configuration_gemma3n.py, Gemma3nTextConfig): vocab_size_per_layer_input is not in
-  // the file, and the converter pads embed_tokens_per_layer with zero rows up to vocab_size
-  // (gemma.py, Gemma3NModel.modify_tensors). Rows other than vocab_size are it (nothing padded);
-  // rows equal to it leave it open: the class default 262144 (every Gemma 3n checkpoint: 262144
-  // of 262400), at most vocab_size.
-  if (config["model_type"] == "gemma3n_text") {
-    const auto vocab = config["vocab_size"].get<std::uint64_t>();
-    std::uint64_t per_layer_vocab = std::min<std::uint64_t>(262144, vocab);
-    for (const TensorInfo& t : file.tensors) {
+// vocab_size_per_layer_input (hf_architectures.h, PerLayerVocab).
+void per_layer_vocab(Fields& f) {
+  if (f.row.per_layer_vocab == hf::PerLayerVocab::kNone) return;
+  const auto vocab = f.config["vocab_size"].get<std::uint64_t>();
+  std::uint64_t out = vocab;
+  if (f.row.per_layer_vocab == hf::PerLayerVocab::kPadded) {
+    out = std::min<std::uint64_t>(262144, vocab);
+    for (const TensorInfo& t : f.file.tensors) {
       if (t.name == "per_layer_token_embd.weight" && t.n_dims == 2 && t.ne[1] != vocab) {
-        per_layer_vocab = t.ne[1];
+        out = t.ne[1];
       }
     }
-    config["vocab_size_per_layer_input"] = per_layer_vocab;
   }
+  f.config["vocab_size_per_layer_input"] = out;
+}
 
-  // Gemma 4 (configuration_gemma4.py, Gemma4TextConfig): the rope bases nested per layer type,
-  // the full-attention layers' "proportional" rope with the class default partial_rotary_factor
-  // (the converter asserts that type and writes the fraction only as rope_freqs.weight, gemma.py
-  // Gemma4Model.generate_extra_tensors); their head_dim in per_layer_config, as __post_init__
-  // builds it from global_head_dim; the per-layer inputs' vocabulary, not in the file, the
-  // model's (as in every Gemma 4 checkpoint).
-  if (config["model_type"] == "gemma4_text") {
-    // The MoE block (enable_moe_block: router scales, per-expert scales) has no row here.
-    if (find(fmt::format("{}.expert_count", arch))) {
-      return no_config("Gemma 4's mixture-of-experts block is not rendered");
+// Gemma 4's rope bases nested per layer type (configuration_gemma4.py, Gemma4TextConfig): the
+// full-attention layers' "proportional" rope with the class default partial_rotary_factor (the
+// converter asserts that type and writes the fraction only as rope_freqs.weight, gemma.py
+// Gemma4Model.generate_extra_tensors); their head_dim in per_layer_config, as __post_init__
+// builds it from global_head_dim.
+void layer_type_rope(Fields& f) {
+  json& config = f.config;
+  json full = {
+      {"partial_rotary_factor", 0.25}, {"rope_theta", 1000000.0}, {"rope_type", "proportional"}};
+  json sliding = {{"rope_theta", 10000.0}, {"rope_type", "default"}};
+  if (config.contains("rope_theta")) full["rope_theta"] = config["rope_theta"];
+  if (config.contains("rope_local_base_freq"))
+    sliding["rope_theta"] = config["rope_local_base_freq"];
+  config.erase("rope_theta");
+  config.erase("rope_local_base_freq");
+  config["rope_parameters"] = {{"full_attention", full}, {"sliding_attention", sliding}};
+  if (!config.contains("global_head_dim")) return;
+  json per_layer = json::object();
+  const json& types = config.value("layer_types", json::array());
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == "full_attention") {
+      per_layer[std::to_string(i)] = {{"head_dim", config["global_head_dim"]}};
     }
-    json full = {
-        {"partial_rotary_factor", 0.25}, {"rope_theta", 1000000.0}, {"rope_type", "proportional"}};
-    json sliding = {{"rope_theta", 10000.0}, {"rope_type", "default"}};
-    if (config.contains("rope_theta")) full["rope_theta"] = config["rope_theta"];
-    if (config.contains("rope_local_base_freq"))
-      sliding["rope_theta"] = config["rope_local_base_freq"];
-    config.erase("rope_theta");
-    config.erase("rope_local_base_freq");
-    config["rope_parameters"] = {{"full_attention", full}, {"sliding_attention", sliding}};
-    if (config.contains("global_head_dim")) {
-      json per_layer = json::object();
-      const json& types = config.value("layer_types", json::array());
-      for (std::size_t i = 0; i < types.size(); ++i) {
-        if (types[i] == "full_attention") {
-          per_layer[std::to_string(i)] = {{"head_dim", config["global_head_dim"]}};
-        }
+  }
+  config["per_layer_config"] = std::move(per_layer);
+  config.erase("global_head_dim");
+}
+
+// Gemma 4's per-layer feed_forward_length: intermediate_size, doubled for the layers that reuse
+// another's keys and values (use_double_wide_mlp; Gemma4Model.set_gguf_parameters writes it so);
+// anything else is no Gemma 4.
+std::string double_wide_mlp(Fields& f) {
+  const std::string ff_key = fmt::format("{}.feed_forward_length", f.arch);
+  const Value* v = f.find(ff_key);
+  if (!v || !std::holds_alternative<Array>(v->data)) return "";
+  const json ff = field_json(*v, f.arch, f.updated);
+  const std::uint64_t n = f.layers;
+  const std::uint64_t shared = f.config.value("num_kv_shared_layers", json(0)).get<std::uint64_t>();
+  const std::uint64_t width = f.config["intermediate_size"].get<std::uint64_t>();
+  bool fits = ff.size() == n && shared <= n;
+  for (std::uint64_t i = 0; fits && i < n; ++i)
+    fits = ff[i] == json(i < n - shared ? width : 2 * width);
+  if (!fits) {
+    return fmt::format(
+        "{} is not intermediate_size for the layers of their own KV, twice it for the {} "
+        "sharing layers",
+        printable(ff_key), shared);
+  }
+  f.config["use_double_wide_mlp"] = true;
+  return "";
+}
+
+// The per-layer fields: layer_types, the layer pattern, offsets and periods, and the row's
+// layer-type config.
+std::string layer_fields(Fields& f) {
+  if (std::string why = tensor_dim_fields(f); !why.empty()) return why;
+  if (std::string why = layer_types(f); !why.empty()) return why;
+  if (!f.row.layer_pattern.empty()) {
+    if (std::string why = hybrid_pattern(f); !why.empty()) return why;
+  }
+  if (std::string why = layer_periods(f); !why.empty()) return why;
+  per_layer_vocab(f);
+  if (!f.row.layer_type_config) return "";
+  layer_type_rope(f);
+  return double_wide_mlp(f);
+}
+
+// Config field `field` where it holds a count (checked_kinds), else 0.
+std::uint64_t count_field(const json& config, const std::string& field) {
+  const auto it = config.find(field);
+  return it != config.end() && is_non_negative(*it) ? it->get<std::uint64_t>() : 0;
+}
+
+// A field of the row's keys (its config name) for GGUF key suffix `gguf`, or "".
+std::string field_for(const hf::Architecture& row, std::string_view gguf) {
+  for (const hf::ConfigKey& k : row.keys) {
+    if (k.gguf == gguf) return std::string(k.config);
+  }
+  return "";
+}
+
+// Rotary dimensions per head back to the fraction of hidden / heads they are (kRotaryFraction),
+// a product back to its factor (kQuotient: over config field `over`, an integer where it
+// divides, as the original's expand and head_dim are), a sum back to its term (kDifference).
+std::string factor_fields(Fields& f) {
+  json& config = f.config;
+  for (const hf::ConfigKey& k : f.row.keys) {
+    const std::string ck(k.config), over(k.over);
+    if (!config.contains(ck)) continue;
+    if (k.kind == hf::ValueKind::kRotaryFraction) {
+      const std::uint64_t hidden = count_field(config, field_for(f.row, "embedding_length")),
+                          heads = count_field(config, field_for(f.row, "attention.head_count"));
+      if (heads == 0 || hidden / heads == 0) {
+        return fmt::format("{}: no head size to take it as a fraction of", printable(f.source[ck]));
       }
-      config["per_layer_config"] = std::move(per_layer);
-      config.erase("global_head_dim");
+      config[ck] = static_cast<double>(config[ck].get<std::uint64_t>()) /
+                   static_cast<double>(hidden / heads);
     }
-    config["vocab_size_per_layer_input"] = config["vocab_size"];
-    // A per-layer feed_forward_length: intermediate_size, doubled for the layers that reuse
-    // another's keys and values (use_double_wide_mlp; Gemma4Model.set_gguf_parameters writes
-    // it so), anything else is no Gemma 4.
-    const std::string ff_key = fmt::format("{}.feed_forward_length", arch);
-    if (const Value* v = find(ff_key); v && std::holds_alternative<Array>(v->data)) {
-      const json ff = field_json(*v, arch, updated);
-      const auto n = config["num_hidden_layers"].get<std::uint64_t>();
-      const std::uint64_t shared =
-          config.value("num_kv_shared_layers", json(0)).get<std::uint64_t>();
-      const std::uint64_t f = config["intermediate_size"].get<std::uint64_t>();
-      bool fits = ff.size() == n && shared <= n;
-      for (std::uint64_t i = 0; fits && i < n; ++i)
-        fits = ff[i] == json(i < n - shared ? f : 2 * f);
-      if (!fits) {
-        return no_config(fmt::format(
-            "{} is not intermediate_size for the layers of their own KV, twice it for the "
-            "{} sharing layers",
-            printable(ff_key), shared));
+    if (k.kind == hf::ValueKind::kQuotient) {
+      if (!config.contains(over) || !is_positive(config[over])) {
+        return fmt::format("{}: no positive {} to divide it by", printable(f.source[ck]), over);
       }
-      config["use_double_wide_mlp"] = true;
+      const auto n = config[ck].get<std::uint64_t>(), d = config[over].get<std::uint64_t>();
+      config[ck] = n % d == 0 ? json(n / d) : json(static_cast<double>(n) / static_cast<double>(d));
     }
   }
-
-  // Rotary dimensions per head back to the fraction of hidden / heads they are.
-  for (const hf::ConfigKey& k : row->keys) {
-    const std::string ck(k.config);
-    if (k.kind != ValueKind::kRotaryFraction || !config.contains(ck)) continue;
-    std::uint64_t hidden = 0, heads = 0;
-    for (const hf::ConfigKey& d : row->keys) {
-      if (d.gguf == "embedding_length") hidden = config[std::string(d.config)].get<std::uint64_t>();
-      if (d.gguf == "attention.head_count")
-        heads = config[std::string(d.config)].get<std::uint64_t>();
-    }
-    if (heads == 0 || hidden / heads == 0) {
-      return no_config(
-          fmt::format("{}: no head size to take it as a fraction of", printable(source[ck])));
-    }
-    config[ck] =
-        static_cast<double>(config[ck].get<std::uint64_t>()) / static_cast<double>(hidden / heads);
-  }
-
-  // A product back to its factor: the key's value over config field `over` (an integer where it
-  // divides, as the original's expand and head_dim are).
-  for (const hf::ConfigKey& k : row->keys) {
-    const std::string ck(k.config);
-    if (k.kind != ValueKind::kQuotient || !config.contains(ck)) continue;
-    const std::string over(k.over);
-    if (!config.contains(over) || !is_positive(config[over])) {
-      return no_config(
-          fmt::format("{}: no positive {} to divide it by", printable(source[ck]), over));
-    }
-    const auto n = config[ck].get<std::uint64_t>(), d = config[over].get<std::uint64_t>();
-    if (n % d == 0) {
-      config[ck] = n / d;
-    } else {
-      config[ck] = static_cast<double>(n) / static_cast<double>(d);
-    }
-  }
-  // A sum back to its term: the key's value less config field `over`.
-  for (const hf::ConfigKey& k : row->keys) {
-    const std::string ck(k.config);
-    if (k.kind != ValueKind::kDifference || !config.contains(ck)) continue;
-    const std::string over(k.over);
+  for (const hf::ConfigKey& k : f.row.keys) {  // after every quotient: `over` may be one
+    const std::string ck(k.config), over(k.over);
+    if (k.kind != hf::ValueKind::kDifference || !config.contains(ck)) continue;
     const auto n = config[ck].get<std::uint64_t>();
     if (!config.contains(over) || !is_non_negative(config[over]) ||
         config[over].get<std::uint64_t>() > n) {
-      return no_config(
-          fmt::format("{}: no {} at most it to take from it", printable(source[ck]), over));
+      return fmt::format("{}: no {} at most it to take from it", printable(f.source[ck]), over);
     }
     config[ck] = n - config[over].get<std::uint64_t>();
   }
+  return "";
+}
 
-  // GPT2Attention refuses a hidden size its heads do not divide (modeling_gpt2.py,
-  // GPT2Attention.__init__), though every weight shape would fit.
-  if (config["model_type"] == "gpt2" &&
-      config["n_embd"].get<std::uint64_t>() % config["n_head"].get<std::uint64_t>() != 0) {
-    return no_config(fmt::format("{} does not divide {}: transformers' GPT2Attention refuses it",
-                                 printable(source["n_head"]), printable(source["n_embd"])));
+// Architecture::heads_divide_hidden.
+std::string heads_divide_hidden(Fields& f) {
+  if (!f.row.heads_divide_hidden) return "";
+  const std::string hidden = field_for(f.row, "embedding_length"),
+                    heads = field_for(f.row, "attention.head_count");
+  const std::uint64_t n = count_field(f.config, heads);
+  if (n == 0 || count_field(f.config, hidden) % n == 0) return "";
+  return fmt::format("{} does not divide {}: transformers' {} refuses it",
+                     printable(f.source[heads]), printable(f.source[hidden]), f.row.class_name);
+}
+
+// A special token id the file does not hold: llama.cpp's converter writes the original's
+// (gguf-py's vocab.py, SpecialVocab: its tokenizer's, else its config.json's *_token_id, one
+// inside the vocabulary), so the original had none. The class default (transformers'
+// configuration_<model>.py) would name a token all the same: Phi3Config's pad 32000 past a
+// smaller vocabulary, which from_pretrained refuses (nn.Embedding's padding_idx), CohereConfig's
+// pad 0, which generate masks out of a prompt (_prepare_attention_mask_for_generation). null
+// overrides it; the row's eos copy (eos_from, HunYuanDenseV1Config's eod_token_id 3) likewise.
+// Then generation_config.json: the config's token ids that are not None; GenerationConfig's own
+// defaults for them are None.
+json token_ids_and_generation(Fields& f) {
+  json& config = f.config;
+  if (!f.row.eos_from.empty() && config.contains("eos_token_id")) {
+    config[std::string(f.row.eos_from)] = config["eos_token_id"];
   }
-  HfConfig out;
-  out.model_type = row->model_type;
-  // save_pretrained writes the model's class (transformers' own import writes none).
-  config["architectures"] = json::array({std::string(row->class_name)});
-  out.torch_dtype = "float32";
-
-  // A special token id the file does not hold: llama.cpp's converter writes the original's
-  // (gguf-py's vocab.py, SpecialVocab: its tokenizer's, else its config.json's *_token_id, one
-  // inside the vocabulary), so the original had none. The class default (transformers'
-  // configuration_<model>.py) would name a token all the same: Phi3Config's pad 32000 past a
-  // smaller vocabulary, which from_pretrained refuses (nn.Embedding's padding_idx), CohereConfig's
-  // pad 0, which generate masks out of a prompt (_prepare_attention_mask_for_generation). null
-  // overrides it; the row's eos copy (eos_from, HunYuanDenseV1Config's eod_token_id 3) likewise.
-  const hf::ClassDefaults& d = row->defaults;
+  const hf::ClassDefaults& d = f.row.defaults;
   const std::pair<const char*, std::int64_t> ids[] = {{"bos_token_id", d.bos},
                                                       {"eos_token_id", d.eos},
                                                       {"pad_token_id", d.pad},
@@ -961,23 +1018,66 @@ HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
   for (const auto& [name, class_default] : ids) {
     if (!config.contains(name) && class_default >= 0) config[name] = nullptr;
   }
-  if (!row->eos_from.empty() && config.value("eos_token_id", json()).is_null()) {
-    config[std::string(row->eos_from)] = nullptr;
+  if (!f.row.eos_from.empty() && config.value("eos_token_id", json()).is_null()) {
+    config[std::string(f.row.eos_from)] = nullptr;
   }
-  // generation_config.json: the config's token ids that are not None; GenerationConfig's own
-  // defaults for them are None.
   json generation = json::object();
   generation["_from_model_config"] = true;
   for (const auto& [name, class_default] : ids) {
     if (config.contains(name) && !config[name].is_null()) generation[name] = config[name];
   }
+  return generation;
+}
+
+}  // namespace
+
+namespace hf {
+
+HfConfig config_of(const Plan& plan, std::string_view dtype) {
+  json config = plan.config, generation = plan.generation;
   generation["transformers_version"] = kTransformersVersion;
   config["transformers_version"] = kTransformersVersion;
   if (!dtype.empty()) config["dtype"] = dtype;
-
+  HfConfig out;
+  out.model_type = plan.row->model_type;
+  out.torch_dtype = "float32";
   out.config_json = dump(config);
   out.generation_config_json = dump(generation);
-  return {std::move(out), ""};
+  return out;
+}
+
+std::string plan_config(const GgufFile& file, Plan& plan) {
+  if (std::string why = unreadable_file(file); !why.empty()) return why;
+  if (std::string why = choose_row(file, plan.arch, plan.row); !why.empty()) return why;
+  // load_gguf_checkpoint replaces the architecture's name by its updated one in every string
+  // value (general.name "qwen3moe tiny" becomes "qwen3_moe tiny"); gemma3 is renamed to
+  // gemma3_text only after.
+  const std::string updated(plan.row->model_type == "gemma3_text" ? "gemma3"
+                                                                  : plan.row->model_type);
+  plan.config = json::object();
+  Fields f{file, *plan.row, plan.arch, updated, plan.config, {}, {}};
+  tensor_fields(f);
+  std::optional<std::optional<std::size_t>> tokens_len;
+  if (std::string why = key_fields(f, tokens_len); !why.empty()) return why;
+  f.config["model_type"] = f.row.model_type;
+  query_scalar(f);
+  if (std::string why = constant_fields(f, tokens_len); !why.empty()) return why;
+  for (auto step : {required_fields, checked_kinds, layer_count, layer_fields, factor_fields,
+                    heads_divide_hidden}) {
+    if (std::string why = step(f); !why.empty()) return why;
+  }
+  // save_pretrained writes the model's class (transformers' own import writes none).
+  f.config["architectures"] = json::array({std::string(f.row.class_name)});
+  plan.generation = token_ids_and_generation(f);
+  return "";
+}
+
+}  // namespace hf
+
+HfConfigResult render_hf_config(const GgufFile& file, std::string_view dtype) {
+  hf::PlanResult planned = hf::plan_model(file);
+  if (!planned.plan) return no_config(std::move(planned.reason));
+  return {hf::config_of(*planned.plan, dtype), ""};
 }
 
 }  // namespace ggufs

@@ -9,10 +9,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <variant>
@@ -21,6 +23,7 @@
 #include "ggufs/hf_config.h"
 #include "ggufs/names.h"
 #include "hf_architectures.h"
+#include "hf_plan.h"
 
 namespace ggufs {
 namespace {
@@ -37,258 +40,230 @@ bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
 
-// A count of the config, if it holds one (render_hf_config has checked every count is a
-// non-negative integer).
-std::optional<std::uint64_t> count_of(const json& v) {
-  if (!v.is_number_integer()) return std::nullopt;
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  const std::int64_t i = v.get<std::int64_t>();
-  if (i < 0) return std::nullopt;
-  return static_cast<std::uint64_t>(i);
-}
-std::optional<std::uint64_t> count(const json& config, const char* key) {
-  const auto it = config.find(key);
-  if (it == config.end()) return std::nullopt;
-  return count_of(*it);
-}
+using hf::Dims;
+using hf::mul;
+using hf::sum;
 
-// The dimensions the model class builds its parameters from.
-struct Dims {
-  std::uint64_t vocab = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ff = 0;
-  std::uint64_t experts = 0, expert_ff = 0, shared_expert_ff = 0, positions = 0;
-  std::uint64_t shared_experts = 0, conv_cache = 0;
-  // SSMs: inner size, state size, time-step rank (mamba2: its heads), groups, conv kernel.
-  std::uint64_t inner = 0, state = 0, rank = 0, groups = 0, kernel = 0;
-  // Gemma 4's per-layer inputs: width, vocabulary, and the layers they are packed for.
-  std::uint64_t per_layer = 0, per_layer_vocab = 0, layers = 0;
-  // MLA: the query and KV LoRA ranks, a head's nope, rope and value dims.
-  std::uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0;
-  std::uint64_t buckets = 0;            // t5's relative attention buckets
-  std::uint64_t altup = 0, laurel = 0;  // Gemma 3n's altup_num_inputs and laurel_rank
-};
+using Size = hf::Size;
 
-// a·b, or nullopt past 2⁶⁴.
-std::optional<std::uint64_t> mul(std::uint64_t a, std::uint64_t b) {
-  if (a != 0 && b > UINT64_MAX / a) return std::nullopt;
-  return a * b;
+// The shape of sizes `s`, or nullopt where one overflowed.
+template <typename... S>
+std::optional<std::vector<std::uint64_t>> dims(S... s) {
+  const std::array<Size, sizeof...(S)> sizes{Size(s)...};
+  std::vector<std::uint64_t> out;
+  for (const Size& n : sizes) {
+    if (!n) return std::nullopt;
+    out.push_back(*n);
+  }
+  return out;
 }
 
-std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d) {
-  const auto q = mul(d.heads, d.head_dim);
-  const auto kv = mul(d.kv_heads, d.head_dim);
-  using V = std::vector<std::uint64_t>;
-  auto two = [](std::optional<std::uint64_t> a,
-                std::optional<std::uint64_t> b) -> std::optional<V> {
-    if (!a || !b) return std::nullopt;
-    return V{*a, *b};
-  };
-  auto one = [](std::optional<std::uint64_t> a) -> std::optional<V> {
-    if (!a) return std::nullopt;
-    return V{*a};
-  };
+// The attention, MLP and expert shapes (hf_architectures.h, Shape), else nullopt.
+std::optional<std::vector<std::uint64_t>> transformer_shape(Shape s, const Dims& d) {
+  const Size q = mul(d.heads, d.head_dim), kv = mul(d.kv_heads, d.head_dim);
   switch (s) {
     case Shape::kVocabHidden:
-      return V{d.vocab, d.hidden};
+      return dims(d.vocab, d.hidden);
     case Shape::kPositionsHidden:
-      return V{d.positions, d.hidden};
+      return dims(d.positions, d.hidden);
     case Shape::kHidden:
-      return V{d.hidden};
+      return dims(d.hidden);
     case Shape::kQ:
-      return two(q, d.hidden);
+      return dims(q, d.hidden);
     case Shape::kKv:
-      return two(kv, d.hidden);
+      return dims(kv, d.hidden);
     case Shape::kO:
-      return two(d.hidden, q);
+      return dims(d.hidden, q);
     case Shape::kQBias:
-      return one(q);
+      return dims(q);
     case Shape::kKvBias:
-      return one(kv);
+      return dims(kv);
     case Shape::kFfHidden:
-      return V{d.ff, d.hidden};
+      return dims(d.ff, d.hidden);
     case Shape::kHiddenFf:
-      return V{d.hidden, d.ff};
+      return dims(d.hidden, d.ff);
     case Shape::kFf:
-      return V{d.ff};
+      return dims(d.ff);
     case Shape::kHeadDim:
-      return V{d.head_dim};
-    case Shape::kRouter:
-      return V{d.experts, d.hidden};
-    case Shape::kExpertFfHidden:
-      return V{d.expert_ff, d.hidden};
-    case Shape::kExpertHiddenFf:
-      return V{d.hidden, d.expert_ff};
-    case Shape::kSharedFfHidden:
-      return V{d.shared_expert_ff, d.hidden};
-    case Shape::kHiddenSharedFf:
-      return V{d.hidden, d.shared_expert_ff};
-    case Shape::kOneHidden:
-      return V{1, d.hidden};
-    case Shape::kExpertsGateUp: {
-      const auto ff2 = mul(d.ff, 2);
-      if (!ff2) return std::nullopt;
-      return V{d.experts, *ff2, d.hidden};
-    }
-    case Shape::kExpertsDown:
-      return V{d.experts, d.hidden, d.ff};
-    case Shape::kSharedGateUp:
-      return two(mul(d.shared_expert_ff, 2), d.hidden);
+      return dims(d.head_dim);
     case Shape::kVocab:
-      return V{d.vocab};
-    case Shape::kSharedExpertsFfHidden:
-      return two(mul(d.expert_ff, d.shared_experts), d.hidden);
-    case Shape::kHiddenSharedExpertsFf:
-      return two(d.hidden, mul(d.expert_ff, d.shared_experts));
-    case Shape::kOneExperts:
-      return V{1, d.experts};
-    case Shape::kExperts:
-      return V{d.experts};
-    case Shape::kFusedQkv: {
-      const auto kv2 = kv ? mul(*kv, 2) : std::nullopt;
-      if (!q || !kv2 || *q > UINT64_MAX - *kv2) return std::nullopt;
-      return V{*q + *kv2, d.hidden};
-    }
+      return dims(d.vocab);
+    case Shape::kFusedQkv:
+      return dims(sum(q, mul(kv, 2)), d.hidden);
     case Shape::kFusedGateUp:
-      return two(mul(d.ff, 2), d.hidden);
+      return dims(mul(d.ff, 2), d.hidden);
     case Shape::kConvQkv:
-      return two(d.hidden, mul(d.hidden, 3));
+      return dims(d.hidden, mul(d.hidden, 3));
     case Shape::kThreeHidden:
-      return one(mul(d.hidden, 3));
+      return dims(mul(d.hidden, 3));
     case Shape::kHiddenHidden:
-      return V{d.hidden, d.hidden};
+      return dims(d.hidden, d.hidden);
     case Shape::kHeadsHeadDim:
-      return V{d.heads, d.head_dim};
+      return dims(d.heads, d.head_dim);
     case Shape::kKvHeadsHeadDim:
-      return V{d.kv_heads, d.head_dim};
-    case Shape::kThreeHiddenHidden:
-      return two(mul(d.hidden, 3), d.hidden);
-    case Shape::kHiddenOneConv:
-      return V{d.hidden, 1, d.conv_cache};
-    case Shape::kInnerState:
-      return V{d.inner, d.state};
-    case Shape::kInner:
-      return V{d.inner};
-    case Shape::kInnerOneKernel:
-      return V{d.inner, 1, d.kernel};
-    case Shape::kTwoInnerHidden:
-      return two(mul(d.inner, 2), d.hidden);
-    case Shape::kRankStatesInner: {
-      const auto states = mul(d.state, 2);
-      if (!states || *states > UINT64_MAX - d.rank) return std::nullopt;
-      return V{d.rank + *states, d.inner};
-    }
-    case Shape::kInnerRank:
-      return V{d.inner, d.rank};
-    case Shape::kHiddenInner:
-      return V{d.hidden, d.inner};
-    case Shape::kSsmHeads:
-      return V{d.rank};
-    case Shape::kConvChannelsOneKernel:
-    case Shape::kConvChannels:
-    case Shape::kMamba2InProj: {
-      // conv: I + 2GN channels; in_proj: z and dt besides them, I + R rows more.
-      const auto gn = mul(d.groups, d.state);
-      const auto gn2 = gn ? mul(*gn, 2) : std::nullopt;
-      if (!gn2 || *gn2 > UINT64_MAX - d.inner) return std::nullopt;
-      const std::uint64_t channels = d.inner + *gn2;
-      if (s == Shape::kConvChannels) return V{channels};
-      if (s == Shape::kConvChannelsOneKernel) return V{channels, 1, d.kernel};
-      if (d.inner > UINT64_MAX - d.rank || channels > UINT64_MAX - (d.inner + d.rank)) {
-        return std::nullopt;
-      }
-      return V{channels + d.inner + d.rank, d.hidden};
-    }
+      return dims(d.kv_heads, d.head_dim);
     case Shape::kHeads:
-      return V{d.heads};
-    case Shape::kExpertsHiddenGateUp: {
-      const auto ff2 = mul(d.ff, 2);
-      if (!ff2) return std::nullopt;
-      return V{d.experts, d.hidden, *ff2};
-    }
-    case Shape::kExpertsGateUpBias: {
-      const auto ff2 = mul(d.ff, 2);
-      if (!ff2) return std::nullopt;
-      return V{d.experts, *ff2};
-    }
-    case Shape::kExpertsFfHiddenT:
-      return V{d.experts, d.ff, d.hidden};
-    case Shape::kExpertsHidden:
-      return V{d.experts, d.hidden};
-    case Shape::kOne:
-      return V{1};
-    case Shape::kPerLayerHidden:
-      return V{d.per_layer, d.hidden};
-    case Shape::kHiddenPerLayer:
-      return V{d.hidden, d.per_layer};
-    case Shape::kPerLayerEmbeddings:
-      return two(d.per_layer_vocab, mul(d.layers, d.per_layer));
-    case Shape::kPerLayerModelProjection:
-      return two(mul(d.layers, d.per_layer), d.hidden);
-    case Shape::kPerLayerInput:
-      return V{d.per_layer};
-    case Shape::kAltupInputs:
-      return V{d.altup, d.altup};
-    case Shape::kAltupPredictions:
-      return two(mul(d.altup, d.altup), d.altup);
-    case Shape::kAltupInputsHidden:
-      return V{d.altup, d.hidden};
-    case Shape::kLaurelHidden:
-      return V{d.laurel, d.hidden};
-    case Shape::kHiddenLaurel:
-      return V{d.hidden, d.laurel};
-    case Shape::kQLoraHidden:
-      return V{d.q_lora, d.hidden};
-    case Shape::kQLora:
-      return V{d.q_lora};
-    case Shape::kMlaQ:
-    case Shape::kMlaQB:
-    case Shape::kMlaKvB:
-    case Shape::kMlaO: {
-      const bool kv = s == Shape::kMlaKvB || s == Shape::kMlaO;
-      const std::uint64_t head = d.nope + (kv ? d.v_head : d.rope);  // config counts: no overflow
-      const std::uint64_t per_head = s == Shape::kMlaO ? d.v_head : head;
-      const auto rows = mul(d.heads, per_head);
-      if (!rows) return std::nullopt;
-      if (s == Shape::kMlaO) return V{d.hidden, *rows};
-      return V{*rows, s == Shape::kMlaQ ? d.hidden : s == Shape::kMlaQB ? d.q_lora : d.kv_lora};
-    }
-    case Shape::kKvLoraRopeHidden:
-      return V{d.kv_lora + d.rope, d.hidden};
-    case Shape::kKvLora:
-      return V{d.kv_lora};
-    case Shape::kQGate: {
-      const auto q2 = q ? mul(*q, 2) : std::nullopt;
-      return two(q2, d.hidden);
-    }
-    case Shape::kLinearQkvz: {
-      const auto gn = mul(d.groups, d.state);
-      const auto gn2 = gn ? mul(*gn, 2) : std::nullopt;
-      const auto i2 = mul(d.inner, 2);
-      if (!gn2 || !i2 || *gn2 > UINT64_MAX - *i2) return std::nullopt;
-      return V{*gn2 + *i2, d.hidden};
-    }
-    case Shape::kTwoRankHidden:
-      return two(mul(d.rank, 2), d.hidden);
-    case Shape::kValueHeadDim:
-      if (d.rank == 0) return std::nullopt;
-      return V{d.inner / d.rank};
-    case Shape::kLinearQkv: {
-      const auto gn = mul(d.groups, d.state);
-      const auto gn2 = gn ? mul(*gn, 2) : std::nullopt;
-      if (!gn2 || *gn2 > UINT64_MAX - d.inner) return std::nullopt;
-      return V{*gn2 + d.inner, d.hidden};
-    }
-    case Shape::kInnerHidden:
-      return V{d.inner, d.hidden};
-    case Shape::kRankHidden:
-      return V{d.rank, d.hidden};
+      return dims(d.heads);
+    case Shape::kQGate:
+      return dims(mul(q, 2), d.hidden);
     case Shape::kBucketsHeads:
-      return V{d.buckets, d.heads};
-    case Shape::kStates:
-      return V{d.state};
-    case Shape::kTwoInner:
-      return one(mul(d.inner, 2));
+      return dims(d.buckets, d.heads);
+    default:
+      return std::nullopt;
   }
-  return std::nullopt;
+}
+
+// The mixture-of-experts shapes: routers, one expert's, stacked experts, shared experts.
+std::optional<std::vector<std::uint64_t>> expert_shape(Shape s, const Dims& d) {
+  const Size shared_experts_ff = mul(d.expert_ff, d.shared_experts);
+  switch (s) {
+    case Shape::kRouter:
+      return dims(d.experts, d.hidden);
+    case Shape::kExpertFfHidden:
+      return dims(d.expert_ff, d.hidden);
+    case Shape::kExpertHiddenFf:
+      return dims(d.hidden, d.expert_ff);
+    case Shape::kSharedFfHidden:
+      return dims(d.shared_expert_ff, d.hidden);
+    case Shape::kHiddenSharedFf:
+      return dims(d.hidden, d.shared_expert_ff);
+    case Shape::kOneHidden:
+      return dims(1, d.hidden);
+    case Shape::kExpertsGateUp:
+      return dims(d.experts, mul(d.ff, 2), d.hidden);
+    case Shape::kExpertsDown:
+      return dims(d.experts, d.hidden, d.ff);
+    case Shape::kSharedGateUp:
+      return dims(mul(d.shared_expert_ff, 2), d.hidden);
+    case Shape::kSharedExpertsFfHidden:
+      return dims(shared_experts_ff, d.hidden);
+    case Shape::kHiddenSharedExpertsFf:
+      return dims(d.hidden, shared_experts_ff);
+    case Shape::kOneExperts:
+      return dims(1, d.experts);
+    case Shape::kExperts:
+      return dims(d.experts);
+    case Shape::kExpertsHiddenGateUp:
+      return dims(d.experts, d.hidden, mul(d.ff, 2));
+    case Shape::kExpertsGateUpBias:
+      return dims(d.experts, mul(d.ff, 2));
+    case Shape::kExpertsFfHiddenT:
+      return dims(d.experts, d.ff, d.hidden);
+    case Shape::kExpertsHidden:
+      return dims(d.experts, d.hidden);
+    default:
+      return std::nullopt;
+  }
+}
+
+// The SSM and short-convolution shapes (mamba, mamba2, qwen3next's linear attention, lfm2).
+std::optional<std::vector<std::uint64_t>> ssm_shape(Shape s, const Dims& d) {
+  // mamba2's conv channels, I + 2GN; its in_proj has z and dt besides them, I + R rows more.
+  const Size gn2 = mul(mul(d.groups, d.state), 2);
+  const Size channels = sum(d.inner, gn2);
+  switch (s) {
+    case Shape::kThreeHiddenHidden:
+      return dims(mul(d.hidden, 3), d.hidden);
+    case Shape::kHiddenOneConv:
+      return dims(d.hidden, 1, d.conv_cache);
+    case Shape::kInnerState:
+      return dims(d.inner, d.state);
+    case Shape::kInner:
+      return dims(d.inner);
+    case Shape::kInnerOneKernel:
+      return dims(d.inner, 1, d.kernel);
+    case Shape::kTwoInnerHidden:
+      return dims(mul(d.inner, 2), d.hidden);
+    case Shape::kRankStatesInner:
+      return dims(sum(d.rank, mul(d.state, 2)), d.inner);
+    case Shape::kInnerRank:
+      return dims(d.inner, d.rank);
+    case Shape::kHiddenInner:
+      return dims(d.hidden, d.inner);
+    case Shape::kSsmHeads:
+      return dims(d.rank);
+    case Shape::kConvChannelsOneKernel:
+      return dims(channels, 1, d.kernel);
+    case Shape::kConvChannels:
+      return dims(channels);
+    case Shape::kMamba2InProj:
+      return dims(sum(sum(channels, d.inner), d.rank), d.hidden);
+    case Shape::kLinearQkvz:
+      return dims(sum(gn2, mul(d.inner, 2)), d.hidden);
+    case Shape::kTwoRankHidden:
+      return dims(mul(d.rank, 2), d.hidden);
+    case Shape::kValueHeadDim:
+      return d.rank == 0 ? std::nullopt : dims(d.inner / d.rank);
+    case Shape::kLinearQkv:
+      return dims(sum(gn2, d.inner), d.hidden);
+    case Shape::kInnerHidden:
+      return dims(d.inner, d.hidden);
+    case Shape::kRankHidden:
+      return dims(d.rank, d.hidden);
+    case Shape::kStates:
+      return dims(d.state);
+    case Shape::kTwoInner:
+      return dims(mul(d.inner, 2));
+    default:
+      return std::nullopt;
+  }
+}
+
+// Gemma 4's per-layer inputs, Gemma 3n's altup and laurel, MLA's shapes.
+std::optional<std::vector<std::uint64_t>> other_shape(Shape s, const Dims& d) {
+  const Size per_layers = mul(d.layers, d.per_layer);
+  const Size qk_head = sum(d.nope, d.rope), kv_head = sum(d.nope, d.v_head);
+  switch (s) {
+    case Shape::kOne:
+      return dims(1);
+    case Shape::kPerLayerHidden:
+      return dims(d.per_layer, d.hidden);
+    case Shape::kHiddenPerLayer:
+      return dims(d.hidden, d.per_layer);
+    case Shape::kPerLayerEmbeddings:
+      return dims(d.per_layer_vocab, per_layers);
+    case Shape::kPerLayerModelProjection:
+      return dims(per_layers, d.hidden);
+    case Shape::kPerLayerInput:
+      return dims(d.per_layer);
+    case Shape::kAltupInputs:
+      return dims(d.altup, d.altup);
+    case Shape::kAltupPredictions:
+      return dims(mul(d.altup, d.altup), d.altup);
+    case Shape::kAltupInputsHidden:
+      return dims(d.altup, d.hidden);
+    case Shape::kLaurelHidden:
+      return dims(d.laurel, d.hidden);
+    case Shape::kHiddenLaurel:
+      return dims(d.hidden, d.laurel);
+    case Shape::kQLoraHidden:
+      return dims(d.q_lora, d.hidden);
+    case Shape::kQLora:
+      return dims(d.q_lora);
+    case Shape::kMlaQ:
+      return dims(mul(d.heads, qk_head), d.hidden);
+    case Shape::kMlaQB:
+      return dims(mul(d.heads, qk_head), d.q_lora);
+    case Shape::kMlaKvB:
+      return dims(mul(d.heads, kv_head), d.kv_lora);
+    case Shape::kMlaO:
+      return dims(d.hidden, mul(d.heads, d.v_head));
+    case Shape::kKvLoraRopeHidden:
+      return dims(sum(d.kv_lora, d.rope), d.hidden);
+    case Shape::kKvLora:
+      return dims(d.kv_lora);
+    default:
+      return std::nullopt;
+  }
+}
+
+// The torch shape the class gives a parameter of shape `s` (hf_architectures.h, Shape), or
+// nullopt where a size overflows.
+std::optional<std::vector<std::uint64_t>> expected_shape(Shape s, const Dims& d) {
+  if (auto shape = transformer_shape(s, d)) return shape;
+  if (auto shape = expert_shape(s, d)) return shape;
+  if (auto shape = ssm_shape(s, d)) return shape;
+  return other_shape(s, d);
 }
 
 // The converter holds these in another shape of the same elements in the same order (mamba.py:
@@ -364,91 +339,6 @@ std::string untile_value_heads(HfWeight& w, const hf::WeightEntry& entry, const 
   return "";
 }
 
-// A tensor of no elements holds no weight, yet its ne would drive the layouts' loops (a stack of
-// 300 000 empty experts): the first such tensor's reason, else "".
-std::string no_elements(const GgufFile& file) {
-  for (const TensorInfo& t : file.tensors) {
-    if (t.n_elements == 0) {
-      return fmt::format("tensor '{}' holds no elements (ne [{}])", printable(t.name),
-                         fmt::join(t.ne.begin(), t.ne.begin() + std::min(t.n_dims, 4u), ", "));
-    }
-  }
-  return "";
-}
-
-// The GGUF tensors (their indices) by name: globals, and the layer tensors by layer and by name
-// after "blk.N." (an encoder-decoder's "enc.blk.N." and "dec.blk.N.").
-struct TensorIndex {
-  std::map<std::string_view, std::size_t> globals;
-  std::map<std::uint64_t, std::map<std::string_view, std::size_t>> blocks, decoder_blocks;
-};
-
-// Fills `index` with the tensors of `file` for `row`'s `layers` (and `decoder_layers`), or says
-// why the file is no such model: a layer tensor past the file's own block count (the converter's
-// appended MTP layers lie below it: hf_architectures.h, appended_layers) or named as the
-// converter never names one ("blk.07.", "blk.x.") is no tensor of this model, not dropped
-// unseen; a layer without any tensor is a layer transformers would initialise at random (a layer
-// is its tensors); and transformers 4.57.6's Qwen2MoeTensorProcessor looks every "_exp" tensor up
-// in its name map (a KeyError if absent).
-std::string index_tensors(const GgufFile& file, const hf::Architecture& row,
-                          std::string_view raw_arch, std::uint64_t layers,
-                          std::uint64_t decoder_layers, TensorIndex& index) {
-  const bool enc_dec = !row.decoder_prefix.empty();
-  const std::string_view blk_prefix = enc_dec ? "enc.blk." : "blk.";
-  std::uint64_t file_layers = layers;
-  for (const KeyValue& kv : file.kv) {
-    const auto* n = std::get_if<std::uint64_t>(&kv.value.data);
-    if (n && kv.key == fmt::format("{}.block_count", raw_arch)) file_layers = std::max(layers, *n);
-  }
-  for (std::size_t i = 0; i < file.tensors.size(); ++i) {
-    const std::string_view name = file.tensors[i].name;
-    const auto blk = hf::layer_of(name, blk_prefix);
-    const auto dec = enc_dec ? hf::layer_of(name, "dec.blk.") : std::nullopt;
-    const bool layer_named =
-        name.starts_with(blk_prefix) || (enc_dec && name.starts_with("dec.blk."));
-    if (layer_named && ((!blk && !dec) || (blk && blk->first >= file_layers) ||
-                        (dec && dec->first >= decoder_layers))) {
-      return fmt::format(
-          "tensor '{}' is no layer of the model's {}{} (the converter names them {}N. with N "
-          "below the block count)",
-          printable(name), file_layers, enc_dec ? fmt::format(" and {}", decoder_layers) : "",
-          blk_prefix);
-    }
-    if (blk && blk->first < layers) {
-      index.blocks[blk->first][blk->second] = i;
-    } else if (dec && dec->first < decoder_layers) {
-      index.decoder_blocks[dec->first][dec->second] = i;
-    } else if (!blk && !dec) {
-      index.globals[name] = i;
-    }
-    if (row.transforms == Transforms::kMoe && contains(name, "_exp")) {
-      bool known = blk && blk->first < layers;
-      if (known) {
-        known = false;
-        for (const WeightEntry& e : row.layer) known |= e.expert && e.gguf == blk->second;
-      }
-      if (!known) {
-        return fmt::format(
-            "tensor '{}': transformers 4.57.6 splits it as experts but maps it to no layer",
-            printable(name));
-      }
-    }
-  }
-  for (const auto& [set, count, prefix] :
-       {std::tuple{&index.blocks, layers, blk_prefix},
-        std::tuple{&index.decoder_blocks, decoder_layers, std::string_view("dec.blk.")}}) {
-    if (set->size() == count) continue;
-    std::uint64_t missing = 0;  // the first layer absent from the ascending map
-    for (const auto& [n, tensors] : *set) {
-      if (n != missing) break;
-      ++missing;
-    }
-    return fmt::format("layer {} of {} holds no tensor (no '{}{}.*')", missing, count, prefix,
-                       missing);
-  }
-  return "";
-}
-
 // One parameter from one tensor: a row that maps two GGUF tensors to one name (granitehybrid's
 // shared MLP as ffn_*_shexp and as ffn_*) would write the name twice. The reason, else "".
 std::string one_tensor_a_name(const GgufFile& file, const std::vector<HfWeight>& weights) {
@@ -480,448 +370,382 @@ std::vector<std::size_t> unmapped(const GgufFile& file, const std::vector<HfWeig
   return out;
 }
 
-HfWeightsResult build(const GgufFile& file) {
-  if (std::string why = no_elements(file); !why.empty()) return refuse(why);
-  const HfConfigResult rendered = render_hf_config(file);
-  if (!rendered.config) return refuse(rendered.reason);
-  const json config = json::parse(rendered.config->config_json);
-  const std::string model_type = config.value("model_type", "");
-  std::string_view raw_arch;
-  for (const KeyValue& kv : file.kv) {
-    if (const auto* s = std::get_if<std::string>(&kv.value.data);
-        s && kv.key == "general.architecture") {
-      raw_arch = *s;
-    }
-  }
-  // Of a model_type's rows, the file's general.architecture's (nemotron_h's dense and MoE forms).
-  const hf::RowChoice proven =
-      hf::with_layer_tensors(hf::find_architecture(model_type, raw_arch), file);
-  const hf::Architecture* arch = proven.row;
-  if (!arch && !proven.reason.empty()) return refuse(proven.reason);
-  if (!arch) return refuse(fmt::format("model_type '{}' has no weight map", printable(model_type)));
-  if (arch->layer.empty()) return refuse(std::string(arch->no_weights));
-  // The converter writes the row's general.architecture; a qwen3moe file named "qwen3_moe"
-  // (transformers' name) gets no expert split in transformers' import (TENSOR_PROCESSORS is
-  // keyed by the name as written), and its stacked experts would match no parameter.
-  if (raw_arch != arch->gguf_arch) {
-    return refuse(fmt::format(
-        "general.architecture '{}' is not '{}': transformers' import processes its tensors as "
-        "another architecture's",
-        printable(raw_arch), arch->gguf_arch));
-  }
-
-  // A dimension: the config field the row writes GGUF key `<arch>.<suffix>` to as a count, if it
-  // has one, or the product a quotient field was taken from (qwen3next's ssm.inner_size is
-  // linear_value_head_dim · linear_num_value_heads).
-  auto dim = [&](std::string_view suffix) -> std::optional<std::uint64_t> {
-    for (const hf::ConfigKey& k : arch->keys) {
-      if (k.gguf == suffix &&
-          (k.kind == hf::ValueKind::kCount || k.kind == hf::ValueKind::kLayerMax ||
-           k.kind == hf::ValueKind::kLayerMin || k.kind == hf::ValueKind::kLayerCounts)) {
-        return count(config, std::string(k.config).c_str());
-      }
-      if (k.gguf == suffix && k.kind == hf::ValueKind::kQuotient) {
-        const auto a = count(config, std::string(k.config).c_str());
-        const auto b = count(config, std::string(k.over).c_str());
-        if (a && b) return mul(*a, *b);
-      }
-    }
-    return std::nullopt;
-  };
-  Dims d;
-  d.vocab = count(config, "vocab_size").value_or(0);
-  d.hidden = dim("embedding_length").value_or(0);
-  d.heads = dim("attention.head_count").value_or(0);
-  const std::uint64_t layers = dim("block_count").value_or(0);
-  // SSM rows have no attention heads (the converter writes head_count 0, mamba.py).
-  const bool attention =
-      std::any_of(arch->keys.begin(), arch->keys.end(),
-                  [](const hf::ConfigKey& k) { return k.gguf == "attention.head_count"; });
-  if (d.hidden == 0 || (attention && d.heads == 0)) {
-    return refuse("the config has no positive hidden size and head count");
-  }
-  const auto config_kv = dim("attention.head_count_kv");
-  const hf::ClassDefaults& defaults = arch->defaults;
-  d.kv_heads = config_kv.value_or(defaults.kv_heads ? defaults.kv_heads : d.heads);
-  d.head_dim = count(config, "head_dim")
-                   .value_or(dim("attention.key_length")  // t5's d_kv
-                                 .value_or(defaults.head_dim ? defaults.head_dim
-                                           : d.heads         ? d.hidden / d.heads
-                                                             : 0));
-  if (defaults.ff == 0) {  // gpt2: n_inner None, 4·n_embd
-    const auto ff = mul(d.hidden, 4);
-    if (!ff) return refuse("4 × hidden size overflows");
-    d.ff = *ff;
-  } else {
-    d.ff = dim("feed_forward_length").value_or(defaults.ff);
-  }
-  d.experts = dim("expert_count").value_or(defaults.experts);
-  d.expert_ff = dim("expert_feed_forward_length").value_or(defaults.expert_ff);
-  d.shared_expert_ff = dim("expert_shared_feed_forward_length").value_or(defaults.shared_expert_ff);
-  d.positions = count(config, "n_positions").value_or(defaults.positions);
-  d.shared_experts = dim("expert_shared_count").value_or(defaults.shared_experts);
-  d.conv_cache = dim("shortconv.l_cache").value_or(0);
-  // mamba2 holds ssm.inner_size as expand (· hidden), mamba as intermediate_size too: the
-  // count, else the first quotient key's field times its divisor.
-  d.inner = dim("ssm.inner_size").value_or(0);
-  for (const hf::ConfigKey& k : arch->keys) {
-    if (d.inner != 0 || k.gguf != "ssm.inner_size" || k.kind != hf::ValueKind::kQuotient) continue;
-    const auto a = count(config, std::string(k.config).c_str());
-    const auto b = count(config, std::string(k.over).c_str());
-    if (a && b) d.inner = mul(*a, *b).value_or(0);
-  }
-  d.state = dim("ssm.state_size").value_or(0);
-  d.rank = dim("ssm.time_step_rank").value_or(0);
-  d.groups = dim("ssm.group_count").value_or(0);
-  d.kernel = dim("ssm.conv_kernel").value_or(0);
-  d.per_layer = dim("embedding_length_per_layer_input").value_or(0);
-  d.per_layer_vocab = count(config, "vocab_size_per_layer_input").value_or(0);
-  d.layers = layers;
-  d.q_lora = dim("attention.q_lora_rank").value_or(0);
-  d.kv_lora = dim("attention.kv_lora_rank").value_or(0);
-  d.rope = dim("rope.dimension_count").value_or(0);
-  d.nope = count(config, "qk_nope_head_dim").value_or(0);
-  d.v_head = dim("attention.value_length_mla").value_or(0);
-  d.buckets = dim("attention.relative_buckets_count").value_or(0);
-  d.altup = dim("altup.num_inputs").value_or(0);
-  d.laurel = count(config, "laurel_rank").value_or(0);
-  // An encoder-decoder's layers: "enc.blk.N." and "dec.blk.N." (hf_architectures.h).
-  const std::uint64_t decoder_layers =
-      arch->decoder_prefix.empty() ? 0 : dim("decoder_block_count").value_or(layers);
-  // Qwen2MoeTensorProcessor splits config.get("num_experts", 60) experts; other rows' classes
-  // build expert_count's.
-  const std::uint64_t split_experts =
-      arch->transforms == Transforms::kMoe ? count(config, "num_experts").value_or(60) : d.experts;
-
-  // The GGUF tensors by name: globals, and "blk.N.*" of the model's layers.
-  TensorIndex index;
-  if (std::string why = index_tensors(file, *arch, raw_arch, layers, decoder_layers, index);
-      !why.empty()) {
-    return refuse(why);
-  }
-  // Plain references, not a structured binding: the lambdas below capture them (clang 14, the
-  // fuzz build's, captures no structured binding).
-  const auto& globals = index.globals;
-  const auto& blocks = index.blocks;
-  const auto& decoder_blocks = index.decoder_blocks;
-
+// The state_dict under construction from a plan: `d` holds the dimensions of the layer being
+// added (hf::Plan::layer_dims over the plan's).
+struct Builder {
+  const GgufFile& file;
+  const hf::Plan& plan;
+  hf::Dims d;
   std::vector<HfWeight> out;
-  // Appends the parameter `hf_name` from tensor `source` with the processor's transform.
-  auto add = [&](std::string hf_name, const WeightEntry& entry, std::size_t source,
-                 std::uint64_t expert, std::vector<std::size_t> parts = {}) -> std::string {
-    const TensorInfo& t = file.tensors[source];
-    const std::string_view name = t.name;
-    HfWeight w;
-    w.hf_name = std::move(hf_name);
-    w.source = source;
-    w.shape = numpy_shape(t);
-    // The fused split's inverse: the parts' rows (numpy axis -2) follow one another (MLA's
-    // kv_b: below).
-    for (const std::size_t part :
-         arch->transforms == Transforms::kMla ? std::vector<std::size_t>{} : parts) {
-      std::vector<std::uint64_t> s = numpy_shape(file.tensors[part]);
-      const std::size_t n = w.shape.size();
-      if (n < 2 || s.size() != n) {
-        return fmt::format("tensor '{}': not a matrix stack of the shape of '{}'",
-                           printable(file.tensors[part].name), printable(name));
-      }
-      const std::uint64_t rows = s[n - 2];
-      s[n - 2] = w.shape[n - 2];
-      if (s != w.shape || rows > UINT64_MAX - w.shape[n - 2]) {
-        return fmt::format("tensor '{}' {} does not fit '{}' {}",
-                           printable(file.tensors[part].name), shape_text(s), printable(name),
-                           shape_text(w.shape));
-      }
-      w.shape[n - 2] += rows;
-      w.transform = HfTransform::kConcatRows;
+};
+
+// The inverse of a fused split (HfTransform::kConcatRows): the parts' rows (numpy axis -2)
+// follow the source's, each part a matrix stack of the source's shape but its rows.
+std::string concat_rows(const GgufFile& file, HfWeight& w) {
+  const std::string_view name = file.tensors[w.source].name;
+  for (const std::size_t part : w.parts) {
+    std::vector<std::uint64_t> s = numpy_shape(file.tensors[part]);
+    const std::size_t n = w.shape.size();
+    if (n < 2 || s.size() != n) {
+      return fmt::format("tensor '{}': not a matrix stack of the shape of '{}'",
+                         printable(file.tensors[part].name), printable(name));
     }
-    w.parts = std::move(parts);
-    if (entry.expert) {
-      if (w.shape.empty() || w.shape[0] < split_experts) {
-        return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
-                           printable(name), split_experts);
-      }
-      w.shape.erase(w.shape.begin());
-      w.transform = HfTransform::kSelect;
-      w.index = expert;
+    const std::uint64_t rows = s[n - 2];
+    s[n - 2] = w.shape[n - 2];
+    if (s != w.shape || rows > UINT64_MAX - w.shape[n - 2]) {
+      return fmt::format("tensor '{}' {} does not fit '{}' {}", printable(file.tensors[part].name),
+                         shape_text(s), printable(name), shape_text(w.shape));
     }
-    Transforms family = arch->transforms;
-    if (family == Transforms::kLlamaSsm) {  // a hybrid: A_log is the SSM's, q/k rows llama's
-      family = entry.hf.ends_with("A_log") ? Transforms::kSsm : Transforms::kLlama;
+    w.shape[n - 2] += rows;
+    w.transform = HfTransform::kConcatRows;
+  }
+  return "";
+}
+
+// A fused tensor the converter split in equal parts (granite.py, GraniteMoeModel.modify_tensors:
+// input_linear's gate and up halves at intermediate_size), which transformers splits back at the
+// same row (modeling_granitemoe.py, GraniteMoeMoE.forward: chunk(2)): each part its own width,
+// not only their sum, or a gate row would be read as an up row.
+std::string equal_parts(const GgufFile& file, const HfWeight& w) {
+  if (w.transform != HfTransform::kConcatRows) return "";
+  const std::uint64_t rows = numpy_shape(file.tensors[w.source]).rbegin()[1];
+  for (const std::size_t part : w.parts) {
+    if (numpy_shape(file.tensors[part]).rbegin()[1] != rows) {
+      return fmt::format("tensor '{}' has not the {} rows of '{}': {} is split in equal parts",
+                         printable(file.tensors[part].name), rows,
+                         printable(file.tensors[w.source].name), w.hf_name);
     }
-    // Families that read a fused tensor's parts themselves (else kConcatRows, set above).
-    const bool own_parts = family == Transforms::kGptOss || family == Transforms::kMla ||
-                           family == Transforms::kQwen3Next;
-    switch (w.parts.empty() || own_parts ? family : Transforms::kNone) {
-      case Transforms::kNone:
-        break;
-      case Transforms::kLlama: {
-        // LlamaTensorProcessor: only when the config holds both head counts.
-        const bool q = contains(name, ".attn_q."), k = contains(name, ".attn_k.");
-        if ((q || k) && config_kv) {
-          const std::uint64_t n = (k && *config_kv != d.heads) ? *config_kv : d.heads;
-          const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
-          if (n == 0 || rows % 2 != 0 || (rows / 2) % n != 0) {  // 2·n may overflow
-            return fmt::format("tensor '{}': {} rows are not a multiple of 2 × {} heads",
-                               printable(name), rows, n);
-          }
-          w.transform = HfTransform::kReversePermute;
-          w.n_head = n;
-        }
-        break;
-      }
-      case Transforms::kMoe:  // the experts: above
-        break;
-      case Transforms::kGpt2:
-        if (contains(name, "attn_qkv.weight") || contains(name, "ffn_down.weight") ||
-            contains(name, "ffn_up.weight") || contains(name, "attn_output.weight")) {
-          if (w.shape.size() != 2) {
-            return fmt::format("tensor '{}' is not 2-D", printable(name));
-          }
-          std::swap(w.shape[0], w.shape[1]);
-          w.transform = HfTransform::kTranspose;
-        }
-        break;
-      case Transforms::kGptOss:
-        // The experts' matrices (E, F, H) transposed, gate's and up's columns interleaved; the
-        // gate and up biases (E, F) interleaved; the down bias as it is.
-        if (contains(name, "_exps.weight") || !w.parts.empty()) {
-          std::vector<std::uint64_t> s = numpy_shape(t);
-          const bool matrices = contains(name, ".weight");
-          if (s.size() != (matrices ? 3u : 2u) || w.parts.size() > 1) {
-            return fmt::format("tensor '{}' is not a stack of experts", printable(name));
-          }
-          if (matrices) std::swap(s[1], s[2]);
-          s.back() *= 1 + w.parts.size();  // the parts' shapes: checked above
-          w.shape = std::move(s);
-          w.transform = HfTransform::kInterleaveTransposed;
-        }
-        break;
-      case Transforms::kGemma:
-        if (contains(name, "norm.weight")) {
-          w.transform = HfTransform::kAddConstant;
-          w.constant = -1.0f;
-        }
-        break;
-      case Transforms::kRegroupQkv:
-        if (contains(name, ".attn_qkv.")) {
-          // The converter's view (n_kv, n_head / n_kv + 2, head_dim, …) needs whole groups.
-          const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
-          const auto kv2 = mul(d.kv_heads, 2);
-          if (d.kv_heads == 0 || d.heads % d.kv_heads != 0 || !kv2 || *kv2 > UINT64_MAX - d.heads ||
-              rows % (d.heads + *kv2) != 0) {
-            return fmt::format("tensor '{}': {} rows are not {} query and 2 × {} KV heads",
-                               printable(name), rows, d.heads, d.kv_heads);
-          }
-          w.transform = HfTransform::kRegroupQkv;
-          w.n_head = d.heads;
-          w.groups = d.kv_heads;
-        }
-        break;
-      case Transforms::kSsm:
-        if (entry.hf.ends_with("A_log")) w.transform = HfTransform::kLogOfNegated;
-        break;
-      case Transforms::kLlamaSsm:  // resolved above
-        break;
-      case Transforms::kMla:
-        // attn_k_b (heads, r, dn) and attn_v_b (heads, dv, r) back to kv_b_proj.
-        if (!w.parts.empty()) {
-          const std::vector<std::uint64_t> v = numpy_shape(file.tensors[w.parts[0]]);
-          const bool fits = w.parts.size() == 1 && w.shape.size() == 3 && v.size() == 3 &&
-                            v[0] == w.shape[0] && v[2] == w.shape[1] &&
-                            w.shape[2] <= UINT64_MAX - v[1];
-          const auto rows = fits ? mul(w.shape[0], w.shape[2] + v[1]) : std::nullopt;
-          if (!rows) {
-            return fmt::format("tensor '{}' and '{}' are not one MLA kv_b split per head",
-                               printable(name), printable(file.tensors[w.parts[0]].name));
-          }
-          w.shape = {*rows, w.shape[1]};
-          w.transform = HfTransform::kConcatTransposedRows;
-        }
-        break;
-      case Transforms::kQwen35:
-        if (d.groups != d.rank) {
-          if (std::string why = untile_value_heads(w, entry, t, d); !why.empty()) return why;
-        }
-        [[fallthrough]];
-      case Transforms::kQwen3Next:
-        if (entry.hf.ends_with("A_log")) {
-          w.transform = HfTransform::kLogOfNegated;
-        } else if (contains(name, "norm.weight") && !contains(name, "ssm_norm")) {
-          w.transform = HfTransform::kAddConstant;
-          w.constant = -1.0f;
-        } else if (!w.parts.empty()) {
-          // attn_qkv then attn_gate: whole key heads of q, k and v rows, z rows per key head.
-          const std::uint64_t z = file.tensors[w.parts[0]].ne[1];
-          const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
-          const auto z2 = mul(z, 2), groups2 = mul(d.groups, 2);  // 2·g wraps to 0 near 2⁶³
-          if (w.parts.size() != 1 || w.shape.size() != 2 || d.groups == 0 || z != d.inner || !z2 ||
-              !groups2 || rows < *z2 || z % d.groups != 0 || (rows - *z2) % *groups2 != 0) {
-            return fmt::format("tensor '{}': {} rows are not {} key heads of q, k, v and z",
-                               printable(name), rows, d.groups);
-          }
-          w.transform = HfTransform::kRegroupQkvz;
-          w.groups = d.groups;
-        }
-        break;
-    }
-    // A fused tensor the converter split in equal parts (granite.py, GraniteMoeModel.
-    // modify_tensors: input_linear's gate and up halves at intermediate_size), which transformers
-    // splits back at the same row (modeling_granitemoe.py, GraniteMoeMoE.forward: chunk(2)): each
-    // part its own width, not only their sum, or a gate row would be read as an up row.
-    if (w.transform == HfTransform::kConcatRows) {
-      const std::uint64_t rows = numpy_shape(t).rbegin()[1];
-      for (const std::size_t part : w.parts) {
-        if (numpy_shape(file.tensors[part]).rbegin()[1] != rows) {
-          return fmt::format("tensor '{}' has not the {} rows of '{}': {} is split in equal parts",
-                             printable(file.tensors[part].name), rows, printable(name), w.hf_name);
-        }
-      }
-    }
-    const auto expected = expected_shape(entry.shape, d);
-    if (!expected) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
-    // Gemma 3n's per-layer embeddings, zero-padded to vocab_size (HfTransform::kFirstRows).
-    if (entry.shape == Shape::kPerLayerEmbeddings && w.transform == HfTransform::kNone &&
-        w.shape.size() == 2 && w.shape[1] == (*expected)[1] && w.shape[0] > (*expected)[0]) {
-      w.shape = *expected;
-      w.transform = HfTransform::kFirstRows;
-    }
-    if (reshaped(entry.shape) && w.parts.empty() && !entry.expert) {
-      std::uint64_t have = 1, want = 1;
-      for (const std::uint64_t n : w.shape) have *= n;  // a GGUF tensor's: fits 64 bits
-      for (const std::uint64_t n : *expected) {
-        const auto p = mul(want, n);
-        if (!p) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
-        want = *p;
-      }
-      if (have == want) w.shape = *expected;
-    }
-    if (w.shape != *expected) {
-      return fmt::format("tensor '{}': {} has shape {}, the config gives {}", printable(name),
-                         w.hf_name, shape_text(w.shape), shape_text(*expected));
-    }
-    if (out.size() >= kMaxWeights) return fmt::format("more than {} tensors", kMaxWeights);
-    out.push_back(std::move(w));
+  }
+  return "";
+}
+
+// LlamaTensorProcessor: q/k rows un-permuted, only when the config holds both head counts.
+std::string llama_permute(const Builder& b, HfWeight& w, std::string_view name) {
+  const bool q = contains(name, ".attn_q."), k = contains(name, ".attn_k.");
+  const auto& config_kv = b.plan.config_kv;
+  if ((!q && !k) || !config_kv) return "";
+  const std::uint64_t n = (k && *config_kv != b.d.heads) ? *config_kv : b.d.heads;
+  const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
+  if (n == 0 || rows % 2 != 0 || (rows / 2) % n != 0) {  // 2·n may overflow
+    return fmt::format("tensor '{}': {} rows are not a multiple of 2 × {} heads", printable(name),
+                       rows, n);
+  }
+  w.transform = HfTransform::kReversePermute;
+  w.n_head = n;
+  return "";
+}
+
+// GPT2TensorProcessor: Conv1D weights transposed back (gpt2.py).
+std::string gpt2_transpose(HfWeight& w, std::string_view name) {
+  if (!contains(name, "attn_qkv.weight") && !contains(name, "ffn_down.weight") &&
+      !contains(name, "ffn_up.weight") && !contains(name, "attn_output.weight")) {
     return "";
-  };
-  auto add_globals = [&](const std::vector<WeightEntry>& entries) -> std::string {
-    for (const WeightEntry& e : entries) {
-      const auto it = globals.find(e.gguf);
-      if (it == globals.end()) continue;
-      if (!e.expert) {
-        if (std::string why = add(std::string(e.hf), e, it->second, 0); !why.empty()) return why;
+  }
+  if (w.shape.size() != 2) return fmt::format("tensor '{}' is not 2-D", printable(name));
+  std::swap(w.shape[0], w.shape[1]);
+  w.transform = HfTransform::kTranspose;
+  return "";
+}
+
+// gpt-oss: the experts' matrices (E, F, H) transposed, gate's and up's columns interleaved; the
+// gate and up biases (E, F) interleaved; the down bias as it is.
+std::string gpt_oss_interleave(HfWeight& w, const TensorInfo& t) {
+  const std::string_view name = t.name;
+  if (!contains(name, "_exps.weight") && w.parts.empty()) return "";
+  std::vector<std::uint64_t> s = numpy_shape(t);
+  const bool matrices = contains(name, ".weight");
+  if (s.size() != (matrices ? 3u : 2u) || w.parts.size() > 1) {
+    return fmt::format("tensor '{}' is not a stack of experts", printable(name));
+  }
+  if (matrices) std::swap(s[1], s[2]);
+  s.back() *= 1 + w.parts.size();  // the parts' shapes: checked by concat_rows
+  w.shape = std::move(s);
+  w.transform = HfTransform::kInterleaveTransposed;
+  return "";
+}
+
+// The converter's view (n_kv, n_head / n_kv + 2, head_dim, …) of a fused QKV needs whole groups.
+std::string regroup_qkv(const hf::Dims& d, HfWeight& w, std::string_view name) {
+  if (!contains(name, ".attn_qkv.")) return "";
+  const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
+  const auto kv2 = mul(d.kv_heads, 2);
+  if (d.kv_heads == 0 || d.heads % d.kv_heads != 0 || !kv2 || *kv2 > UINT64_MAX - d.heads ||
+      rows % (d.heads + *kv2) != 0) {
+    return fmt::format("tensor '{}': {} rows are not {} query and 2 × {} KV heads", printable(name),
+                       rows, d.heads, d.kv_heads);
+  }
+  w.transform = HfTransform::kRegroupQkv;
+  w.n_head = d.heads;
+  w.groups = d.kv_heads;
+  return "";
+}
+
+// MLA: attn_k_b (heads, r, dn) and attn_v_b (heads, dv, r) back to kv_b_proj.
+std::string mla_kv_b(const GgufFile& file, HfWeight& w, std::string_view name) {
+  if (w.parts.empty()) return "";
+  const std::vector<std::uint64_t> v = numpy_shape(file.tensors[w.parts[0]]);
+  const bool fits = w.parts.size() == 1 && w.shape.size() == 3 && v.size() == 3 &&
+                    v[0] == w.shape[0] && v[2] == w.shape[1] && w.shape[2] <= UINT64_MAX - v[1];
+  const auto rows = fits ? mul(w.shape[0], w.shape[2] + v[1]) : std::nullopt;
+  if (!rows) {
+    return fmt::format("tensor '{}' and '{}' are not one MLA kv_b split per head", printable(name),
+                       printable(file.tensors[w.parts[0]].name));
+  }
+  w.shape = {*rows, w.shape[1]};
+  w.transform = HfTransform::kConcatTransposedRows;
+  return "";
+}
+
+// qwen3next: A_log = log(-A); norms minus the converter's + 1 but ssm_norm's; attn_qkv then
+// attn_gate: whole key heads of q, k and v rows, z rows per key head.
+std::string qwen3next(const Builder& b, HfWeight& w, const WeightEntry& entry,
+                      std::string_view name) {
+  if (entry.hf.ends_with("A_log")) {
+    w.transform = HfTransform::kLogOfNegated;
+  } else if (contains(name, "norm.weight") && !contains(name, "ssm_norm")) {
+    w.transform = HfTransform::kAddConstant;
+    w.constant = -1.0f;
+  } else if (!w.parts.empty()) {
+    const hf::Dims& d = b.d;
+    const std::uint64_t z = b.file.tensors[w.parts[0]].ne[1];
+    const std::uint64_t rows = w.shape.empty() ? 0 : w.shape[0];
+    const auto z2 = mul(z, 2), groups2 = mul(d.groups, 2);  // 2·g wraps to 0 near 2⁶³
+    if (w.parts.size() != 1 || w.shape.size() != 2 || d.groups == 0 || z != d.inner || !z2 ||
+        !groups2 || rows < *z2 || z % d.groups != 0 || (rows - *z2) % *groups2 != 0) {
+      return fmt::format("tensor '{}': {} rows are not {} key heads of q, k, v and z",
+                         printable(name), rows, d.groups);
+    }
+    w.transform = HfTransform::kRegroupQkvz;
+    w.groups = d.groups;
+  }
+  return "";
+}
+
+// The row's transform family on `w` (hf_architectures.h, Transforms).
+std::string family_transform(const Builder& b, HfWeight& w, const WeightEntry& entry) {
+  const TensorInfo& t = b.file.tensors[w.source];
+  const std::string_view name = t.name;
+  Transforms family = b.plan.row->transforms;
+  if (family == Transforms::kLlamaSsm) {  // a hybrid: A_log is the SSM's, q/k rows llama's
+    family = entry.hf.ends_with("A_log") ? Transforms::kSsm : Transforms::kLlama;
+  }
+  // Families that read a fused tensor's parts themselves (else kConcatRows: concat_rows).
+  const bool own_parts = family == Transforms::kGptOss || family == Transforms::kMla ||
+                         family == Transforms::kQwen3Next;
+  if (!w.parts.empty() && !own_parts) return "";
+  switch (family) {
+    case Transforms::kNone:
+    case Transforms::kMoe:  // the experts: select_expert
+    case Transforms::kLlamaSsm:
+      return "";
+    case Transforms::kLlama:
+      return llama_permute(b, w, name);
+    case Transforms::kGpt2:
+      return gpt2_transpose(w, name);
+    case Transforms::kGptOss:
+      return gpt_oss_interleave(w, t);
+    case Transforms::kGemma:
+      if (contains(name, "norm.weight")) {
+        w.transform = HfTransform::kAddConstant;
+        w.constant = -1.0f;
+      }
+      return "";
+    case Transforms::kRegroupQkv:
+      return regroup_qkv(b.d, w, name);
+    case Transforms::kSsm:
+      if (entry.hf.ends_with("A_log")) w.transform = HfTransform::kLogOfNegated;
+      return "";
+    case Transforms::kMla:
+      return mla_kv_b(b.file, w, name);
+    case Transforms::kQwen35:
+      if (b.d.groups != b.d.rank) {
+        if (std::string why = untile_value_heads(w, entry, t, b.d); !why.empty()) return why;
+      }
+      return qwen3next(b, w, entry, name);
+    case Transforms::kQwen3Next:
+      return qwen3next(b, w, entry, name);
+  }
+  return "";
+}
+
+// `w`'s shape against the one the config gives its parameter: Gemma 3n's zero-padded per-layer
+// embeddings (HfTransform::kFirstRows) and the reshaped shapes (hf_architectures.h, Shape) in
+// the class's shape; any other difference refused (from_pretrained refuses a mismatch).
+std::string fit_shape(const hf::Dims& d, HfWeight& w, const WeightEntry& entry,
+                      std::string_view name) {
+  const auto expected = expected_shape(entry.shape, d);
+  if (!expected) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
+  if (entry.shape == Shape::kPerLayerEmbeddings && w.transform == HfTransform::kNone &&
+      w.shape.size() == 2 && w.shape[1] == (*expected)[1] && w.shape[0] > (*expected)[0]) {
+    w.shape = *expected;
+    w.transform = HfTransform::kFirstRows;
+  }
+  if (reshaped(entry.shape) && w.parts.empty() && !entry.expert) {
+    std::uint64_t have = 1, want = 1;
+    for (const std::uint64_t n : w.shape) have *= n;  // a GGUF tensor's: fits 64 bits
+    for (const std::uint64_t n : *expected) {
+      const auto p = mul(want, n);
+      if (!p) return fmt::format("tensor '{}': the config's shape overflows", printable(name));
+      want = *p;
+    }
+    if (have == want) w.shape = *expected;
+  }
+  if (w.shape != *expected) {
+    return fmt::format("tensor '{}': {} has shape {}, the config gives {}", printable(name),
+                       w.hf_name, shape_text(w.shape), shape_text(*expected));
+  }
+  return "";
+}
+
+// Appends parameter `hf_name` from tensor `source` (and `parts`) with the processor's transform:
+// expert `expert` of a stack where `entry` is one.
+std::string add(Builder& b, std::string hf_name, const WeightEntry& entry, std::size_t source,
+                std::uint64_t expert, std::vector<std::size_t> parts = {}) {
+  const TensorInfo& t = b.file.tensors[source];
+  HfWeight w;
+  w.hf_name = std::move(hf_name);
+  w.source = source;
+  w.shape = numpy_shape(t);
+  w.parts = std::move(parts);
+  if (b.plan.row->transforms != Transforms::kMla) {  // MLA's kv_b: mla_kv_b
+    if (std::string why = concat_rows(b.file, w); !why.empty()) return why;
+  }
+  if (entry.expert) {
+    if (w.shape.empty() || w.shape[0] < b.plan.split_experts) {
+      return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
+                         printable(t.name), b.plan.split_experts);
+    }
+    w.shape.erase(w.shape.begin());
+    w.transform = HfTransform::kSelect;
+    w.index = expert;
+  }
+  if (std::string why = family_transform(b, w, entry); !why.empty()) return why;
+  if (std::string why = equal_parts(b.file, w); !why.empty()) return why;
+  if (std::string why = fit_shape(b.d, w, entry, t.name); !why.empty()) return why;
+  if (b.out.size() >= kMaxWeights) return fmt::format("more than {} tensors", kMaxWeights);
+  b.out.push_back(std::move(w));
+  return "";
+}
+
+// The row's global entries `entries` the file holds.
+std::string add_globals(Builder& b, const std::vector<WeightEntry>& entries) {
+  const hf::Dims& d = b.d;
+  for (const WeightEntry& e : entries) {
+    const auto it = b.plan.index.globals.find(e.gguf);
+    if (it == b.plan.index.globals.end()) continue;
+    if (!e.expert) {
+      if (std::string why = add(b, std::string(e.hf), e, it->second, 0); !why.empty()) return why;
+      continue;
+    }
+    // A stack of altup_num_inputs − 1 matrices (hf_architectures.h, WeightEntry), exactly.
+    const std::vector<std::uint64_t> s = numpy_shape(b.file.tensors[it->second]);
+    if (d.altup == 0 || s.empty() || s[0] != d.altup - 1) {
+      return fmt::format("tensor '{}': {} is no stack of altup_num_inputs − 1 = {} matrices",
+                         printable(e.gguf), shape_text(s), d.altup ? d.altup - 1 : 0);
+    }
+    for (std::uint64_t x = 0; x + 1 < d.altup; ++x) {
+      const std::string hf = fmt::format(fmt::runtime(e.hf), x);
+      if (std::string why = add(b, hf, e, it->second, x); !why.empty()) return why;
+    }
+  }
+  return "";
+}
+
+// A layer's run of expert entries [first, end): expert by expert, each expert's parameters in
+// entry order. Only the stacks the layer holds, each checked to hold the experts before any is
+// emitted: the loop then runs at most once per stacked expert, whatever expert_count says.
+std::string add_experts(Builder& b, const std::string& prefix, const hf::LayerTensors& tensors,
+                        std::span<const WeightEntry> run) {
+  const std::uint64_t experts = b.plan.split_experts;
+  std::vector<std::pair<const WeightEntry*, std::size_t>> stacks;
+  for (const WeightEntry& e : run) {
+    const auto it = tensors.find(e.gguf);
+    if (it == tensors.end()) continue;
+    const TensorInfo& t = b.file.tensors[it->second];
+    // numpy_shape's first dimension: the stack's.
+    if (t.n_dims == 0 || t.ne[std::min<std::uint32_t>(t.n_dims, 4) - 1] < experts) {
+      return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
+                         printable(t.name), experts);
+    }
+    stacks.emplace_back(&e, it->second);
+  }
+  if (!stacks.empty() && experts > kMaxWeights) {
+    return fmt::format("more than {} tensors", kMaxWeights);
+  }
+  for (std::uint64_t x = 0; !stacks.empty() && x < experts; ++x) {
+    for (const auto& [e, source] : stacks) {
+      const std::string hf = prefix + fmt::format(fmt::runtime(e->hf), x);
+      if (std::string why = add(b, hf, *e, source, x); !why.empty()) return why;
+    }
+  }
+  return "";
+}
+
+// Layer `n`'s non-expert entry `e`, with the parts the converter split off it.
+std::string add_layer_entry(Builder& b, const std::string& prefix, std::uint64_t n,
+                            const hf::LayerTensors& tensors, const WeightEntry& e) {
+  const auto it = tensors.find(e.gguf);
+  if (it == tensors.end()) return "";
+  std::vector<std::size_t> parts;
+  for (const std::string_view then : e.then) {
+    if (then.empty()) break;
+    const auto part = tensors.find(then);
+    if (part == tensors.end()) {
+      return fmt::format("tensor 'blk.{}.{}' has no 'blk.{}.{}': {} is both", n, e.gguf, n, then,
+                         e.hf);
+    }
+    parts.push_back(part->second);
+  }
+  return add(b, prefix + std::string(e.hf), e, it->second, 0, std::move(parts));
+}
+
+// The layers of `blocks` under `layer_prefix`, each with `layer`'s entries and its own dimensions
+// (Plan::layer_dims; a decoder's layers have the plan's).
+std::string add_layers(Builder& b, const std::map<std::uint64_t, hf::LayerTensors>& blocks,
+                       std::string_view layer_prefix, const std::vector<WeightEntry>& layer,
+                       bool own_dims) {
+  for (const auto& [n, tensors] : blocks) {
+    const std::string prefix = fmt::format(fmt::runtime(layer_prefix), n);
+    b.d = b.plan.dims;
+    if (own_dims && n < b.plan.layer_dims.size()) {
+      b.d.head_dim = b.plan.layer_dims[n].head_dim;
+      b.d.ff = b.plan.layer_dims[n].ff;
+    }
+    for (std::size_t i = 0; i < layer.size();) {
+      if (!layer[i].expert) {
+        if (std::string why = add_layer_entry(b, prefix, n, tensors, layer[i++]); !why.empty()) {
+          return why;
+        }
         continue;
       }
-      // A stack of altup_num_inputs − 1 matrices (hf_architectures.h, WeightEntry), exactly.
-      const std::vector<std::uint64_t> s = numpy_shape(file.tensors[it->second]);
-      if (d.altup == 0 || s.empty() || s[0] != d.altup - 1) {
-        return fmt::format("tensor '{}': {} is no stack of altup_num_inputs − 1 = {} matrices",
-                           printable(e.gguf), shape_text(s), d.altup ? d.altup - 1 : 0);
-      }
-      for (std::uint64_t x = 0; x + 1 < d.altup; ++x) {
-        const std::string hf = fmt::format(fmt::runtime(e.hf), x);
-        if (std::string why = add(hf, e, it->second, x); !why.empty()) return why;
-      }
+      std::size_t end = i;
+      while (end < layer.size() && layer[end].expert) ++end;
+      const std::span<const WeightEntry> run(layer.data() + i, end - i);
+      if (std::string why = add_experts(b, prefix, tensors, run); !why.empty()) return why;
+      i = end;
     }
-    return "";
-  };
+  }
+  b.d = b.plan.dims;
+  return "";
+}
 
-  const std::uint64_t head_dim = d.head_dim, ff = d.ff;
-  const auto per_layer_config = config.find("per_layer_config");
-  // Gemma 4's double-wide MLP: twice as wide in the layers that reuse another's keys and values
-  // (modeling_gemma4.py, Gemma4TextMLP).
-  const bool double_wide = config.value("use_double_wide_mlp", json(false)) == json(true);
-  const std::uint64_t kv_shared = count(config, "num_kv_shared_layers").value_or(0);
-  // Gemma 3n's intermediate_size, one a layer (ValueKind::kLayerCounts).
-  const json* ff_list = nullptr;
-  for (const hf::ConfigKey& k : arch->keys) {
-    const auto it = config.find(std::string(k.config));
-    if (k.gguf == "feed_forward_length" && it != config.end() && it->is_array()) ff_list = &*it;
+// The state_dict of a plan, in the row's order.
+HfWeightsResult weights_of(const GgufFile& file, const hf::Plan& plan) {
+  if (!plan.no_weights.empty()) return refuse(plan.no_weights);
+  const hf::Architecture& row = *plan.row;
+  Builder b{file, plan, plan.dims, {}};
+  const hf::TensorIndex& index = plan.index;
+  std::string why = add_globals(b, row.before);
+  if (why.empty()) why = add_layers(b, index.blocks, row.layer_prefix, row.layer, true);
+  if (why.empty()) why = add_globals(b, row.between);
+  if (why.empty()) {
+    why = add_layers(b, index.decoder_blocks, row.decoder_prefix, row.decoder_layer, false);
   }
-  // The layers of `blocks` under `layer_prefix`, each with `layer`'s entries.
-  auto add_layers = [&](const auto& blocks, std::string_view layer_prefix,
-                        const std::vector<WeightEntry>& layer) -> std::string {
-    for (const auto& [n, tensors] : blocks) {
-      const std::string prefix = fmt::format(fmt::runtime(layer_prefix), n);
-      // A layer's own head_dim (Gemma4TextConfig's per_layer_config: the full-attention layers').
-      d.head_dim = head_dim;
-      d.ff = ff;
-      if (double_wide && kv_shared <= layers && n >= layers - kv_shared) {
-        d.ff = mul(ff, 2).value_or(0);
-      }
-      if (ff_list) {
-        d.ff = n < ff_list->size() ? count_of((*ff_list)[n]).value_or(0) : 0;
-      }
-      if (per_layer_config != config.end() && per_layer_config->is_object()) {
-        const auto layer_config = per_layer_config->find(std::to_string(n));
-        if (layer_config != per_layer_config->end() && layer_config->is_object()) {
-          d.head_dim = count(*layer_config, "head_dim").value_or(head_dim);
-        }
-      }
-      for (std::size_t i = 0; i < layer.size();) {
-        if (!layer[i].expert) {
-          const WeightEntry& e = layer[i++];
-          const auto it = tensors.find(e.gguf);
-          if (it == tensors.end()) continue;
-          std::vector<std::size_t> parts;
-          for (const std::string_view then : e.then) {
-            if (then.empty()) break;
-            const auto part = tensors.find(then);
-            if (part == tensors.end()) {
-              return fmt::format("tensor 'blk.{}.{}' has no 'blk.{}.{}': {} is both", n, e.gguf, n,
-                                 then, e.hf);
-            }
-            parts.push_back(part->second);
-          }
-          if (std::string why = add(prefix + std::string(e.hf), e, it->second, 0, std::move(parts));
-              !why.empty()) {
-            return why;
-          }
-          continue;
-        }
-        // A run of expert entries: expert by expert, each expert's parameters in entry order.
-        // Only the stacks this layer holds, each checked to hold the experts before any is
-        // emitted: the loop then runs at most once per stacked expert, whatever expert_count says.
-        std::size_t end = i;
-        std::vector<std::pair<const WeightEntry*, std::size_t>> stacks;
-        for (; end < layer.size() && layer[end].expert; ++end) {
-          const auto it = tensors.find(layer[end].gguf);
-          if (it == tensors.end()) continue;
-          const TensorInfo& t = file.tensors[it->second];
-          // numpy_shape's first dimension: the stack's.
-          if (t.n_dims == 0 || t.ne[std::min<std::uint32_t>(t.n_dims, 4) - 1] < split_experts) {
-            return fmt::format("tensor '{}': fewer than the {} experts transformers splits",
-                               printable(t.name), split_experts);
-          }
-          stacks.emplace_back(&layer[end], it->second);
-        }
-        if (!stacks.empty() && split_experts > kMaxWeights) {
-          return fmt::format("more than {} tensors", kMaxWeights);
-        }
-        for (std::uint64_t x = 0; !stacks.empty() && x < split_experts; ++x) {
-          for (const auto& [e, source] : stacks) {
-            const std::string hf = prefix + fmt::format(fmt::runtime(e->hf), x);
-            if (std::string why = add(hf, *e, source, x); !why.empty()) return why;
-          }
-        }
-        i = end;
-      }
-    }
-    return "";
-  };
-  if (std::string why = add_globals(arch->before); !why.empty()) return refuse(why);
-  if (std::string why = add_layers(blocks, arch->layer_prefix, arch->layer); !why.empty()) {
-    return refuse(why);
-  }
-  if (std::string why = add_globals(arch->between); !why.empty()) return refuse(why);
-  if (std::string why = add_layers(decoder_blocks, arch->decoder_prefix, arch->decoder_layer);
-      !why.empty()) {
-    return refuse(why);
-  }
-  if (std::string why = add_globals(arch->after); !why.empty()) return refuse(why);
-  if (std::string why = one_tensor_a_name(file, out); !why.empty()) return refuse(why);
-  std::vector<std::size_t> omitted = unmapped(file, out);
-  return {std::move(out), "", std::move(omitted)};
+  if (why.empty()) why = add_globals(b, row.after);
+  if (why.empty()) why = one_tensor_a_name(file, b.out);
+  if (!why.empty()) return refuse(why);
+  std::vector<std::size_t> omitted = unmapped(file, b.out);
+  return {std::move(b.out), "", std::move(omitted)};
 }
 
 }  // namespace
@@ -937,11 +761,23 @@ std::uint64_t hf_permuted_row(std::uint64_t hf_row, std::uint64_t rows, std::uin
 }
 
 HfWeightsResult hf_weight_map(const GgufFile& file) {
+  HfModelResult model = render_hf_model(file);
+  if (!model.model) return refuse(std::move(model.reason));
+  return {std::move(model.model->weights), "", std::move(model.model->omitted)};
+}
+
+HfModelResult render_hf_model(const GgufFile& file, std::string_view dtype) {
   try {
-    return build(file);
-  } catch (const std::exception& e) {  // bad_alloc, a malformed rendered config
-    return refuse(not_enough_memory(e, "build its weight map")
-                      .value_or(fmt::format("no weight map: {}", e.what())));
+    hf::PlanResult planned = hf::plan_model(file);
+    if (!planned.plan) return {std::nullopt, std::move(planned.reason)};
+    HfWeightsResult weights = weights_of(file, *planned.plan);
+    if (!weights.weights) return {std::nullopt, std::move(weights.reason)};
+    return {HfModel{hf::config_of(*planned.plan, dtype), std::move(*weights.weights),
+                    std::move(weights.omitted)},
+            ""};
+  } catch (const std::exception& e) {  // bad_alloc: the daemon stays up (error.h)
+    return {std::nullopt, not_enough_memory(e, "build its weight map")
+                              .value_or(fmt::format("no weight map: {}", e.what()))};
   }
 }
 

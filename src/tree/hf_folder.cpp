@@ -316,11 +316,8 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
     out.what = "Hugging Face tokenizer folder: a vocabulary-only file";
     return {std::move(out), ""};
   }
-  HfConfigResult config =
-      render_hf_config(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
-  if (!config.config) return {std::nullopt, std::move(config.reason)};
-  HfWeightsResult weights = hf_weight_map(file);
-  if (!weights.weights) return {std::nullopt, std::move(weights.reason)};
+  HfModelResult model = render_hf_model(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
+  if (!model.model) return {std::nullopt, std::move(model.reason)};
   // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
   // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
   // that is wrong gets none at all.
@@ -333,7 +330,7 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
   // The pieces, in state_dict order; then split as split_state_dict_into_shards_factory splits.
   std::vector<SafetensorsTensor> tensors;
   std::uint64_t total_size = 0, total_parameters = 0;
-  for (const HfWeight& w : *weights.weights) {
+  for (const HfWeight& w : model.model->weights) {
     if (mxfp4 && w.transform == HfTransform::kInterleaveTransposed && w.shape.size() == 3) {
       auto blocks = mxfp4_tensors(file, w);
       if (auto* reason = std::get_if<std::string>(&blocks)) {
@@ -374,15 +371,15 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
   if (!current.empty() || shards.empty()) shards.push_back(std::move(current));
 
   if (mxfp4) {
-    nlohmann::json c = nlohmann::json::parse(config.config->config_json);
+    nlohmann::json c = nlohmann::json::parse(model.model->config.config_json);
     c["quantization_config"] = nlohmann::json::parse(kMxfp4QuantizationConfig);
-    config.config->config_json =
+    model.model->config.config_json =
         c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   FolderLayout out;
-  out.files.push_back(text_file("config.json", std::move(config.config->config_json)));
+  out.files.push_back(text_file("config.json", std::move(model.model->config.config_json)));
   out.files.push_back(
-      text_file("generation_config.json", std::move(config.config->generation_config_json)));
+      text_file("generation_config.json", std::move(model.model->config.generation_config_json)));
   if (tokenizer.tokenizer) {
     HfTokenizer& t = *tokenizer.tokenizer;
     out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
@@ -395,7 +392,7 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
   // The tensors no entry of the row maps, named as model.safetensors names those it leaves
   // out: a warning, and a JSON list (as text) in the first weight file's __metadata__.
   std::string first_metadata = R"({"format":"pt")";
-  if (const std::vector<std::size_t>& omitted = weights.omitted; !omitted.empty()) {
+  if (const std::vector<std::size_t>& omitted = model.model->omitted; !omitted.empty()) {
     std::string names, list = "[";
     for (std::size_t i = 0; i < omitted.size(); ++i) {
       const std::string& name = file.tensors[omitted[i]].name;
@@ -407,7 +404,7 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
     warnings.push_back(fmt::format(
         "{}/ leaves out {} tensor(s) no state_dict entry of {} maps: {}{}; listed in the "
         "__metadata__ of its first weight file under {}",
-        mxfp4 ? "hf-mxfp4" : "hf", omitted.size(), config.config->model_type, names,
+        mxfp4 ? "hf-mxfp4" : "hf", omitted.size(), model.model->config.model_type, names,
         omitted.size() > 3 ? ", ..." : "", kHfOmittedKey));
     first_metadata += ",";
     append_json_string(first_metadata, kHfOmittedKey);
@@ -457,7 +454,7 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
     out.files.push_back(text_file("model.safetensors.index.json", std::move(index)));
   }
   out.what = fmt::format("Hugging Face model folder: {}, {} tensors of {}{} in {} file(s)",
-                         config.config->model_type, tensors.size(), torch_name(dtype),
+                         model.model->config.model_type, tensors.size(), torch_name(dtype),
                          mxfp4 ? " and MXFP4 experts" : "", shards.size());
   return {std::move(out), ""};
 }
