@@ -360,6 +360,20 @@ TEST(HfWeights, AGroupCountNear2To63NeverDividesByZero) {
   EXPECT_NO_THROW(EXPECT_FALSE(hf_weight_map(f).weights.has_value()));
 }
 
+// MLA's kv_a_proj_with_mqa has kv_lora_rank + qk_rope_head_dim rows (modeling_deepseek_v2.py,
+// DeepseekV2Attention). With kv_lora_rank 2⁶⁴ − 1 and 2 rope dims, that sum wrapped to 1 in 64
+// bits, and a one-row tensor passed as the parameter of a 2⁶⁴-row config; the sum is checked now.
+TEST(HfWeights, AnMlaRankNear2To64NeverWrapsTheShape) {
+  GgufFile f = tiny_decoder("deepseek2", 1);
+  add(f, "deepseek2.vocab_size", u32(10));
+  add(f, "deepseek2.attention.kv_lora_rank", u64(UINT64_MAX));
+  add(f, "deepseek2.rope.dimension_count", u32(2));
+  add(f, "deepseek2.attention.key_length_mla", u32(6));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_tensor(f, "blk.0.attn_kv_a_mqa.weight", {1, 16});
+  expect_refused(f, "tensor 'blk.0.attn_kv_a_mqa.weight': the config's shape overflows");
+}
+
 // A one-layer qwen3moe with 4 experts of 768 (Qwen3MoeConfig's moe_intermediate_size).
 GgufFile tiny_qwen3moe() {
   GgufFile f;
