@@ -88,8 +88,21 @@ std::optional<double> number(const Value& v) {
   return std::nullopt;
 }
 
-// Reads and checks the tokenizer keys; an empty string when fine, else the reason.
-std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
+// Sets `out` to the token id `v` holds, which must be below `n` (the vocabulary's size); an empty
+// string when fine, else the reason, naming `key`.
+std::string token_id(const Value& v, std::string_view key, std::size_t n,
+                     std::optional<std::size_t>& out) {
+  const auto id = integer(v);
+  if (!id || *id < 0 || static_cast<std::uint64_t>(*id) >= n) {
+    return fmt::format("{} is not a token id below {}", key, n);
+  }
+  out = static_cast<std::size_t>(*id);
+  return "";
+}
+
+// tokenizer.ggml.tokens: 2 to kMaxHfTokenizerVocab distinct valid UTF-8 strings, indexed by
+// content; an empty string when fine, else the reason.
+std::string read_tokens(const GgufFile& file, Vocab& vocab) {
   const Value* tokens = find(file, "tokenizer.ggml.tokens");
   if (!tokens) return "no tokenizer.ggml.tokens";
   const auto* ta = std::get_if<Array>(&tokens->data);
@@ -121,70 +134,92 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
     vocab.tokens.push_back(t);
     vocab.bytes += 8 + t.size();
   }
+  return "";
+}
 
-  if (const Value* v = find(file, "tokenizer.ggml.scores")) {
-    const auto* a = std::get_if<Array>(&v->data);
-    if (!a || a->size() != n || a->elem_type() == ValueType::kString ||
-        a->elem_type() == ValueType::kArray || a->elem_type() == ValueType::kBool) {
-      return fmt::format("tokenizer.ggml.scores is not an array of {} numbers", n);
-    }
-    std::vector<double> scores(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto d = number(a->at(i));
-      if (!d || !std::isfinite(*d)) {
-        return fmt::format("tokenizer.ggml.scores element {} is not a finite number", i);
-      }
-      scores[i] = *d;
-    }
-    vocab.scores = std::move(scores);
+// tokenizer.ggml.scores, where present: one finite number per token; an empty string when fine,
+// else the reason.
+std::string read_scores(const GgufFile& file, Vocab& vocab) {
+  const Value* v = find(file, "tokenizer.ggml.scores");
+  if (!v) return "";
+  const std::size_t n = vocab.tokens.size();
+  const auto* a = std::get_if<Array>(&v->data);
+  if (!a || a->size() != n || a->elem_type() == ValueType::kString ||
+      a->elem_type() == ValueType::kArray || a->elem_type() == ValueType::kBool) {
+    return fmt::format("tokenizer.ggml.scores is not an array of {} numbers", n);
   }
-  if (const Value* v = find(file, "tokenizer.ggml.token_type")) {
-    const auto* a = std::get_if<Array>(&v->data);
-    std::vector<std::int64_t> types(a ? a->size() : 0);
-    bool ok = a && a->size() == n;
-    for (std::size_t i = 0; ok && i < n; ++i) {
-      const auto t = integer(a->at(i));
-      ok = t.has_value();
-      if (ok) types[i] = *t;
+  std::vector<double> scores(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto d = number(a->at(i));
+    if (!d || !std::isfinite(*d)) {
+      return fmt::format("tokenizer.ggml.scores element {} is not a finite number", i);
     }
-    if (!ok) return fmt::format("tokenizer.ggml.token_type is not an array of {} integers", n);
-    vocab.types = std::move(types);
+    scores[i] = *d;
   }
-  if (const Value* v = find(file, "tokenizer.ggml.merges"); v && use_merges) {
-    const auto* a = std::get_if<Array>(&v->data);
-    if (!a || a->elem_type() != ValueType::kString) {
-      return "tokenizer.ggml.merges is not an array of strings";
-    }
-    if (a->size() > 2 * kMaxHfTokenizerVocab) {
-      return fmt::format("tokenizer.ggml.merges has {} elements, more than the {} accepted",
-                         a->size(), 2 * kMaxHfTokenizerVocab);
-    }
-    std::vector<std::pair<std::size_t, std::size_t>> merges;
-    merges.reserve(a->size());
-    std::string joined;
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      // tuple(merge.split(" ")) must be a pair, and the BPE builder needs both parts and their
-      // concatenation in the vocabulary.
-      const std::string_view m = a->string_at(i);
-      const std::size_t space = m.find(' ');
-      if (space == std::string_view::npos || m.find(' ', space + 1) != std::string_view::npos) {
-        return fmt::format("tokenizer.ggml.merges element {} is not two tokens joined by a space",
-                           i);
-      }
-      const std::string_view l = m.substr(0, space), r = m.substr(space + 1);
-      joined.assign(l).append(r);
-      const auto li = vocab.ids.find(l), ri = vocab.ids.find(r);
-      if (li == vocab.ids.end() || ri == vocab.ids.end() || !vocab.ids.contains(joined)) {
-        return fmt::format(
-            "tokenizer.ggml.merges element {} ('{}') merges tokens not in the "
-            "vocabulary",
-            i, printable(valid_utf8(m)));
-      }
-      merges.emplace_back(li->second, ri->second);
-    }
-    vocab.merges = std::move(merges);
-  }
+  vocab.scores = std::move(scores);
+  return "";
+}
 
+// tokenizer.ggml.token_type, where present: one integer per token; an empty string when fine,
+// else the reason.
+std::string read_token_types(const GgufFile& file, Vocab& vocab) {
+  const Value* v = find(file, "tokenizer.ggml.token_type");
+  if (!v) return "";
+  const std::size_t n = vocab.tokens.size();
+  const auto* a = std::get_if<Array>(&v->data);
+  std::vector<std::int64_t> types(a ? a->size() : 0);
+  bool ok = a && a->size() == n;
+  for (std::size_t i = 0; ok && i < n; ++i) {
+    const auto t = integer(a->at(i));
+    ok = t.has_value();
+    if (ok) types[i] = *t;
+  }
+  if (!ok) return fmt::format("tokenizer.ggml.token_type is not an array of {} integers", n);
+  vocab.types = std::move(types);
+  return "";
+}
+
+// tokenizer.ggml.merges, where present, as pairs of token ids: at most 2 × kMaxHfTokenizerVocab
+// of them; an empty string when fine, else the reason.
+std::string read_merges(const GgufFile& file, Vocab& vocab) {
+  const Value* v = find(file, "tokenizer.ggml.merges");
+  if (!v) return "";
+  const auto* a = std::get_if<Array>(&v->data);
+  if (!a || a->elem_type() != ValueType::kString) {
+    return "tokenizer.ggml.merges is not an array of strings";
+  }
+  if (a->size() > 2 * kMaxHfTokenizerVocab) {
+    return fmt::format("tokenizer.ggml.merges has {} elements, more than the {} accepted",
+                       a->size(), 2 * kMaxHfTokenizerVocab);
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> merges;
+  merges.reserve(a->size());
+  std::string joined;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    // tuple(merge.split(" ")) must be a pair, and the BPE builder needs both parts and their
+    // concatenation in the vocabulary.
+    const std::string_view m = a->string_at(i);
+    const std::size_t space = m.find(' ');
+    if (space == std::string_view::npos || m.find(' ', space + 1) != std::string_view::npos) {
+      return fmt::format("tokenizer.ggml.merges element {} is not two tokens joined by a space", i);
+    }
+    const std::string_view l = m.substr(0, space), r = m.substr(space + 1);
+    joined.assign(l).append(r);
+    const auto li = vocab.ids.find(l), ri = vocab.ids.find(r);
+    if (li == vocab.ids.end() || ri == vocab.ids.end() || !vocab.ids.contains(joined)) {
+      return fmt::format(
+          "tokenizer.ggml.merges element {} ('{}') merges tokens not in the vocabulary", i,
+          printable(valid_utf8(m)));
+    }
+    merges.emplace_back(li->second, ri->second);
+  }
+  vocab.merges = std::move(merges);
+  return "";
+}
+
+// The bos, eos, unknown and padding token ids, where present; an empty string when fine, else
+// the reason.
+std::string read_special_ids(const GgufFile& file, Vocab& vocab) {
   struct IdKey {
     const char* key;
     std::optional<std::size_t>* out;
@@ -195,22 +230,31 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
                          IdKey{"tokenizer.ggml.padding_token_id", &vocab.pad}}) {
     const Value* v = find(file, k.key);
     if (!v) continue;
-    const auto id = integer(*v);
-    if (!id || *id < 0 || static_cast<std::uint64_t>(*id) >= n) {
-      return fmt::format("{} is not a token id below {}", k.key, n);
+    if (std::string why = token_id(*v, k.key, vocab.tokens.size(), *k.out); !why.empty()) {
+      return why;
     }
-    *k.out = static_cast<std::size_t>(*id);
   }
-  if (const Value* v = find(file, "tokenizer.ggml.model")) {
-    const auto* s = std::get_if<std::string>(&v->data);
-    if (!s) return "tokenizer.ggml.model is not a string";
-    vocab.model = *s;
-  }
-  if (const Value* v = find(file, "tokenizer.ggml.pre")) {
-    const auto* s = std::get_if<std::string>(&v->data);
-    if (!s) return "tokenizer.ggml.pre is not a string";
-    vocab.pre = *s;
-  }
+  return "";
+}
+
+// Sets `out` to the string `key` holds, where present; an empty string when fine, else the
+// reason.
+std::string read_string(const GgufFile& file, std::string_view key,
+                        std::optional<std::string>& out) {
+  const Value* v = find(file, key);
+  if (!v) return "";
+  const auto* s = std::get_if<std::string>(&v->data);
+  if (!s) return fmt::format("{} is not a string", key);
+  out = *s;
+  return "";
+}
+
+// tokenizer.ggml.model and .pre, the add_space_prefix, add_bos_token and add_eos_token flags and
+// tokenizer.chat_template, where present; an empty string when fine, else the reason.
+std::string read_settings(const GgufFile& file, Vocab& vocab) {
+  std::string why = read_string(file, "tokenizer.ggml.model", vocab.model);
+  if (why.empty()) why = read_string(file, "tokenizer.ggml.pre", vocab.pre);
+  if (!why.empty()) return why;
   for (const auto& [key, out] :
        {std::pair{"tokenizer.ggml.add_space_prefix", &vocab.add_space_prefix},
         std::pair{"tokenizer.ggml.add_bos_token", &vocab.add_bos},
@@ -221,31 +265,42 @@ std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
     if (!b) return fmt::format("{} is not a bool", key);
     *out = *b;
   }
-  if (const Value* v = find(file, "tokenizer.chat_template")) {
-    const auto* s = std::get_if<std::string>(&v->data);
-    if (!s) return "tokenizer.chat_template is not a string";
-    vocab.chat_template = *s;
+  return read_string(file, "tokenizer.chat_template", vocab.chat_template);
+}
+
+// SentencePiece's normalizer_spec.precompiled_charsmap, an array of int8 or uint8 (llama.cpp
+// refuses other types: llama_vocab::impl::load), where present; an empty string when fine, else
+// the reason.
+std::string read_precompiled_charsmap(const GgufFile& file, Vocab& vocab) {
+  const Value* v = find(file, "tokenizer.ggml.precompiled_charsmap");
+  if (!v) return "";
+  const auto* a = std::get_if<Array>(&v->data);
+  if (!a || (a->elem_type() != ValueType::kUint8 && a->elem_type() != ValueType::kInt8)) {
+    return "tokenizer.ggml.precompiled_charsmap is not an array of bytes";
   }
-  // SentencePiece's normalizer_spec.precompiled_charsmap, an array of int8 or uint8 (llama.cpp
-  // refuses other types: llama_vocab::impl::load).
-  if (const Value* v = find(file, "tokenizer.ggml.precompiled_charsmap")) {
-    const auto* a = std::get_if<Array>(&v->data);
-    if (!a || (a->elem_type() != ValueType::kUint8 && a->elem_type() != ValueType::kInt8)) {
-      return "tokenizer.ggml.precompiled_charsmap is not an array of bytes";
-    }
-    if (a->size() > kMaxPrecompiledCharsmap) {
-      return fmt::format(
-          "tokenizer.ggml.precompiled_charsmap has {} bytes, more than the {} "
-          "accepted",
-          a->size(), kMaxPrecompiledCharsmap);
-    }
-    std::string bytes(a->size(), '\0');
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      bytes[i] = static_cast<char>(Array::scalar_bits(a->at(i)) & 0xff);
-    }
-    vocab.precompiled_charsmap = std::move(bytes);
+  if (a->size() > kMaxPrecompiledCharsmap) {
+    return fmt::format(
+        "tokenizer.ggml.precompiled_charsmap has {} bytes, more than the {} accepted", a->size(),
+        kMaxPrecompiledCharsmap);
   }
+  std::string bytes(a->size(), '\0');
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    bytes[i] = static_cast<char>(Array::scalar_bits(a->at(i)) & 0xff);
+  }
+  vocab.precompiled_charsmap = std::move(bytes);
   return "";
+}
+
+// Reads and checks the tokenizer keys; an empty string when fine, else the reason.
+std::string read_vocab(const GgufFile& file, Vocab& vocab, bool use_merges) {
+  std::string why = read_tokens(file, vocab);
+  if (why.empty()) why = read_scores(file, vocab);
+  if (why.empty()) why = read_token_types(file, vocab);
+  if (why.empty() && use_merges) why = read_merges(file, vocab);
+  if (why.empty()) why = read_special_ids(file, vocab);
+  if (why.empty()) why = read_settings(file, vocab);
+  if (why.empty()) why = read_precompiled_charsmap(file, vocab);
+  return why;
 }
 
 // Hashes of the tokens for build_merges: a polynomial hash modulo the Mersenne prime 2^61 - 1
@@ -522,9 +577,11 @@ class AddedTokens {
   std::unordered_map<std::string_view, std::size_t> index_;
 };
 
-// The special tokens of the fast tokenizer (None is nullopt).
+// The special tokens of the fast tokenizer (None is nullopt), and whether its post-processor
+// adds bos and eos.
 struct Specials {
   std::optional<std::string> bos, eos, unk, pad, cls, sep, mask;
+  bool add_bos = false, add_eos = false;
 };
 
 // A token TemplateProcessing's template string can hold: it splits the template on whitespace
@@ -565,6 +622,30 @@ constexpr std::string_view kQwen35Regex =
 // GPT-2's (LLAMA_VOCAB_PRE_TYPE_GPT2): ByteLevel's own when use_regex is true.
 constexpr std::string_view kGpt2Regex =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+
+// DeepSeek LLM's words (LLAMA_VOCAB_PRE_TYPE_DEEPSEEK_LLM's second regex): an optional space and
+// a run of the cased letters of Latin, Greek, Cyrillic and other scripts, spelled out as ranges.
+constexpr std::string_view kDeepseekLlmWords =
+    "\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-"
+    "\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1"
+    "\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-"
+    "\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18"
+    "-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4"
+    "\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2"
+    "-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-"
+    "\u212D\u212F-\u2134\u2139\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-"
+    "\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-"
+    "\uA78E\uAB70-\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-"
+    "\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-"
+    "\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943]+";
+
+// Its third: an optional space and a run of printable ASCII but digits, their fullwidth forms,
+// curly quotes and the ideographic space, comma and full stop.
+constexpr std::string_view kDeepseekLlmPunctuation =
+    "\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+";
+// The CJK runs both DeepSeek rows split off (DEEPSEEK_LLM's fifth regex, DEEPSEEK_CODER's
+// fourth).
+constexpr std::string_view kDeepseekCjk = "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+";
 
 struct PreTokenizerRow {
   std::vector<std::string_view> names;   // tokenizer.ggml.pre values
@@ -608,29 +689,14 @@ const std::vector<PreTokenizerRow>& pre_tokenizer_rows() {
       {{"dbrx", "smaug-bpe"}, {kLlama3Regex}, false, false, false, true},
       // LLAMA_VOCAB_PRE_TYPE_DEEPSEEK_LLM: clean_spaces false.
       {{"deepseek-llm"},
-       {"[\r\n]",
-        "\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-"
-        "\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1"
-        "\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-"
-        "\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18"
-        "-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4"
-        "\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2"
-        "-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-"
-        "\u212D\u212F-\u2134\u2139\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-"
-        "\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-"
-        "\uA78E\uAB70-\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-"
-        "\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-"
-        "\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943]+",
-        "\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+", "\\s+$",
-        "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+", "\\p{N}+"},
+       {"[\r\n]", kDeepseekLlmWords, kDeepseekLlmPunctuation, "\\s+$", kDeepseekCjk, "\\p{N}+"},
        false,
        false,
        false,
        false},
       // LLAMA_VOCAB_PRE_TYPE_DEEPSEEK_CODER: clean_spaces false.
       {{"deepseek-coder"},
-       {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+",
-        kDigits},
+       {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", kDeepseekCjk, kDigits},
        false,
        false,
        false,
@@ -751,27 +817,47 @@ std::optional<bool> bool_key(const GgufFile& file, std::string_view key, bool fa
   return std::nullopt;
 }
 
-}  // namespace
+// --- render_hf_tokenizer's steps ---------------------------------------------------------------
 
-HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
+// What the steps share: the checked vocabulary, its tokenizer model, the byte-level
+// pre-tokenizer row of tokenizer.ggml.pre, the special ids Vocab does not hold (Gemma 4's and
+// BERT's) and BERT's normalizer flags.
+struct Facts {
   Vocab vocab;
-  if (!find(file, "tokenizer.ggml.model")) return no_tokenizer("no tokenizer.ggml.model");
-  if (std::string why = read_vocab(file, vocab, true); !why.empty()) return no_tokenizer(why);
-  // The tokenizer models (llama-vocab.cpp, llama_vocab::impl::load: tokenizer.ggml.model):
-  // "llama" SPM, "gpt2" BPE, "gemma4" BPE over raw UTF-8 with whitespace escaped to "\u2581"
-  // (pre-tokenizer type GEMMA4), "bert" WPM, "t5" UGM (SentencePiece's Unigram).
-  const std::string& model = *vocab.model;
-  const bool spm = model == "llama", gemma4 = model == "gemma4", wpm = model == "bert",
-             ugm = model == "t5";
-  if (!spm && !gemma4 && !wpm && !ugm && model != "gpt2") {
-    return no_tokenizer(fmt::format(
+  bool spm = false, gemma4 = false, wpm = false, ugm = false;
+  const PreTokenizerRow* row = nullptr;
+  std::optional<std::size_t> cls, sep, mask;
+  bool lowercase = true, strip_accents = true;
+};
+
+// Reads the vocabulary and its tokenizer model; an empty string when fine, else the reason. The
+// tokenizer models (llama-vocab.cpp, llama_vocab::impl::load: tokenizer.ggml.model):
+// "llama" SPM, "gpt2" BPE, "gemma4" BPE over raw UTF-8 with whitespace escaped to "\u2581"
+// (pre-tokenizer type GEMMA4), "bert" WPM, "t5" UGM (SentencePiece's Unigram).
+std::string read_facts(const GgufFile& file, Facts& facts) {
+  if (!find(file, "tokenizer.ggml.model")) return "no tokenizer.ggml.model";
+  if (std::string why = read_vocab(file, facts.vocab, true); !why.empty()) return why;
+  const std::string& model = *facts.vocab.model;
+  facts.spm = model == "llama";
+  facts.gemma4 = model == "gemma4";
+  facts.wpm = model == "bert";
+  facts.ugm = model == "t5";
+  if (!facts.spm && !facts.gemma4 && !facts.wpm && !facts.ugm && model != "gpt2") {
+    return fmt::format(
         "tokenizer.ggml.model '{}': ggufs renders the tokenizers of 'llama' (SentencePiece BPE), "
         "'gpt2' (byte-level BPE), 'gemma4' (Gemma 4's BPE), 'bert' (WordPiece) and 't5' "
         "(Unigram) only",
-        printable(valid_utf8(model))));
+        printable(valid_utf8(model)));
   }
-  const PreTokenizerRow& row = pre_tokenizer_row(vocab.pre);
-  if (spm) {
+  facts.row = &pre_tokenizer_row(facts.vocab.pre);
+  return "";
+}
+
+// llama.cpp's default special ids of "llama" and "t5" where a key is absent; an empty string
+// when fine, else the reason ("t5" needs scores and an unknown token).
+std::string default_ids(Facts& facts) {
+  Vocab& vocab = facts.vocab;
+  if (facts.spm) {
     // llama.cpp's default special tokens for "llama" where a key is absent (llama_vocab::impl::
     // load: unk 0, bos 1, eos 2, SentencePiece's own). Byte-level BPE has none worth taking
     // (llama.cpp's 11 is Falcon's "<|endoftext|>"); "gemma4" has none.
@@ -779,87 +865,86 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
     if (!vocab.bos) vocab.bos = 1;
     if (!vocab.eos && vocab.tokens.size() > 2) vocab.eos = 2;
   }
-  if (ugm) {
+  if (facts.ugm) {
     // llama.cpp's defaults for "t5": pad 0, eos 1, unk 2, no bos (T5's SentencePiece ids).
     if (!vocab.pad) vocab.pad = 0;
     if (!vocab.eos) vocab.eos = 1;
     if (!vocab.unk && vocab.tokens.size() > 2) vocab.unk = 2;
-    if (!vocab.scores)
-      return no_tokenizer("tokenizer.ggml.model 't5' without tokenizer.ggml.scores");
-    if (!vocab.unk) return no_tokenizer("tokenizer.ggml.model 't5' without an unknown token");
+    if (!vocab.scores) return "tokenizer.ggml.model 't5' without tokenizer.ggml.scores";
+    if (!vocab.unk) return "tokenizer.ggml.model 't5' without an unknown token";
   }
-  std::optional<std::size_t> cls, sep, mask;
-  bool lowercase = true, strip_accents = true;
-  if (gemma4) {
+  return "";
+}
+
+// WPM: the special tokens are BERT's: [CLS] (llama.cpp's bos: tokenizer.ggml.bos_token_id;
+// else tokenizer.ggml.cls_token_id, the original's cls_token as the converter writes it, which
+// llama.cpp does not read; else 101), [SEP] (tokenizer.ggml.seperator_token_id, else 102),
+// [UNK] (100), [PAD] (0), [MASK] (tokenizer.ggml.mask_token_id, else 103); no eos. The
+// BertNormalizer's lowercase is tokenizer.ggml.normalizer.lowercase, else true; strip_accents
+// is tokenizer.ggml.normalizer.strip_accents, else lowercase (llama_vocab::impl::load).
+// Then the vocabulary's phantom-space rewriting undone. An empty string when fine, else the
+// reason.
+std::string read_bert(const GgufFile& file, Facts& facts) {
+  Vocab& vocab = facts.vocab;
+  const std::size_t n = vocab.tokens.size();
+  facts.cls = vocab.bos;
+  vocab.bos.reset();
+  for (const auto& [key, out, fallback] :
+       {std::tuple{"tokenizer.ggml.cls_token_id", &facts.cls, std::size_t{101}},
+        std::tuple{"tokenizer.ggml.seperator_token_id", &facts.sep, std::size_t{102}},
+        std::tuple{"tokenizer.ggml.mask_token_id", &facts.mask, std::size_t{103}},
+        std::tuple{"", &vocab.unk, std::size_t{100}}, std::tuple{"", &vocab.pad, std::size_t{0}}}) {
+    if (*out) continue;
+    if (const Value* v = *key ? find(file, key) : nullptr) {
+      if (std::string why = token_id(*v, key, n, *out); !why.empty()) return why;
+    } else if (fallback < n) {
+      *out = fallback;
+    }
+  }
+  if (!facts.cls || !facts.sep || !vocab.unk) {
+    return "tokenizer.ggml.model 'bert' without a [CLS], [SEP] or [UNK] token (tokenizer.ggml."
+           "bos_token_id/cls_token_id, seperator_token_id, unknown_token_id, or llama.cpp's "
+           "default ids 101, 102, 100)";
+  }
+  const auto lower = bool_key(file, "tokenizer.ggml.normalizer.lowercase", true);
+  if (!lower) return "tokenizer.ggml.normalizer.lowercase is not a bool";
+  const auto strip = bool_key(file, "tokenizer.ggml.normalizer.strip_accents", *lower);
+  if (!strip) return "tokenizer.ggml.normalizer.strip_accents is not a bool";
+  facts.lowercase = *lower;
+  facts.strip_accents = *strip;
+  return undo_phantom_space(vocab);
+}
+
+// The special ids Vocab does not hold: Gemma 4's and BERT's (read_bert); an empty string when
+// fine, else the reason.
+std::string read_model_ids(const GgufFile& file, Facts& facts) {
+  if (facts.gemma4) {
     // Gemma's <mask> (tokenizer.ggml.mask_token_id), a special token of the original.
     if (const Value* v = find(file, "tokenizer.ggml.mask_token_id")) {
-      const auto id = integer(*v);
-      if (!id || *id < 0 || static_cast<std::uint64_t>(*id) >= vocab.tokens.size()) {
-        return no_tokenizer(fmt::format("tokenizer.ggml.mask_token_id is not a token id below {}",
-                                        vocab.tokens.size()));
-      }
-      mask = static_cast<std::size_t>(*id);
+      return token_id(*v, "tokenizer.ggml.mask_token_id", facts.vocab.tokens.size(), facts.mask);
     }
   }
-  // WPM: the special tokens are BERT's: [CLS] (llama.cpp's bos: tokenizer.ggml.bos_token_id;
-  // else tokenizer.ggml.cls_token_id, the original's cls_token as the converter writes it, which
-  // llama.cpp does not read; else 101), [SEP] (tokenizer.ggml.seperator_token_id, else 102),
-  // [UNK] (100), [PAD] (0), [MASK] (tokenizer.ggml.mask_token_id, else 103); no eos. The
-  // BertNormalizer's lowercase is tokenizer.ggml.normalizer.lowercase, else true; strip_accents
-  // is tokenizer.ggml.normalizer.strip_accents, else lowercase (llama_vocab::impl::load).
-  if (wpm) {
-    cls = vocab.bos;
-    vocab.bos.reset();
-    for (const auto& [key, out, fallback] :
-         {std::tuple{"tokenizer.ggml.cls_token_id", &cls, std::size_t{101}},
-          std::tuple{"tokenizer.ggml.seperator_token_id", &sep, std::size_t{102}},
-          std::tuple{"tokenizer.ggml.mask_token_id", &mask, std::size_t{103}},
-          std::tuple{"", &vocab.unk, std::size_t{100}},
-          std::tuple{"", &vocab.pad, std::size_t{0}}}) {
-      if (*out) continue;
-      if (const Value* v = *key ? find(file, key) : nullptr) {
-        const auto id = integer(*v);
-        if (!id || *id < 0 || static_cast<std::uint64_t>(*id) >= vocab.tokens.size()) {
-          return no_tokenizer(
-              fmt::format("{} is not a token id below {}", key, vocab.tokens.size()));
-        }
-        *out = static_cast<std::size_t>(*id);
-      } else if (fallback < vocab.tokens.size()) {
-        *out = fallback;
-      }
-    }
-    if (!cls || !sep || !vocab.unk) {
-      return no_tokenizer(
-          "tokenizer.ggml.model 'bert' without a [CLS], [SEP] or [UNK] token (tokenizer.ggml."
-          "bos_token_id/cls_token_id, seperator_token_id, unknown_token_id, or llama.cpp's "
-          "default ids 101, 102, 100)");
-    }
-    const auto lower = bool_key(file, "tokenizer.ggml.normalizer.lowercase", true);
-    if (!lower) return no_tokenizer("tokenizer.ggml.normalizer.lowercase is not a bool");
-    const auto strip = bool_key(file, "tokenizer.ggml.normalizer.strip_accents", *lower);
-    if (!strip) return no_tokenizer("tokenizer.ggml.normalizer.strip_accents is not a bool");
-    lowercase = *lower;
-    strip_accents = *strip;
-    if (std::string why = undo_phantom_space(vocab); !why.empty()) return no_tokenizer(why);
-  }
+  return facts.wpm ? read_bert(file, facts) : "";
+}
 
-  AddedTokens added(vocab);
+// The special tokens: the ids llama.cpp's converter wrote (the original's bos/eos/unk/pad).
+Specials special_tokens(const Facts& facts) {
+  const Vocab& vocab = facts.vocab;
   Specials specials;
-  json tok = json::object();  // all but "model" and "added_tokens"
-  std::string model_text;
-  json config_json = json::object();  // all but "added_tokens_decoder"
-
-  // The special tokens: the ids llama.cpp's converter wrote (the original's bos/eos/unk/pad).
   for (const auto& [id, out] :
        {std::pair{&vocab.bos, &specials.bos}, std::pair{&vocab.eos, &specials.eos},
         std::pair{&vocab.unk, &specials.unk}, std::pair{&vocab.pad, &specials.pad},
-        std::pair{&cls, &specials.cls}, std::pair{&sep, &specials.sep},
-        std::pair{&mask, &specials.mask}}) {
+        std::pair{&facts.cls, &specials.cls}, std::pair{&facts.sep, &specials.sep},
+        std::pair{&facts.mask, &specials.mask}}) {
     if (*id) *out = std::string(vocab.tokens[**id]);
   }
-  // The added tokens: llama.cpp's converter marks the original's special added tokens CONTROL
-  // (token_type 3) and its other added tokens USER_DEFINED (4); special tokens not so marked
-  // are added as transformers adds them (SPECIAL_TOKENS_ATTRIBUTES order).
+  return specials;
+}
+
+// The added tokens: llama.cpp's converter marks the original's special added tokens CONTROL
+// (token_type 3) and its other added tokens USER_DEFINED (4); special tokens not so marked
+// are added as transformers adds them (SPECIAL_TOKENS_ATTRIBUTES order).
+void add_tokens(const Vocab& vocab, const Specials& specials, AddedTokens& added) {
   if (vocab.types) {
     for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
       const std::int64_t t = (*vocab.types)[i];
@@ -870,195 +955,251 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
                         &specials.cls, &specials.mask}) {
     if (*t) added.add(**t);
   }
+}
 
-  // llama.cpp's add_bos/add_eos: tokenizer.ggml.add_bos_token / add_eos_token, else add_bos
-  // true for SentencePiece and the Llama 3 pre-tokenizer, add_eos true for UGM (T5's "$A </s>"),
-  // false otherwise; add_bos always true for Gemma 4
-  // (llama_vocab::impl::load's "workaround for Gemma 4"). The original tokenizer adds them by
-  // its post_processor: a TemplateProcessing (LlamaTokenizerFast.update_post_processor's). WPM
-  // always adds [CLS] and [SEP] (llama_vocab::impl::tokenize), as BERT's template does.
-  const bool add_bos = (gemma4 || vocab.add_bos.value_or(spm || row.names.front() == "llama3")) &&
-                       specials.bos.has_value();
-  const bool add_eos = vocab.add_eos.value_or(ugm) && specials.eos.has_value();
+// llama.cpp's add_bos/add_eos: tokenizer.ggml.add_bos_token / add_eos_token, else add_bos
+// true for SentencePiece and the Llama 3 pre-tokenizer, add_eos true for UGM (T5's "$A </s>"),
+// false otherwise; add_bos always true for Gemma 4
+// (llama_vocab::impl::load's "workaround for Gemma 4"). The original tokenizer adds them by
+// its post_processor: a TemplateProcessing (LlamaTokenizerFast.update_post_processor's). WPM
+// always adds [CLS] and [SEP] (llama_vocab::impl::tokenize), as BERT's template does. An empty
+// string when fine, else the reason: a token the template cannot hold.
+std::string post_processor_tokens(const Facts& facts, Specials& specials) {
+  const Vocab& vocab = facts.vocab;
+  specials.add_bos =
+      (facts.gemma4 || vocab.add_bos.value_or(facts.spm || facts.row->names.front() == "llama3")) &&
+      specials.bos.has_value();
+  specials.add_eos = vocab.add_eos.value_or(facts.ugm) && specials.eos.has_value();
   for (const auto& [on, token, key] :
-       {std::tuple{add_bos, &specials.bos, "tokenizer.ggml.bos_token_id"},
-        std::tuple{add_eos, &specials.eos, "tokenizer.ggml.eos_token_id"},
-        std::tuple{wpm, &specials.cls, "tokenizer.ggml.cls_token_id"},
-        std::tuple{wpm, &specials.sep, "tokenizer.ggml.seperator_token_id"}}) {
+       {std::tuple{specials.add_bos, &specials.bos, "tokenizer.ggml.bos_token_id"},
+        std::tuple{specials.add_eos, &specials.eos, "tokenizer.ggml.eos_token_id"},
+        std::tuple{facts.wpm, &specials.cls, "tokenizer.ggml.cls_token_id"},
+        std::tuple{facts.wpm, &specials.sep, "tokenizer.ggml.seperator_token_id"}}) {
     if (on && !templatable(**token)) {
-      return no_tokenizer(
-          fmt::format("{}: its token cannot stand in a TemplateProcessing template", key));
+      return fmt::format("{}: its token cannot stand in a TemplateProcessing template", key);
     }
   }
-  auto template_processing = [&]() {
-    auto piece = [](int type_id, bool sequence, std::string_view name) {
-      return sequence ? json{{"Sequence", {{"id", name}, {"type_id", type_id}}}}
-                      : json{{"SpecialToken", {{"id", name}, {"type_id", type_id}}}};
-    };
-    json single = json::array(), pair = json::array(), special = json::object();
-    for (int type_id = 0; type_id < 2; ++type_id) {
-      json& seq = type_id == 0 ? single : pair;
-      if (add_bos) seq.push_back(piece(type_id, false, *specials.bos));
-      seq.push_back(piece(type_id, true, type_id == 0 ? "A" : "B"));
-      if (add_eos) seq.push_back(piece(type_id, false, *specials.eos));
-    }
-    pair.insert(pair.begin(), single.begin(), single.end());
-    for (const auto* t : {add_bos ? &*specials.bos : nullptr, add_eos ? &*specials.eos : nullptr}) {
-      if (t) {
-        special[*t] = {
-            {"id", *t}, {"ids", json::array({*added.id(*t)})}, {"tokens", json::array({*t})}};
-      }
-    }
-    return json{{"type", "TemplateProcessing"},
-                {"single", single},
-                {"pair", pair},
-                {"special_tokens", special}};
-  };
+  return "";
+}
 
-  bool clean_up;
-  if (spm || gemma4) {
-    // SentencePiece BPE as transformers' LlamaConverter writes it (convert_slow_tokenizer.py:
-    // normalizer Prepend("\u2581") when add_prefix_space, Replace(" ", "\u2581"); BPE with unk,
-    // fuse_unk, byte_fallback; decoder Replace, ByteFallback, Fuse, Strip). add_prefix_space
-    // is llama.cpp's add_space_prefix: tokenizer.ggml.add_space_prefix, else true. Gemma 4's is
-    // the same BPE over the whole text (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_GEMMA4: whitespace
-    // escaped to "\u2581", raw UTF-8, no word splitting), with the file's merges (llama.cpp
-    // requires them), no prefix (BPE's add_space_prefix is false) and no defaults for the special
-    // tokens.
-    if (!vocab.merges) {
-      if (gemma4)
-        return no_tokenizer("tokenizer.ggml.model 'gemma4' without tokenizer.ggml.merges");
-      if (!vocab.scores)
-        return no_tokenizer("no tokenizer.ggml.merges and no tokenizer.ggml.scores");
-      if (std::string why = build_merges(vocab); !why.empty()) return no_tokenizer(why);
-    }
-    const bool prefix = spm && vocab.add_space_prefix.value_or(true);
-    model_text = bpe_json(vocab, specials.unk, kSpmBpe, false);
-    json seq = json::array();
-    if (prefix) seq.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
-    seq.push_back(replace(" ", "\u2581"));
-    tok["normalizer"] = gemma4 ? seq.back() : json{{"type", "Sequence"}, {"normalizers", seq}};
-    tok["pre_tokenizer"] = nullptr;
-    json decoders =
-        json::array({replace("\u2581", " "), {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
-    if (prefix)
-      decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
-    tok["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
-    tok["post_processor"] = template_processing();
-    // llama.cpp's clean_spaces is false for SPM; for Gemma 4 (BPE: true by default) the
-    // original's, GemmaTokenizerFast's default false (transformers 4.57.6), which transformers
-    // 5 also keeps for BPE (it ignores true there, as destructive).
-    clean_up = false;
-  } else if (ugm) {
-    // Unigram as transformers' SpmConverter writes it (convert_slow_tokenizer.py, T5Converter):
-    // normalizer Precompiled(the SentencePiece model's charsmap, where the file has one),
-    // Strip(right), Replace(Regex(" {2,}"), "\u2581"); pre-tokenizer and decoder Metaspace,
-    // prepend_scheme "always" where add_space_prefix (SentencePiece's add_dummy_prefix, which
-    // the converter writes; llama.cpp's default false), else "never". llama.cpp's clean_spaces
-    // is true for UGM.
-    model_text = unigram_json(vocab, *vocab.unk);
-    json seq = json::array();
-    if (vocab.precompiled_charsmap) {
-      seq.push_back(
-          {{"type", "Precompiled"}, {"precompiled_charsmap", base64(*vocab.precompiled_charsmap)}});
-    }
-    seq.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
-    seq.push_back({{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", "\u2581"}});
-    tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", seq}};
-    const json metaspace = {
-        {"type", "Metaspace"},
-        {"replacement", "\u2581"},
-        {"prepend_scheme", vocab.add_space_prefix.value_or(false) ? "always" : "never"},
-        {"split", true}};
-    tok["pre_tokenizer"] = metaspace;
-    tok["decoder"] = metaspace;
-    tok["post_processor"] = template_processing();
-    clean_up = true;
-  } else if (wpm) {
-    // WordPiece as the original BERT tokenizer.json has it (transformers' BertConverter):
-    // BertNormalizer (clean_text, handle_chinese_chars, strip_accents, lowercase),
-    // BertPreTokenizer, TemplateProcessing "[CLS] $A [SEP]" / "[CLS] $A [SEP] $B:1 [SEP]:1",
-    // WordPiece decoder; clean_up_tokenization_spaces true (llama.cpp's clean_spaces for WPM).
-    model_text = wordpiece_json(vocab, *specials.unk);
-    tok["normalizer"] = {{"type", "BertNormalizer"},
-                         {"clean_text", true},
-                         {"handle_chinese_chars", true},
-                         {"strip_accents", strip_accents},
-                         {"lowercase", lowercase}};
-    tok["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
-    tok["decoder"] = {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}};
-    auto piece = [](bool sequence, std::string_view name, int type_id) {
-      return sequence ? json{{"Sequence", {{"id", name}, {"type_id", type_id}}}}
-                      : json{{"SpecialToken", {{"id", name}, {"type_id", type_id}}}};
-    };
-    const json single = {piece(false, *specials.cls, 0), piece(true, "A", 0),
-                         piece(false, *specials.sep, 0)};
-    json pair = single;
-    pair.push_back(piece(true, "B", 1));
-    pair.push_back(piece(false, *specials.sep, 1));
-    json special = json::object();
-    for (const std::string* t : {&*specials.cls, &*specials.sep}) {
-      special[*t] = {
-          {"id", *t}, {"ids", json::array({*added.id(*t)})}, {"tokens", json::array({*t})}};
-    }
-    tok["post_processor"] = {{"type", "TemplateProcessing"},
-                             {"single", single},
-                             {"pair", pair},
-                             {"special_tokens", special}};
-    clean_up = true;
-    config_json["do_lower_case"] = lowercase;
+// One item of a TemplateProcessing template (tokenizers' processors/template serialization): the
+// sequence `name` ("A" or "B") or the special token `name`.
+json template_piece(int type_id, bool sequence, std::string_view name) {
+  return sequence ? json{{"Sequence", {{"id", name}, {"type_id", type_id}}}}
+                  : json{{"SpecialToken", {{"id", name}, {"type_id", type_id}}}};
+}
+
+// TemplateProcessing's special_tokens entry of `token`, with its id among the added tokens.
+json template_special(const std::string& token, const AddedTokens& added) {
+  return {
+      {"id", token}, {"ids", json::array({*added.id(token)})}, {"tokens", json::array({token})}};
+}
+
+// The TemplateProcessing post-processor of these templates and special tokens.
+json template_processing_json(const json& single, const json& pair, const json& special) {
+  return {{"type", "TemplateProcessing"},
+          {"single", single},
+          {"pair", pair},
+          {"special_tokens", special}};
+}
+
+// The TemplateProcessing that adds bos and eos around each sequence as `specials` says
+// (LlamaTokenizerFast.update_post_processor's "bos $A eos bos $B:1 eos:1").
+json template_processing(const Specials& specials, const AddedTokens& added) {
+  json single = json::array(), pair = json::array(), special = json::object();
+  for (int type_id = 0; type_id < 2; ++type_id) {
+    json& seq = type_id == 0 ? single : pair;
+    if (specials.add_bos) seq.push_back(template_piece(type_id, false, *specials.bos));
+    seq.push_back(template_piece(type_id, true, type_id == 0 ? "A" : "B"));
+    if (specials.add_eos) seq.push_back(template_piece(type_id, false, *specials.eos));
+  }
+  pair.insert(pair.begin(), single.begin(), single.end());
+  for (const auto* t :
+       {specials.add_bos ? &*specials.bos : nullptr, specials.add_eos ? &*specials.eos : nullptr}) {
+    if (t) special[*t] = template_special(*t, added);
+  }
+  return template_processing_json(single, pair, special);
+}
+
+// One tokenizer model's part of the files: tokenizer.json's members but "model" and
+// "added_tokens", the model's JSON text, tokenizer_config.json's members of its own and its
+// clean_up_tokenization_spaces.
+struct ModelParts {
+  json tok = json::object();  // all but "model" and "added_tokens"
+  std::string model_text;
+  json config = json::object();  // all but "added_tokens_decoder"
+  bool clean_up = false;
+};
+
+// SentencePiece BPE as transformers' LlamaConverter writes it (convert_slow_tokenizer.py:
+// normalizer Prepend("\u2581") when add_prefix_space, Replace(" ", "\u2581"); BPE with unk,
+// fuse_unk, byte_fallback; decoder Replace, ByteFallback, Fuse, Strip). add_prefix_space
+// is llama.cpp's add_space_prefix: tokenizer.ggml.add_space_prefix, else true. Gemma 4's is
+// the same BPE over the whole text (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_GEMMA4: whitespace
+// escaped to "\u2581", raw UTF-8, no word splitting), with the file's merges (llama.cpp
+// requires them), no prefix (BPE's add_space_prefix is false) and no defaults for the special
+// tokens. An empty string when fine, else the reason.
+std::string sentencepiece_bpe(Facts& facts, const Specials& specials, const AddedTokens& added,
+                              ModelParts& parts) {
+  Vocab& vocab = facts.vocab;
+  if (!vocab.merges) {
+    if (facts.gemma4) return "tokenizer.ggml.model 'gemma4' without tokenizer.ggml.merges";
+    if (!vocab.scores) return "no tokenizer.ggml.merges and no tokenizer.ggml.scores";
+    if (std::string why = build_merges(vocab); !why.empty()) return why;
+  }
+  const bool prefix = facts.spm && vocab.add_space_prefix.value_or(true);
+  parts.model_text = bpe_json(vocab, specials.unk, kSpmBpe, false);
+  json seq = json::array();
+  if (prefix) seq.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
+  seq.push_back(replace(" ", "\u2581"));
+  parts.tok["normalizer"] =
+      facts.gemma4 ? seq.back() : json{{"type", "Sequence"}, {"normalizers", seq}};
+  parts.tok["pre_tokenizer"] = nullptr;
+  json decoders =
+      json::array({replace("\u2581", " "), {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
+  if (prefix) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+  parts.tok["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
+  parts.tok["post_processor"] = template_processing(specials, added);
+  // llama.cpp's clean_spaces is false for SPM; for Gemma 4 (BPE: true by default) the
+  // original's, GemmaTokenizerFast's default false (transformers 4.57.6), which transformers
+  // 5 also keeps for BPE (it ignores true there, as destructive).
+  parts.clean_up = false;
+  return "";
+}
+
+// Unigram as transformers' SpmConverter writes it (convert_slow_tokenizer.py, T5Converter):
+// normalizer Precompiled(the SentencePiece model's charsmap, where the file has one),
+// Strip(right), Replace(Regex(" {2,}"), "\u2581"); pre-tokenizer and decoder Metaspace,
+// prepend_scheme "always" where add_space_prefix (SentencePiece's add_dummy_prefix, which
+// the converter writes; llama.cpp's default false), else "never". llama.cpp's clean_spaces
+// is true for UGM.
+void unigram(const Vocab& vocab, const Specials& specials, const AddedTokens& added,
+             ModelParts& parts) {
+  parts.model_text = unigram_json(vocab, *vocab.unk);
+  json seq = json::array();
+  if (vocab.precompiled_charsmap) {
+    seq.push_back(
+        {{"type", "Precompiled"}, {"precompiled_charsmap", base64(*vocab.precompiled_charsmap)}});
+  }
+  seq.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
+  seq.push_back({{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", "\u2581"}});
+  parts.tok["normalizer"] = {{"type", "Sequence"}, {"normalizers", seq}};
+  const json metaspace = {
+      {"type", "Metaspace"},
+      {"replacement", "\u2581"},
+      {"prepend_scheme", vocab.add_space_prefix.value_or(false) ? "always" : "never"},
+      {"split", true}};
+  parts.tok["pre_tokenizer"] = metaspace;
+  parts.tok["decoder"] = metaspace;
+  parts.tok["post_processor"] = template_processing(specials, added);
+  parts.clean_up = true;
+}
+
+// WordPiece as the original BERT tokenizer.json has it (transformers' BertConverter):
+// BertNormalizer (clean_text, handle_chinese_chars, strip_accents, lowercase),
+// BertPreTokenizer, TemplateProcessing "[CLS] $A [SEP]" / "[CLS] $A [SEP] $B:1 [SEP]:1",
+// WordPiece decoder; clean_up_tokenization_spaces true (llama.cpp's clean_spaces for WPM).
+void wordpiece(const Facts& facts, const Specials& specials, const AddedTokens& added,
+               ModelParts& parts) {
+  parts.model_text = wordpiece_json(facts.vocab, *specials.unk);
+  parts.tok["normalizer"] = {{"type", "BertNormalizer"},
+                             {"clean_text", true},
+                             {"handle_chinese_chars", true},
+                             {"strip_accents", facts.strip_accents},
+                             {"lowercase", facts.lowercase}};
+  parts.tok["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
+  parts.tok["decoder"] = {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}};
+  const json single = {template_piece(0, false, *specials.cls), template_piece(0, true, "A"),
+                       template_piece(0, false, *specials.sep)};
+  json pair = single;
+  pair.push_back(template_piece(1, true, "B"));
+  pair.push_back(template_piece(1, false, *specials.sep));
+  json special = json::object();
+  for (const std::string* t : {&*specials.cls, &*specials.sep}) {
+    special[*t] = template_special(*t, added);
+  }
+  parts.tok["post_processor"] = template_processing_json(single, pair, special);
+  parts.clean_up = true;
+  parts.config["do_lower_case"] = facts.lowercase;
+}
+
+// Byte-level BPE (GPT2Converter's model and decoder) with the row's pre-tokenizer; an empty
+// string when fine, else the reason.
+std::string byte_level_bpe(const Facts& facts, const Specials& specials, const AddedTokens& added,
+                           ModelParts& parts) {
+  const Vocab& vocab = facts.vocab;
+  const PreTokenizerRow& row = *facts.row;
+  if (!vocab.merges) return "no tokenizer.ggml.merges";
+  parts.model_text = bpe_json(vocab, std::nullopt, kByteLevelBpe, row.ignore_merges);
+  parts.tok["normalizer"] = row.nfc ? json{{"type", "NFC"}} : json(nullptr);
+  parts.tok["pre_tokenizer"] = pre_tokenizer_json(row);
+  parts.tok["decoder"] = byte_level(true, true);
+  parts.tok["post_processor"] = specials.add_bos || specials.add_eos
+                                    ? template_processing(specials, added)
+                                    : byte_level(true, false);
+  parts.clean_up = row.clean_up;
+  return "";
+}
+
+// The tokenizer model's part of the files; an empty string when fine, else the reason.
+std::string model_parts(Facts& facts, const Specials& specials, const AddedTokens& added,
+                        ModelParts& parts) {
+  if (facts.spm || facts.gemma4) return sentencepiece_bpe(facts, specials, added, parts);
+  if (facts.ugm) {
+    unigram(facts.vocab, specials, added, parts);
+  } else if (facts.wpm) {
+    wordpiece(facts, specials, added, parts);
   } else {
-    // Byte-level BPE (GPT2Converter's model and decoder) with the row's pre-tokenizer.
-    if (!vocab.merges) return no_tokenizer("no tokenizer.ggml.merges");
-    model_text = bpe_json(vocab, std::nullopt, kByteLevelBpe, row.ignore_merges);
-    tok["normalizer"] = row.nfc ? json{{"type", "NFC"}} : json(nullptr);
-    tok["pre_tokenizer"] = pre_tokenizer_json(row);
-    tok["decoder"] = byte_level(true, true);
-    tok["post_processor"] = add_bos || add_eos ? template_processing() : byte_level(true, false);
-    clean_up = row.clean_up;
+    return byte_level_bpe(facts, specials, added, parts);
   }
+  return "";
+}
 
-  tok["version"] = "1.0";
-  tok["truncation"] = nullptr;
-  tok["padding"] = nullptr;
-  // The added tokens in id order: tokenizer.json's list, and tokenizer_config.json's
-  // added_tokens_decoder (save_pretrained writes it sorted by id). AddedToken's normalized
-  // defaults to not special.
-  std::string added_list = "[\n    ", decoder = "{\n    ";
-  bool first = true;
-  for (const Added& a : added.sorted()) {
-    const char* special = a.special ? "true" : "false";
-    const char* normalized = a.special ? "false" : "true";
-    if (!first) added_list += kNext, decoder += kNext;
-    first = false;
-    fmt::format_to(std::back_inserter(added_list), R"({{"id": {}, "content": )", a.id);
-    append_json_string(added_list, a.content);
-    fmt::format_to(std::back_inserter(added_list),
+// The added tokens in id order: tokenizer.json's list, and tokenizer_config.json's
+// added_tokens_decoder (save_pretrained writes it sorted by id). AddedToken's normalized
+// defaults to not special.
+std::string added_tokens_json(const std::vector<Added>& sorted) {
+  std::string text = "[\n    ";
+  for (const Added& a : sorted) {
+    if (&a != &sorted.front()) text += kNext;
+    fmt::format_to(std::back_inserter(text), R"({{"id": {}, "content": )", a.id);
+    append_json_string(text, a.content);
+    fmt::format_to(std::back_inserter(text),
                    R"(, "single_word": false, "lstrip": false, "rstrip": false, )"
                    R"("normalized": {}, "special": {}}})",
-                   normalized, special);
-    fmt::format_to(std::back_inserter(decoder), R"("{}": {{"content": )", a.id);
-    append_json_string(decoder, a.content);
-    fmt::format_to(std::back_inserter(decoder),
+                   !a.special, a.special);
+  }
+  return text + "\n  ]";
+}
+
+// tokenizer_config.json's added_tokens_decoder: the same tokens, keyed by id (added_tokens_json).
+std::string added_tokens_decoder_json(const std::vector<Added>& sorted) {
+  std::string text = "{\n    ";
+  for (const Added& a : sorted) {
+    if (&a != &sorted.front()) text += kNext;
+    fmt::format_to(std::back_inserter(text), R"("{}": {{"content": )", a.id);
+    append_json_string(text, a.content);
+    fmt::format_to(std::back_inserter(text),
                    R"(, "lstrip": false, "normalized": {}, "rstrip": false, )"
                    R"("single_word": false, "special": {}}})",
-                   normalized, special);
+                   !a.special, a.special);
   }
-  added_list += "\n  ]";
-  decoder += "\n  }";
+  return text + "\n  }";
+}
 
-  // tokenizer_config.json: tokenizer_class PreTrainedTokenizerFast, which transformers 4.57.6
-  // and 5.24.0 both build from tokenizer.json as written (a named class such as
-  // LlamaTokenizer or GPT2Tokenizer makes transformers 5 rebuild its own normalizer and
-  // pre-tokenizer); the special tokens; chat_template.
-  json map = json::object();
+// tokenizer_config.json: tokenizer_class PreTrainedTokenizerFast, which transformers 4.57.6
+// and 5.24.0 both build from tokenizer.json as written (a named class such as
+// LlamaTokenizer or GPT2Tokenizer makes transformers 5 rebuild its own normalizer and
+// pre-tokenizer); the special tokens (also special_tokens_map.json's, `map`); chat_template.
+void config_members(const Facts& facts, const Specials& specials, ModelParts& parts, json& map) {
+  json& config = parts.config;
   for (const auto& [name, value] :
        {std::pair{"bos_token", &specials.bos}, std::pair{"eos_token", &specials.eos},
         std::pair{"unk_token", &specials.unk}, std::pair{"sep_token", &specials.sep},
         std::pair{"pad_token", &specials.pad}, std::pair{"cls_token", &specials.cls},
         std::pair{"mask_token", &specials.mask}}) {
     if (*value) {
-      config_json[name] = **value;
+      config[name] = **value;
       map[name] = **value;
     }
   }
@@ -1066,28 +1207,59 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   // transformers 5 loads a model_type's own tokenizer class whatever tokenizer_class says
   // (tokenization_auto.py, MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS), and a class default such
   // as Qwen2Tokenizer's unk_token "<|endoftext|>" would otherwise apply.
-  if (!specials.unk) config_json["unk_token"] = nullptr;
-  config_json["clean_up_tokenization_spaces"] = clean_up;
-  config_json["extra_special_tokens"] = json::object();
-  if (vocab.chat_template) config_json["chat_template"] = *vocab.chat_template;
-  config_json["tokenizer_class"] = "PreTrainedTokenizerFast";
+  if (!specials.unk) config["unk_token"] = nullptr;
+  config["clean_up_tokenization_spaces"] = parts.clean_up;
+  config["extra_special_tokens"] = json::object();
+  if (facts.vocab.chat_template) config["chat_template"] = *facts.vocab.chat_template;
+  config["tokenizer_class"] = "PreTrainedTokenizerFast";
   // PreTrainedTokenizerFast's default model_input_names include token_type_ids, which the
   // causal LMs' generate() refuses; LlamaTokenizerFast, GPT2TokenizerFast, Qwen2TokenizerFast
   // and GemmaTokenizerFast name these two (their model_input_names); BertTokenizerFast has
   // token_type_ids too.
-  config_json["model_input_names"] = wpm ? json{"input_ids", "token_type_ids", "attention_mask"}
-                                         : json{"input_ids", "attention_mask"};
+  config["model_input_names"] = facts.wpm ? json{"input_ids", "token_type_ids", "attention_mask"}
+                                          : json{"input_ids", "attention_mask"};
+}
 
+// The three files: the model's parts with the members shared by every model, the added tokens
+// and the special tokens.
+HfTokenizer tokenizer_files(const Facts& facts, const Specials& specials, const AddedTokens& added,
+                            ModelParts& parts) {
+  parts.tok["version"] = "1.0";
+  parts.tok["truncation"] = nullptr;
+  parts.tok["padding"] = nullptr;
+  json map = json::object();
+  config_members(facts, specials, parts, map);
+  const std::vector<Added> sorted = added.sorted();
+  const std::string added_list = added_tokens_json(sorted);
+  const std::string decoder = added_tokens_decoder_json(sorted);
   HfTokenizer out;
-  out.tokenizer_json = with_members(tok.dump(2, ' ', false, json::error_handler_t::replace),
-                                    {{"added_tokens", added_list}, {"model", model_text}}) +
+  out.tokenizer_json = with_members(parts.tok.dump(2, ' ', false, json::error_handler_t::replace),
+                                    {{"added_tokens", added_list}, {"model", parts.model_text}}) +
                        "\n";
   out.tokenizer_config_json =
-      with_members(config_json.dump(2, ' ', false, json::error_handler_t::replace),
+      with_members(parts.config.dump(2, ' ', false, json::error_handler_t::replace),
                    {{"added_tokens_decoder", decoder}}) +
       "\n";
   out.special_tokens_map_json = dump(map);
-  return {std::move(out), ""};
+  return out;
+}
+
+}  // namespace
+
+HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
+  Facts facts;
+  std::string why = read_facts(file, facts);
+  if (why.empty()) why = default_ids(facts);
+  if (why.empty()) why = read_model_ids(file, facts);
+  if (!why.empty()) return no_tokenizer(why);
+  Specials specials = special_tokens(facts);
+  AddedTokens added(facts.vocab);
+  add_tokens(facts.vocab, specials, added);
+  ModelParts parts;
+  why = post_processor_tokens(facts, specials);
+  if (why.empty()) why = model_parts(facts, specials, added, parts);
+  if (!why.empty()) return no_tokenizer(why);
+  return {tokenizer_files(facts, specials, added, parts), ""};
 }
 
 }  // namespace ggufs
