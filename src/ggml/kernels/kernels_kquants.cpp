@@ -3,6 +3,7 @@
 // in the order the doc gives.
 #include <cstdint>
 
+#include "block_fields.h"
 #include "ggufs/half.h"
 #include "ggufs/kernels.h"
 #include "le_load.h"
@@ -21,17 +22,6 @@ constexpr std::size_t kQ5KSize = 2 + 2 + 12 + 32 + 128;  // d, dmin, scales, qh,
 constexpr std::size_t kQ6KSize = 128 + 64 + 16 + 2;      // ql, qh, scales, d
 static_assert(kQ2KSize == 84 && kQ3KSize == 110 && kQ4KSize == 144 && kQ5KSize == 176 &&
               kQ6KSize == 210);
-
-// Q4_K / Q5_K: the 6-bit scale and min of sub-block j, packed in 12 bytes (§4, Q4_K).
-struct ScaleMin {
-  int sc;
-  int mn;
-};
-ScaleMin scale_min_k4(const std::uint8_t* scales, int j) {
-  if (j < 4) return {scales[j] & 63, scales[j + 4] & 63};
-  return {(scales[j + 4] & 15) | (scales[j - 4] >> 6) << 4, (scales[j + 4] >> 4) | (scales[j] >> 6)
-                                                                                       << 4};
-}
 
 // Q3_K: the signed 6-bit scale S[i] (stored with a bias of 32) of sub-block i (§4, Q3_K).
 int scale_q3_k(const std::uint8_t* scales, int i) {

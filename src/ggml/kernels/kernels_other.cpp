@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "block_fields.h"
 #include "ggufs/ggml_tables.h"
 #include "ggufs/half.h"
 #include "ggufs/kernels.h"
@@ -25,13 +26,6 @@ constexpr std::size_t kQ1_0Size = 2 + 16;           // d, qs
 constexpr std::size_t kQ2_0Size = 2 + 16;           // d, qs
 static_assert(kQ8_1Size == 36 && kQ8KSize == 292 && kTq1_0Size == 54 && kTq2_0Size == 66 &&
               kMxfp4Size == 17 && kNvfp4Size == 36 && kQ1_0Size == 18 && kQ2_0Size == 18);
-
-// TQ1_0: ternary digit n (0..4) of a byte packed 5 (or 4) digits per byte, as −1, 0 or +1.
-int ternary_digit(std::uint8_t b, int n) {
-  static constexpr unsigned kPow3[5] = {1, 3, 9, 27, 81};
-  const unsigned t = (b * kPow3[n]) & 255;  // (b × 3^n) mod 256
-  return static_cast<int>((t * 3) >> 8) - 1;
-}
 
 // NVFP4: a UE4M3 scale byte, halved (§10). All values are exact in float.
 float ue4m3_half(std::uint8_t x) {

@@ -1,0 +1,330 @@
+// ggml blocks in MLX's quantized form (ggufs/mlx_blocks.h). Each type's unpacker reads one block
+// (layouts: src/ggml/README.md §6–§11) into its quants in element order and its groups' scales;
+// one bit writer then packs the row as MLX does (mlx/ops.cpp affine_quantize: element i at bits
+// [i·bits, (i+1)·bits) of the row, least significant bit first). The scales are ggml's own float32
+// products (d·sc as ggml's dequantize_row_q4_K forms it), so MLX's scale·q + bias equals ggml's
+// value; the unit and MLX tests (tests/unit/unit_mlx_blocks.cpp, tests/python/test_mlx_blocks.py)
+// check that against ggml's reference output.
+#include "ggufs/mlx_blocks.h"
+
+#include <array>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+#include "block_fields.h"
+#include "le_load.h"
+
+namespace ggufs {
+
+namespace {
+
+using kernels::load_half;
+using kernels::load_u32;
+
+// One block's quants in element order and its groups' scales (affine: float scale and bias; the
+// FP4 modes: the scale byte). False when the block has no exact MLX form.
+struct BlockOut {
+  std::uint8_t* q;
+  float* scales;
+  float* biases;
+  std::uint8_t* scale_bytes;
+};
+using Unpack = bool (*)(const std::uint8_t* block, const BlockOut& out);
+
+// Q4_0, Q5_0: ggml's f(q − 8)·d and f(q − 16)·d equal d·q + (−8d), d·q + (−16d): d·q and the
+// bias are exact (a power of two times d), so the one rounded sum is the exact value ggml's exact
+// product gives.
+bool unpack_q4_0(const std::uint8_t* b, const BlockOut& out) {
+  const float d = load_half(b);
+  for (int j = 0; j < 16; ++j) {
+    out.q[j] = b[2 + j] & 15;
+    out.q[j + 16] = b[2 + j] >> 4;
+  }
+  out.scales[0] = d;
+  out.biases[0] = -8.0f * d;
+  return true;
+}
+
+// The 5-bit quants of Q5_0 (qh at 2, qs at 6) and Q5_1 (at 4, 8): bit j of qh is element j's.
+void five_bit_quants(const std::uint8_t* qh_bytes, const std::uint8_t* qs, std::uint8_t* q) {
+  const std::uint32_t qh = load_u32(qh_bytes);
+  for (int j = 0; j < 16; ++j) {
+    q[j] = static_cast<std::uint8_t>((qs[j] & 15) | ((qh >> j) & 1) << 4);
+    q[j + 16] = static_cast<std::uint8_t>((qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
+  }
+}
+
+bool unpack_q5_0(const std::uint8_t* b, const BlockOut& out) {
+  const float d = load_half(b);
+  five_bit_quants(b + 2, b + 6, out.q);
+  out.scales[0] = d;
+  out.biases[0] = -16.0f * d;
+  return true;
+}
+
+// Q4_1, Q5_1: ggml's f(q)·d + m is MLX's formula itself.
+bool unpack_q4_1(const std::uint8_t* b, const BlockOut& out) {
+  for (int j = 0; j < 16; ++j) {
+    out.q[j] = b[4 + j] & 15;
+    out.q[j + 16] = b[4 + j] >> 4;
+  }
+  out.scales[0] = load_half(b);
+  out.biases[0] = load_half(b + 2);
+  return true;
+}
+
+bool unpack_q5_1(const std::uint8_t* b, const BlockOut& out) {
+  five_bit_quants(b + 4, b + 8, out.q);
+  out.scales[0] = load_half(b);
+  out.biases[0] = load_half(b + 2);
+  return true;
+}
+
+// Q8_0 (qs at 2) and Q8_1 (qs at 4; its s is unused): the signed quant q stored as q + 128 (its
+// byte with the top bit flipped); d·(q + 128) (at most 19 significant bits) and −128d are exact,
+// so their sum is ggml's exact f(q)·d.
+template <int kQs>
+bool unpack_q8(const std::uint8_t* b, const BlockOut& out) {
+  const float d = load_half(b);
+  for (int j = 0; j < 32; ++j) out.q[j] = b[kQs + j] ^ 0x80;
+  out.scales[0] = d;
+  out.biases[0] = -128.0f * d;
+  return true;
+}
+
+// Q4_K (qs at 16) and Q5_K (qh at 16, qs at 48): eight groups of 32 with scale d·sc and bias
+// −dmin·mn, ggml's float32 products (dequantize_row_q4_K's d1 and m1); ggml's d1·q − m1 and
+// MLX's d1·q + (−m1) round the same exact product and difference.
+template <bool kFifthBit>
+bool unpack_k(const std::uint8_t* b, const BlockOut& out) {
+  const float d = load_half(b);
+  const float dmin = load_half(b + 2);
+  const std::uint8_t* scales = b + 4;
+  const std::uint8_t* qh = b + 16;
+  const std::uint8_t* qs = kFifthBit ? b + 48 : b + 16;
+  for (int g = 0; g < 8; ++g) {
+    const kernels::ScaleMin sm = kernels::scale_min_k4(scales, g);
+    out.scales[g] = d * static_cast<float>(sm.sc);
+    out.biases[g] = -(dmin * static_cast<float>(sm.mn));
+    // Group g: the low (even g) or high (odd g) nibbles of qs[32·(g/2) ..], fifth bit g of qh[l].
+    for (int l = 0; l < 32; ++l) {
+      int q = (qs[32 * (g / 2) + l] >> (4 * (g % 2))) & 15;
+      if (kFifthBit) q |= ((qh[l] >> g) & 1) << 4;
+      out.q[32 * g + l] = static_cast<std::uint8_t>(q);
+    }
+  }
+  return true;
+}
+
+// The ternary and two-level types: ggml's f(q − 1)·d equals d·q + (−d) (every term exact).
+// `groups` is 256 / 128 or 64 / 64 or 128 / 128: one d per ggml block, repeated per MLX group.
+void scale_minus_d(float d, int groups, const BlockOut& out) {
+  for (int g = 0; g < groups; ++g) {
+    out.scales[g] = d;
+    out.biases[g] = -d;
+  }
+}
+
+// TQ1_0: digits of qs[0..31] (elements 32n + m), qs[32..47] (160 + 16n + m), qh[0..3]
+// (240 + 4n + m), as ggml's dequantize_row_tq1_0 writes them; q = digit + 1.
+bool unpack_tq1_0(const std::uint8_t* b, const BlockOut& out) {
+  static constexpr int kRuns[3][4] = {{0, 32, 5, 0}, {32, 16, 5, 160}, {48, 4, 4, 240}};
+  for (const auto& run : kRuns) {
+    for (int n = 0; n < run[2]; ++n) {
+      for (int m = 0; m < run[1]; ++m) {
+        out.q[run[3] + run[1] * n + m] =
+            static_cast<std::uint8_t>(kernels::ternary_digit(b[run[0] + m], n) + 1);
+      }
+    }
+  }
+  scale_minus_d(load_half(b + 52), 2, out);
+  return true;
+}
+
+// TQ2_0: element 128h + 32p + m is bits 2p, 2p + 1 of qs[32h + m]; code 3 decodes as 2d, as in
+// ggml.
+bool unpack_tq2_0(const std::uint8_t* b, const BlockOut& out) {
+  for (int e = 0; e < 256; ++e) {
+    out.q[e] = (b[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+  }
+  scale_minus_d(load_half(b + 64), 2, out);
+  return true;
+}
+
+// Q1_0: ±d as q = 0 or 2 with bias −d: 0·d − d and 2d − d, both exact.
+bool unpack_q1_0(const std::uint8_t* b, const BlockOut& out) {
+  for (int j = 0; j < 128; ++j) out.q[j] = ((b[2 + j / 8] >> (j % 8)) & 1) ? 2 : 0;
+  scale_minus_d(load_half(b), 1, out);
+  return true;
+}
+
+// Q2_0: element j is bits 2·(j mod 4), +1 of qs[j / 4], already MLX's order.
+bool unpack_q2_0(const std::uint8_t* b, const BlockOut& out) {
+  for (int j = 0; j < 64; ++j) out.q[j] = (b[2 + j / 4] >> (2 * (j % 4))) & 3;
+  scale_minus_d(load_half(b), 1, out);
+  return true;
+}
+
+// MXFP4: ggml's kvalues_mxfp4[c]·2^(e − 128) is the E2M1 value of code c (half the table entry)
+// times 2^(e − 127), MLX's mxfp4 (fp_dequantize: E2M1 table, 2^(scale − 127)). The codes are in
+// ggml's nibble order (element j low nibble of qs[j], j + 16 its high one). e = 255: ggml reads
+// 2^127, MLX 2^128 = inf.
+bool unpack_mxfp4(const std::uint8_t* b, const BlockOut& out) {
+  if (b[0] == 255) return false;
+  out.scale_bytes[0] = b[0];
+  for (int j = 0; j < 16; ++j) {
+    out.q[j] = b[1 + j] & 15;
+    out.q[j + 16] = b[1 + j] >> 4;
+  }
+  return true;
+}
+
+// NVFP4: four sub-blocks of 16 (MLX's nvfp4 group); ggml's kvalues_mxfp4[c]·ue4m3_half(x) is the
+// E2M1 value times UE4M3(x), which is E4M3(x) for x < 0x7F; ggml ignores bit 7 and reads 0x7F as
+// 0, MLX reads bit 7 as a sign and 0x7F as NaN, so bit 7 is cleared and 0x7F becomes 0x00. 0xFF
+// (ggml 480) is above E4M3's 448. Nibble order within each sub-block's 8 bytes.
+bool unpack_nvfp4(const std::uint8_t* b, const BlockOut& out) {
+  for (int s = 0; s < 4; ++s) {
+    if (b[s] == 0xff) return false;
+    out.scale_bytes[s] = static_cast<std::uint8_t>((b[s] & 0x7f) == 0x7f ? 0 : b[s] & 0x7f);
+    for (int j = 0; j < 8; ++j) {
+      out.q[16 * s + j] = b[4 + 8 * s + j] & 15;
+      out.q[16 * s + 8 + j] = b[4 + 8 * s + j] >> 4;
+    }
+  }
+  return true;
+}
+
+struct Row {
+  MlxBlockForm form;
+  Unpack unpack;
+};
+
+// In type id order (mlx_block_forms). Groups: ggml's scale span, at most MLX's largest (128).
+constexpr Row kRows[] = {
+    {{GGML_TYPE_Q4_0, MlxMode::kAffine, 4, 32}, unpack_q4_0},
+    {{GGML_TYPE_Q4_1, MlxMode::kAffine, 4, 32}, unpack_q4_1},
+    {{GGML_TYPE_Q5_0, MlxMode::kAffine, 5, 32}, unpack_q5_0},
+    {{GGML_TYPE_Q5_1, MlxMode::kAffine, 5, 32}, unpack_q5_1},
+    {{GGML_TYPE_Q8_0, MlxMode::kAffine, 8, 32}, unpack_q8<2>},
+    {{GGML_TYPE_Q8_1, MlxMode::kAffine, 8, 32}, unpack_q8<4>},
+    {{GGML_TYPE_Q4_K, MlxMode::kAffine, 4, 32}, unpack_k<false>},
+    {{GGML_TYPE_Q5_K, MlxMode::kAffine, 5, 32}, unpack_k<true>},
+    {{GGML_TYPE_TQ1_0, MlxMode::kAffine, 2, 128}, unpack_tq1_0},
+    {{GGML_TYPE_TQ2_0, MlxMode::kAffine, 2, 128}, unpack_tq2_0},
+    {{GGML_TYPE_MXFP4, MlxMode::kMxfp4, 4, 32}, unpack_mxfp4},
+    {{GGML_TYPE_NVFP4, MlxMode::kNvfp4, 4, 16}, unpack_nvfp4},
+    {{GGML_TYPE_Q1_0, MlxMode::kAffine, 2, 128}, unpack_q1_0},
+    {{GGML_TYPE_Q2_0, MlxMode::kAffine, 2, 64}, unpack_q2_0},
+};
+
+constexpr std::size_t kRowCount = std::size(kRows);
+constexpr std::array<MlxBlockForm, kRowCount> forms_of_rows() {
+  std::array<MlxBlockForm, kRowCount> forms{};
+  for (std::size_t i = 0; i < kRowCount; ++i) forms[i] = kRows[i].form;
+  return forms;
+}
+constexpr std::array<MlxBlockForm, kRowCount> kForms = forms_of_rows();
+
+const Row* row_of(std::uint32_t type) {
+  for (const Row& r : kRows) {
+    if (r.form.type == type) return &r;
+  }
+  return nullptr;
+}
+
+// MLX's bit stream: each value's bits go in above the previous ones; full words go out.
+class BitWriter {
+ public:
+  BitWriter(std::uint32_t* out, std::uint32_t bits) : out_(out), bits_(bits) {}
+  void put(std::uint32_t q) {
+    acc_ |= std::uint64_t{q} << filled_;
+    filled_ += bits_;
+    if (filled_ >= 32) {
+      *out_++ = static_cast<std::uint32_t>(acc_);
+      acc_ >>= 32;
+      filled_ -= 32;
+    }
+  }
+
+ private:
+  std::uint32_t* out_;
+  std::uint32_t bits_;
+  std::uint64_t acc_ = 0;
+  std::uint32_t filled_ = 0;
+};
+
+void require_size(std::size_t have, std::size_t want, const char* what) {
+  if (have != want) {
+    throw std::invalid_argument(std::string("encode_mlx_row: ") + what + " holds " +
+                                std::to_string(have) + ", the row needs " + std::to_string(want));
+  }
+}
+
+}  // namespace
+
+std::string_view mlx_mode_name(MlxMode mode) {
+  switch (mode) {
+    case MlxMode::kAffine:
+      return "affine";
+    case MlxMode::kMxfp4:
+      return "mxfp4";
+    case MlxMode::kNvfp4:
+      return "nvfp4";
+  }
+  return "affine";
+}
+
+std::span<const MlxBlockForm> mlx_block_forms() { return kForms; }
+
+const MlxBlockForm* mlx_block_form(std::uint32_t type) {
+  const Row* r = row_of(type);
+  return r ? &kForms[static_cast<std::size_t>(r - kRows)] : nullptr;
+}
+
+std::size_t mlx_weight_words(const MlxBlockForm& form, std::size_t ne0) {
+  return ne0 / 32 * form.bits;
+}
+
+std::size_t mlx_groups(const MlxBlockForm& form, std::size_t ne0) { return ne0 / form.group_size; }
+
+MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> blocks,
+                            const MlxRow& out) {
+  const Row* row = row_of(type);
+  const TypeTraits* traits = type_traits(type);
+  if (row == nullptr || traits == nullptr) {
+    throw std::invalid_argument("encode_mlx_row: ggml type " + std::to_string(type) +
+                                " has no exact MLX form");
+  }
+  const MlxBlockForm& form = row->form;
+  if (blocks.size() % traits->type_size != 0) {
+    throw std::invalid_argument("encode_mlx_row: " + std::to_string(blocks.size()) +
+                                " bytes are not whole " + std::string(traits->name) + " blocks");
+  }
+  const std::size_t n_blocks = blocks.size() / traits->type_size;
+  const std::size_t ne0 = n_blocks * traits->block_size;
+  const std::size_t groups = mlx_groups(form, ne0);
+  const bool affine = form.mode == MlxMode::kAffine;
+  require_size(out.weight.size(), mlx_weight_words(form, ne0), "weight");
+  require_size(out.scales.size(), affine ? groups : 0, "scales");
+  require_size(out.biases.size(), affine ? groups : 0, "biases");
+  require_size(out.scale_bytes.size(), affine ? 0 : groups, "scale_bytes");
+
+  const std::size_t groups_per_block = traits->block_size / form.group_size;
+  std::array<std::uint8_t, 256> q{};
+  BitWriter writer(out.weight.data(), form.bits);
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const std::size_t g = b * groups_per_block;
+    const BlockOut block_out{q.data(), affine ? out.scales.data() + g : nullptr,
+                             affine ? out.biases.data() + g : nullptr,
+                             affine ? nullptr : out.scale_bytes.data() + g};
+    if (!row->unpack(blocks.data() + b * traits->type_size, block_out)) {
+      return MlxRowStatus::kNoExactForm;
+    }
+    for (std::uint32_t e = 0; e < traits->block_size; ++e) writer.put(q[e]);
+  }
+  return MlxRowStatus::kOk;
+}
+
+}  // namespace ggufs

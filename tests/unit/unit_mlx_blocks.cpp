@@ -1,0 +1,269 @@
+// ggml blocks in MLX's quantized form (ggufs/mlx_blocks.h). Each row of every conformance tensor
+// is encoded and dequantized the way MLX does (mlx/ops.cpp affine_dequantize and fp_dequantize:
+// the row's least-significant-bit-first stream of `bits`-bit values, then scale·q + bias, or the
+// E2M1 value times the E8M0 or E4M3 scale), written here from MLX's definition and not from the
+// encoder; the result must equal ggml's reference output (the conformance set's ref/ files, made by
+// ggml). tests/python/test_mlx_blocks.py checks the same rows with MLX itself.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ggufs/ggml_type.h"
+#include "ggufs/mlx_blocks.h"
+#include "test_util.h"
+
+namespace ggufs {
+namespace {
+
+const TypeTraits* traits_by_name(const std::string& name) {
+  for (const TypeTraits& t : all_types()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+// The MLX form each exact type must have (src/ggml/README.md's layouts; MLX's groups 32, 64, 128
+// for affine, 32 for mxfp4, 16 for nvfp4), and the types that must have none.
+struct Expected {
+  const char* type;
+  MlxMode mode;
+  std::uint32_t bits, group_size;
+};
+const Expected kExpected[] = {
+    {"Q4_0", MlxMode::kAffine, 4, 32},   {"Q4_1", MlxMode::kAffine, 4, 32},
+    {"Q5_0", MlxMode::kAffine, 5, 32},   {"Q5_1", MlxMode::kAffine, 5, 32},
+    {"Q8_0", MlxMode::kAffine, 8, 32},   {"Q8_1", MlxMode::kAffine, 8, 32},
+    {"Q4_K", MlxMode::kAffine, 4, 32},   {"Q5_K", MlxMode::kAffine, 5, 32},
+    {"TQ1_0", MlxMode::kAffine, 2, 128}, {"TQ2_0", MlxMode::kAffine, 2, 128},
+    {"MXFP4", MlxMode::kMxfp4, 4, 32},   {"NVFP4", MlxMode::kNvfp4, 4, 16},
+    {"Q1_0", MlxMode::kAffine, 2, 128},  {"Q2_0", MlxMode::kAffine, 2, 64},
+};
+const char* const kWithoutForm[] = {"F32",     "F16",    "BF16",    "F64",   "I8",     "I16",
+                                    "I32",     "I64",    "Q2_K",    "Q3_K",  "Q6_K",   "Q8_K",
+                                    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
+                                    "IQ2_S",   "IQ4_XS", "IQ1_M"};
+
+TEST(MlxBlocks, TableHasTheExactForms) {
+  ASSERT_EQ(mlx_block_forms().size(), std::size(kExpected));
+  for (const Expected& e : kExpected) {
+    SCOPED_TRACE(e.type);
+    const TypeTraits* t = traits_by_name(e.type);
+    ASSERT_NE(t, nullptr);
+    const MlxBlockForm* form = mlx_block_form(t->id);
+    ASSERT_NE(form, nullptr);
+    EXPECT_EQ(form->type, t->id);
+    EXPECT_EQ(form->mode, e.mode);
+    EXPECT_EQ(form->bits, e.bits);
+    EXPECT_EQ(form->group_size, e.group_size);
+    EXPECT_EQ(t->block_size % form->group_size, 0u) << "a group never spans two ggml blocks";
+  }
+  for (const char* name : kWithoutForm) {
+    const TypeTraits* t = traits_by_name(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_EQ(mlx_block_form(t->id), nullptr) << name;
+  }
+  EXPECT_EQ(mlx_block_form(4), nullptr) << "a removed id";
+  EXPECT_EQ(mlx_block_form(GGML_TYPE_COUNT), nullptr);
+  EXPECT_EQ(mlx_mode_name(MlxMode::kAffine), "affine");
+  EXPECT_EQ(mlx_mode_name(MlxMode::kMxfp4), "mxfp4");
+  EXPECT_EQ(mlx_mode_name(MlxMode::kNvfp4), "nvfp4");
+}
+
+// One encoded row and its outputs.
+struct Encoded {
+  std::vector<std::uint32_t> weight;
+  std::vector<float> scales, biases;
+  std::vector<std::uint8_t> scale_bytes;
+  MlxRowStatus status;
+};
+
+Encoded encode(const TypeTraits& t, const std::uint8_t* bytes, std::size_t n_blocks) {
+  const MlxBlockForm& form = *mlx_block_form(t.id);
+  const std::size_t ne0 = n_blocks * t.block_size;
+  const bool affine = form.mode == MlxMode::kAffine;
+  Encoded e;
+  e.weight.resize(ne0 * form.bits / 32);
+  e.scales.resize(affine ? ne0 / form.group_size : 0);
+  e.biases.resize(e.scales.size());
+  e.scale_bytes.resize(affine ? 0 : ne0 / form.group_size);
+  e.status = encode_mlx_row(t.id, {bytes, n_blocks * t.type_size},
+                            {e.weight, e.scales, e.biases, e.scale_bytes});
+  return e;
+}
+
+// Element i of MLX's stream: bit k of the value is bit i·bits + k of the row, least significant
+// bit of word 0 first.
+std::uint32_t mlx_quant(const std::vector<std::uint32_t>& words, std::size_t i,
+                        std::uint32_t bits) {
+  std::uint32_t q = 0;
+  for (std::uint32_t k = 0; k < bits; ++k) {
+    const std::size_t bit = i * bits + k;
+    q |= ((words.at(bit / 32) >> (bit % 32)) & 1u) << k;
+  }
+  return q;
+}
+
+// MLX's E2M1 table (fp_dequantize's lut) and FP8 E4M3 (its from_fp8: 0x7F and 0xFF NaN).
+const float kE2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                         -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+float e4m3(std::uint8_t x) {
+  if ((x & 0x7f) == 0x7f) return std::numeric_limits<float>::quiet_NaN();
+  const int e = (x >> 3) & 15, m = x & 7;
+  const float v = e == 0 ? std::ldexp(static_cast<float>(m), -9)
+                         : std::ldexp(static_cast<float>(8 + m), e - 10);
+  return (x & 0x80) ? -v : v;
+}
+
+// Element i dequantized as MLX does: the product rounded on its own, then the sum.
+float mlx_value(const MlxBlockForm& form, const Encoded& e, std::size_t i) {
+  const std::uint32_t q = mlx_quant(e.weight, i, form.bits);
+  const std::size_t g = i / form.group_size;
+  switch (form.mode) {
+    case MlxMode::kAffine: {
+      const volatile float product = e.scales.at(g) * static_cast<float>(q);
+      return product + e.biases.at(g);
+    }
+    case MlxMode::kMxfp4:
+      return kE2m1[q] * std::ldexp(1.0f, static_cast<int>(e.scale_bytes.at(g)) - 127);
+    case MlxMode::kNvfp4:
+      return kE2m1[q] * e4m3(e.scale_bytes.at(g));
+  }
+  return 0.0f;
+}
+
+float le_float(const std::uint8_t* p) {
+  return std::bit_cast<float>(std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 |
+                              std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24);
+}
+
+// Every row of every conformance tensor of the type, through MLX's formula, equals ggml's
+// reference (==: only the sign of a zero may differ).
+class MlxBlocksConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MlxBlocksConformance, MlxDequantizeEqualsGgmlReference) {
+  GGUFS_REQUIRE_TESTDATA(data);
+  const std::filesystem::path dir = data / "conformance";
+  const nlohmann::json manifest = test::read_json(dir / "manifest.json");
+  const TypeTraits* t = traits_by_name(GetParam());
+  ASSERT_NE(t, nullptr);
+  const MlxBlockForm* form = mlx_block_form(t->id);
+  ASSERT_NE(form, nullptr);
+  int tensors = 0, rows = 0;
+  for (const auto& file : manifest.at("files")) {
+    if (file.at("type") != GetParam()) continue;
+    const std::vector<std::uint8_t> gguf =
+        test::read_file(dir / file.at("file").get<std::string>());
+    for (const auto& tensor : file.at("tensors")) {
+      SCOPED_TRACE(GetParam() + " " + tensor.at("name").get<std::string>());
+      const auto offset = tensor.at("file_offset").get<std::size_t>();
+      const auto nbytes = tensor.at("nbytes").get<std::size_t>();
+      const auto ne0 = tensor.at("ne4").at(0).get<std::size_t>();
+      const std::vector<std::uint8_t> ref =
+          test::read_file(dir / tensor.at("ref").get<std::string>());
+      ASSERT_LE(offset + nbytes, gguf.size());
+      const std::size_t row_blocks = ne0 / t->block_size, row_bytes = row_blocks * t->type_size;
+      ASSERT_EQ(nbytes % row_bytes, 0u);
+      ASSERT_EQ(ref.size(), nbytes / row_bytes * ne0 * 4);
+      for (std::size_t r = 0; r < nbytes / row_bytes; ++r) {
+        const Encoded e = encode(*t, &gguf[offset + r * row_bytes], row_blocks);
+        ASSERT_EQ(e.status, MlxRowStatus::kOk) << "row " << r;
+        int mismatches = 0;
+        for (std::size_t i = 0; i < ne0 && mismatches < 5; ++i) {
+          const float want = le_float(&ref[4 * (r * ne0 + i)]);
+          const float have = mlx_value(*form, e, i);
+          if (!(have == want)) {
+            ++mismatches;
+            ADD_FAILURE() << "row " << r << " element " << i << ": MLX gives " << have << ", ggml "
+                          << want;
+          }
+        }
+        ++rows;
+      }
+      ++tensors;
+    }
+  }
+  EXPECT_EQ(tensors, 3) << "the conformance set has three tensors per type";
+  EXPECT_EQ(rows, 8) << "1 + 3 + 4 rows";
+}
+
+std::vector<std::string> exact_type_names() {
+  std::vector<std::string> names;
+  for (const Expected& e : kExpected) names.emplace_back(e.type);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Exact, MlxBlocksConformance, ::testing::ValuesIn(exact_type_names()),
+                         [](const auto& info) { return info.param; });
+
+// 5-bit values cross word boundaries: a Q5_0 block whose element i holds q = i (low nibble of
+// qs[j] for j and of the high nibble for j + 16, fifth bits of qh set for 16..31). The stream
+// 0, 1, …, 31 at 5 bits each, worked by hand: word 0 holds elements 0–5 in bits 0–29 (0x0A418820)
+// and the low two bits of 6 (0b10) in bits 30–31, so 0x8A418820; word 1 starts with 6's high
+// bit (1) and element 7 in bits 3–7 (0x38): …39.
+TEST(MlxBlocks, FiveBitValuesCrossWordBoundaries) {
+  std::vector<std::uint8_t> block(22);
+  block[0] = 0x00;  // d = 1.0 (binary16 0x3C00)
+  block[1] = 0x3c;
+  block[2] = block[3] = 0x00;  // qh: elements 16..31 have a fifth bit
+  block[4] = block[5] = 0xff;
+  for (int j = 0; j < 16; ++j) block[6 + j] = static_cast<std::uint8_t>(j | j << 4);
+  const Encoded e = encode(*type_traits(GGML_TYPE_Q5_0), block.data(), 1);
+  ASSERT_EQ(e.status, MlxRowStatus::kOk);
+  const std::vector<std::uint32_t> want = {0x8a418820, 0xc5a92839, 0xca307b9a, 0x38bdab49,
+                                           0xffbbcdeb};
+  EXPECT_EQ(e.weight, want);
+  EXPECT_EQ(e.scales, std::vector<float>{1.0f});
+  EXPECT_EQ(e.biases, std::vector<float>{-16.0f});
+}
+
+// Scales MLX cannot hold: MXFP4's exponent 255 (ggml's 2^127, MLX's 2^128 = inf) and NVFP4's
+// scale byte 0xFF (ggml's 480 > E4M3's 448) make the row kNoExactForm; NVFP4's 0x7F (ggml's 0,
+// E4M3's NaN) becomes 0x00 and bit 7 (ignored by ggml, a sign in E4M3) is cleared.
+TEST(MlxBlocks, ScalesWithoutAnMlxForm) {
+  std::vector<std::uint8_t> mxfp4(2 * 17, 0x11);
+  mxfp4[0] = 254;
+  mxfp4[17] = 255;
+  EXPECT_EQ(encode(*type_traits(GGML_TYPE_MXFP4), mxfp4.data(), 1).status, MlxRowStatus::kOk);
+  EXPECT_EQ(encode(*type_traits(GGML_TYPE_MXFP4), mxfp4.data(), 2).status,
+            MlxRowStatus::kNoExactForm);
+
+  std::vector<std::uint8_t> nvfp4(36, 0x11);
+  nvfp4[0] = 0x7f;
+  nvfp4[1] = 0x85;
+  nvfp4[2] = 0x80;
+  nvfp4[3] = 0x7e;
+  const Encoded e = encode(*type_traits(GGML_TYPE_NVFP4), nvfp4.data(), 1);
+  ASSERT_EQ(e.status, MlxRowStatus::kOk);
+  EXPECT_EQ(e.scale_bytes, (std::vector<std::uint8_t>{0x00, 0x05, 0x00, 0x7e}));
+  nvfp4[3] = 0xff;
+  EXPECT_EQ(encode(*type_traits(GGML_TYPE_NVFP4), nvfp4.data(), 1).status,
+            MlxRowStatus::kNoExactForm);
+}
+
+TEST(MlxBlocks, RefusesWrongSizesAndTypes) {
+  std::vector<std::uint8_t> bytes(18 * 2);
+  std::vector<std::uint32_t> weight(8);
+  std::vector<float> scales(2), biases(2);
+  std::vector<std::uint8_t> none;
+  const MlxRow row{weight, scales, biases, none};
+  EXPECT_EQ(encode_mlx_row(GGML_TYPE_Q4_0, bytes, row), MlxRowStatus::kOk);
+  EXPECT_THROW(encode_mlx_row(GGML_TYPE_Q4_0, {bytes.data(), 35}, row), std::invalid_argument);
+  EXPECT_THROW(encode_mlx_row(GGML_TYPE_Q4_0, {bytes.data(), 18}, row), std::invalid_argument);
+  std::vector<std::uint8_t> two(2);
+  EXPECT_THROW(encode_mlx_row(GGML_TYPE_Q4_0, bytes, {weight, scales, biases, two}),
+               std::invalid_argument);
+  EXPECT_THROW(encode_mlx_row(GGML_TYPE_Q6_K, bytes, row), std::invalid_argument);
+  EXPECT_THROW(encode_mlx_row(GGML_TYPE_COUNT, bytes, row), std::invalid_argument);
+  const MlxBlockForm& q5 = *mlx_block_form(GGML_TYPE_Q5_K);
+  EXPECT_EQ(mlx_weight_words(q5, 256), 40u);
+  EXPECT_EQ(mlx_groups(q5, 256), 8u);
+}
+
+}  // namespace
+}  // namespace ggufs
