@@ -31,15 +31,18 @@ std::uint32_t stored_type_of(ViewData d) {
                                     : GGML_TYPE_F32;
 }
 
-// The pieces that give weight `w` in dtype `d`, in order, or a reason it cannot be served.
-std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file, const HfWeight& w,
-                                                            ViewData d) {
-  std::uint64_t count = 1;
-  for (const std::uint64_t n : w.shape) count *= n;  // the config's dimensions: checked, small
+// A weight's pieces, or the reason it cannot be served.
+using PiecesResult = std::variant<std::vector<Piece>, std::string>;
+
+// What every piece of a weight is cut from: the GGUF and the dtype hf/ serves.
+struct PieceSource {
+  const GgufFile& file;
+  ViewData d;
+
   // Where a range of a tensor's elements comes from: its stored bytes where they are the
   // weight's (spliced), else decoded.
-  auto range = [&](const TensorInfo& t, std::size_t tensor, std::uint64_t first, std::uint64_t n,
-                   bool as_stored) {
+  Piece range(std::size_t tensor, std::uint64_t first, std::uint64_t n, bool as_stored) const {
+    const TensorInfo& t = file.tensors[tensor];
     Piece p;
     p.size = n * element_bytes(d);
     if (as_stored && t.type == stored_type_of(d) && !file.big_endian) {
@@ -53,133 +56,180 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
     p.data = d;
     p.from = first;
     return p;
-  };
+  }
+
+  // `n` elements of a tensor from `first` on, decoded, as a matrix's transpose
+  // (Piece::Order::kTransposed): the transposing transforms' pieces.
+  Piece transposed(std::size_t tensor, std::uint64_t first, std::uint64_t n) const {
+    Piece p = range(tensor, first, n, false);
+    p.order = Piece::Order::kTransposed;
+    return p;
+  }
+};
+
+// The GGUF tensors a weight is made of: `source`, then its parts.
+std::vector<std::size_t> sources_of(const HfWeight& w) {
   std::vector<std::size_t> sources = {w.source};
   sources.insert(sources.end(), w.parts.begin(), w.parts.end());
-  std::uint64_t elements = 0;
-  for (const std::size_t s : sources) {
-    const TensorInfo& t = file.tensors[s];
-    if (!t.n_bytes || !decodes_to_f32(file, t)) {
-      return fmt::format("tensor '{}': type {} cannot be decoded here", printable(t.name), t.type);
-    }
-    elements += t.n_elements;
+  return sources;
+}
+
+// Why a weight's GGUF tensors (`what`: the source and its parts or part) cannot give its
+// `count` elements.
+std::string not_held(const TensorInfo& t, std::string_view what, std::uint64_t count,
+                     const HfWeight& w) {
+  return fmt::format("tensor '{}'{} {} the {} elements of {}", printable(t.name), what,
+                     what.empty() ? "does not hold" : "do not hold", count, w.hf_name);
+}
+
+// kInterleaveTransposed (gpt-oss's experts; gpt_oss.py, GptOssModel.modify_tensors): matrix
+// by matrix (expert by expert): a stack of matrices (ne[1] rows of ne[0]), or of vectors (ne[0]
+// rows of one element).
+PiecesResult interleave_transposed(const PieceSource& src, const HfWeight& w, std::uint64_t count,
+                                   std::uint64_t elements) {
+  const TensorInfo& t = src.file.tensors[w.source];
+  const bool vectors = t.n_dims == 2;
+  const std::uint64_t rows = vectors ? t.ne[0] : t.ne[1], cols = vectors ? 1 : t.ne[0];
+  const std::uint64_t matrices = vectors ? t.ne[1] : t.ne[2];
+  if (count != elements || w.parts.size() > 1 || (!vectors && t.n_dims != 3) ||
+      (vectors && w.parts.empty())) {
+    return not_held(t, " and its parts", count, w);
   }
-  const TensorInfo& t = file.tensors[w.source];
-  if (w.transform == HfTransform::kInterleaveTransposed) {
-    // Matrix by matrix (expert by expert): a stack of matrices (ne[1] rows of ne[0]), or of
-    // vectors (ne[0] rows of one element).
-    const bool vectors = t.n_dims == 2;
-    const std::uint64_t rows = vectors ? t.ne[0] : t.ne[1], cols = vectors ? 1 : t.ne[0];
-    const std::uint64_t matrices = vectors ? t.ne[1] : t.ne[2];
-    if (count != elements || w.parts.size() > 1 || (!vectors && t.n_dims != 3) ||
-        (vectors && w.parts.empty())) {
-      return fmt::format("tensor '{}' and its parts do not hold the {} elements of {}",
-                         printable(t.name), count, w.hf_name);
+  std::vector<Piece> pieces;
+  for (std::uint64_t m = 0; m < matrices; ++m) {
+    Piece p = src.transposed(w.source, m * rows * cols, rows * cols * (1 + w.parts.size()));
+    if (!w.parts.empty()) {
+      p.order = Piece::Order::kInterleavedTransposed;
+      p.tensor2 = w.parts[0];
+      p.rows = rows;
+      p.cols = cols;
     }
-    std::vector<Piece> pieces;
-    for (std::uint64_t m = 0; m < matrices; ++m) {
-      Piece p;
-      p.kind = Piece::Kind::kTensor;
-      p.tensor = w.source;
-      p.data = d;
-      p.from = m * rows * cols;
-      p.size = rows * cols * sources.size() * element_bytes(d);
-      p.order = Piece::Order::kTransposed;
-      if (!w.parts.empty()) {
-        p.order = Piece::Order::kInterleavedTransposed;
-        p.tensor2 = w.parts[0];
-        p.rows = rows;
-        p.cols = cols;
-      }
-      pieces.push_back(p);
-    }
-    return pieces;
+    pieces.push_back(p);
   }
-  if (w.transform == HfTransform::kConcatRows) {
-    // Matrix by matrix (ne[2]·ne[3] of them, the same in every part: hf_weight_map checked),
-    // each part's rows in turn.
-    if (count != elements) {
-      return fmt::format("tensor '{}' and its parts do not hold the {} elements of {}",
-                         printable(t.name), count, w.hf_name);
+  return pieces;
+}
+
+// kConcatRows (granitemoe's input_linear fused again; granite.py,
+// GraniteMoeModel.modify_tensors): matrix by matrix (ne[2]·ne[3] of them, the same in every
+// part: hf_weight_map checked), each part's rows in turn.
+PiecesResult concat_rows(const PieceSource& src, const HfWeight& w, std::uint64_t count,
+                         std::uint64_t elements) {
+  const TensorInfo& t = src.file.tensors[w.source];
+  if (count != elements) return not_held(t, " and its parts", count, w);
+  const std::uint64_t matrices = t.ne[2] * t.ne[3];
+  const std::vector<std::size_t> sources = sources_of(w);
+  std::vector<Piece> pieces;
+  for (std::uint64_t m = 0; m < matrices; ++m) {
+    for (const std::size_t s : sources) {
+      const TensorInfo& part = src.file.tensors[s];
+      const std::uint64_t n = part.ne[0] * part.ne[1];
+      pieces.push_back(src.range(s, m * n, n, true));
     }
-    const std::uint64_t matrices = t.ne[2] * t.ne[3];
-    std::vector<Piece> pieces;
-    for (std::uint64_t m = 0; m < matrices; ++m) {
-      for (const std::size_t s : sources) {
-        const TensorInfo& part = file.tensors[s];
-        const std::uint64_t n = part.ne[0] * part.ne[1];
-        pieces.push_back(range(part, s, m * n, n, true));
-      }
-    }
-    return pieces;
   }
-  if (w.transform == HfTransform::kConcatTransposedRows) {
-    // Head by head (ne[2]): the source's matrix (ne[1] rows of ne[0]) transposed, then the
-    // part's rows as they are (hf_weight_map checked the part holds ne[2] matrices of ne[1]
-    // columns).
-    if (count != elements || w.parts.size() != 1 || t.n_dims != 3) {
-      return fmt::format("tensor '{}' and its part do not hold the {} elements of {}",
-                         printable(t.name), count, w.hf_name);
-    }
-    const TensorInfo& v = file.tensors[w.parts[0]];
-    const std::uint64_t k_n = t.ne[0] * t.ne[1], v_n = v.ne[0] * v.ne[1];
-    std::vector<Piece> pieces;
-    for (std::uint64_t h = 0; h < t.ne[2]; ++h) {
-      Piece p;
-      p.kind = Piece::Kind::kTensor;
-      p.tensor = w.source;
-      p.data = d;
-      p.from = h * k_n;
-      p.size = k_n * element_bytes(d);
-      p.order = Piece::Order::kTransposed;
-      pieces.push_back(p);
-      pieces.push_back(range(v, w.parts[0], h * v_n, v_n, true));
-    }
-    return pieces;
+  return pieces;
+}
+
+// kConcatTransposedRows (MLA's kv_b_proj from attn_k_b and attn_v_b; deepseek.py,
+// DeepseekV2Model.modify_tensors): head by head (ne[2]): the source's matrix (ne[1] rows of
+// ne[0]) transposed, then the part's rows as they are (hf_weight_map checked the part holds
+// ne[2] matrices of ne[1] columns).
+PiecesResult concat_transposed_rows(const PieceSource& src, const HfWeight& w, std::uint64_t count,
+                                    std::uint64_t elements) {
+  const TensorInfo& t = src.file.tensors[w.source];
+  if (count != elements || w.parts.size() != 1 || t.n_dims != 3) {
+    return not_held(t, " and its part", count, w);
   }
-  if (w.transform == HfTransform::kRegroupQkv) {
-    // Per KV group: its queries, its key, its value, each a run of whole GGUF rows (formula in
-    // HfTransform::kRegroupQkv; hf_weight_map checked the rows hold n + 2g heads).
-    if (count != t.n_elements || t.n_dims > 2) {
-      return fmt::format("tensor '{}' does not hold the {} elements of {}", printable(t.name),
-                         count, w.hf_name);
-    }
-    const std::uint64_t row = t.n_dims == 2 ? t.ne[0] : 1;
-    const std::uint64_t head = count / row / (w.n_head + 2 * w.groups) * row;  // a head's elements
-    const std::uint64_t q = w.n_head / w.groups;
-    std::vector<Piece> pieces;
-    for (std::uint64_t g = 0; g < w.groups; ++g) {
-      pieces.push_back(range(t, w.source, g * q * head, q * head, true));
-      pieces.push_back(range(t, w.source, (w.n_head + g) * head, head, true));
-      pieces.push_back(range(t, w.source, (w.n_head + w.groups + g) * head, head, true));
-    }
-    return pieces;
+  const TensorInfo& v = src.file.tensors[w.parts[0]];
+  const std::uint64_t k_n = t.ne[0] * t.ne[1], v_n = v.ne[0] * v.ne[1];
+  std::vector<Piece> pieces;
+  for (std::uint64_t h = 0; h < t.ne[2]; ++h) {
+    pieces.push_back(src.transposed(w.source, h * k_n, k_n));
+    pieces.push_back(src.range(w.parts[0], h * v_n, v_n, true));
   }
-  if (w.transform == HfTransform::kRegroupQkvz) {
-    // Per key head: its q, k and v rows of `source`, its z rows of the part (formula in
-    // HfTransform::kRegroupQkvz; hf_weight_map checked the rows hold whole key heads).
-    const TensorInfo& gate = file.tensors[w.parts.at(0)];
-    if (count != elements || t.n_dims != 2 || gate.n_dims != 2 || gate.ne[0] != t.ne[0]) {
-      return fmt::format("tensor '{}' and its part do not hold the {} elements of {}",
-                         printable(t.name), count, w.hf_name);
-    }
-    // hf_weight_map checked 2·g and 2·z fit, and g divides z (z = gate.ne[1]).
-    const std::uint64_t g = w.groups, row = t.ne[0];
-    if (g == 0 || t.ne[1] < gate.ne[1]) {
-      return fmt::format("tensor '{}' and its part do not hold {} key heads", printable(t.name), g);
-    }
-    const std::uint64_t v = gate.ne[1] / g * row, n = (t.ne[1] - gate.ne[1]) / g / 2 * row;
-    std::vector<Piece> pieces;
-    for (std::uint64_t j = 0; j < g; ++j) {
-      pieces.push_back(range(t, w.source, j * n, n, true));
-      pieces.push_back(range(t, w.source, (g + j) * n, n, true));
-      pieces.push_back(range(t, w.source, 2 * g * n + j * v, v, true));
-      pieces.push_back(range(gate, w.parts[0], j * v, v, true));
-    }
-    return pieces;
+  return pieces;
+}
+
+// kRegroupQkv (the fused query_key_value of gptneox.py, bloom.py and falcon.py): per KV
+// group: its queries, its key, its value, each a run of whole GGUF rows (formula in
+// HfTransform::kRegroupQkv; hf_weight_map checked the rows hold n + 2g heads).
+PiecesResult regroup_qkv(const PieceSource& src, const HfWeight& w, std::uint64_t count) {
+  const TensorInfo& t = src.file.tensors[w.source];
+  if (count != t.n_elements || t.n_dims > 2) return not_held(t, "", count, w);
+  const std::uint64_t row = t.n_dims == 2 ? t.ne[0] : 1;
+  const std::uint64_t head = count / row / (w.n_head + 2 * w.groups) * row;  // a head's elements
+  const std::uint64_t q = w.n_head / w.groups;
+  std::vector<Piece> pieces;
+  for (std::uint64_t g = 0; g < w.groups; ++g) {
+    pieces.push_back(src.range(w.source, g * q * head, q * head, true));
+    pieces.push_back(src.range(w.source, (w.n_head + g) * head, head, true));
+    pieces.push_back(src.range(w.source, (w.n_head + w.groups + g) * head, head, true));
   }
-  // The source elements the weight covers: all of them, one expert's slice of the stack, or
-  // the rows before the padding (whole rows of ne[0]).
+  return pieces;
+}
+
+// kRegroupQkvz (qwen3next's in_proj_qkvz; qwen.py, Qwen3NextModel.modify_tensors): per key
+// head: its q, k and v rows of `source`, its z rows of the part (formula in
+// HfTransform::kRegroupQkvz; hf_weight_map checked the rows hold whole key heads).
+PiecesResult regroup_qkvz(const PieceSource& src, const HfWeight& w, std::uint64_t count,
+                          std::uint64_t elements) {
+  const TensorInfo& t = src.file.tensors[w.source];
+  const TensorInfo& gate = src.file.tensors[w.parts.at(0)];
+  if (count != elements || t.n_dims != 2 || gate.n_dims != 2 || gate.ne[0] != t.ne[0]) {
+    return not_held(t, " and its part", count, w);
+  }
+  // hf_weight_map checked 2·g and 2·z fit, and g divides z (z = gate.ne[1]).
+  const std::uint64_t g = w.groups, row = t.ne[0];
+  if (g == 0 || t.ne[1] < gate.ne[1]) {
+    return fmt::format("tensor '{}' and its part do not hold {} key heads", printable(t.name), g);
+  }
+  const std::uint64_t v = gate.ne[1] / g * row, n = (t.ne[1] - gate.ne[1]) / g / 2 * row;
+  std::vector<Piece> pieces;
+  for (std::uint64_t j = 0; j < g; ++j) {
+    pieces.push_back(src.range(w.source, j * n, n, true));
+    pieces.push_back(src.range(w.source, (g + j) * n, n, true));
+    pieces.push_back(src.range(w.source, 2 * g * n + j * v, v, true));
+    pieces.push_back(src.range(w.parts[0], j * v, v, true));
+  }
+  return pieces;
+}
+
+// qwen35's value heads (HfWeight::untile_run) of the weight `p` gives (elements from `first`):
+// the elements before them as they are, then their runs regrouped, each group a whole number of
+// runs (hf_weight_map checked it).
+PiecesResult untile_value_heads(const PieceSource& src, const HfWeight& w, std::uint64_t count,
+                                std::uint64_t first, bool as_stored, const Piece& p) {
+  const TensorInfo& t = src.file.tensors[w.source];
+  const std::uint64_t nk = w.untile_k_heads, nv = w.untile_v_heads, run = w.untile_run;
+  const std::uint64_t skip = w.untile_skip;
+  if (p.order != Piece::Order::kAsStored || nk == 0 || nv == 0 || nv % nk != 0 || skip > count ||
+      nv > (count - skip) / run || (count - skip) % (run * nv) != 0) {
+    return fmt::format("tensor '{}' does not hold {} value heads of {} elements", printable(t.name),
+                       nv, run);
+  }
+  std::vector<Piece> pieces;
+  if (skip) {
+    Piece before = src.range(w.source, first, skip, as_stored);
+    before.add = p.add;
+    before.log_negated = p.log_negated;
+    pieces.push_back(before);
+  }
+  Piece heads = src.range(w.source, first + skip, count - skip, false);
+  heads.order = Piece::Order::kUntileHeads;
+  heads.n_head = nk;
+  heads.rows = nv;
+  heads.cols = run;
+  heads.add = p.add;
+  heads.log_negated = p.log_negated;
+  pieces.push_back(heads);
+  return pieces;
+}
+
+// The transforms of one range of elements (kNone, kSelect, kFirstRows, kReversePermute,
+// kAddConstant, kTranspose, kLogOfNegated), and qwen35's value heads on top: one piece, or the
+// untiled heads. The source elements the weight covers: all of them, one expert's slice of
+// the stack, or the rows before the padding (whole rows of ne[0]).
+PiecesResult element_range(const PieceSource& src, const HfWeight& w, std::uint64_t count) {
+  const TensorInfo& t = src.file.tensors[w.source];
   const bool select = w.transform == HfTransform::kSelect;
   const bool first_rows = w.transform == HfTransform::kFirstRows;
   const std::uint64_t slice = select ? t.ne[0] * t.ne[1] : first_rows ? count : t.n_elements;
@@ -187,11 +237,10 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
   if (count != slice || first + slice > t.n_elements ||
       (first_rows && (t.ne[0] == 0 || count % t.ne[0] != 0)) ||
       (w.transform == HfTransform::kTranspose && t.n_dims != 2)) {
-    return fmt::format("tensor '{}' does not hold the {} elements of {}", printable(t.name), count,
-                       w.hf_name);
+    return not_held(t, "", count, w);
   }
   const bool as_stored = w.transform == HfTransform::kNone || select || first_rows;
-  Piece p = range(t, w.source, first, count, as_stored);
+  Piece p = src.range(w.source, first, count, as_stored);
   switch (w.transform) {
     case HfTransform::kNone:
     case HfTransform::kSelect:
@@ -217,31 +266,44 @@ std::variant<std::vector<Piece>, std::string> weight_pieces(const GgufFile& file
       break;
   }
   if (w.untile_run == 0) return std::vector<Piece>{p};
-  // qwen35's value heads (HfWeight::untile_run): the elements before them as they are, then
-  // their runs regrouped, each group a whole number of runs (hf_weight_map checked it).
-  const std::uint64_t nk = w.untile_k_heads, nv = w.untile_v_heads, run = w.untile_run;
-  const std::uint64_t skip = w.untile_skip;
-  if (p.order != Piece::Order::kAsStored || nk == 0 || nv == 0 || nv % nk != 0 || skip > count ||
-      nv > (count - skip) / run || (count - skip) % (run * nv) != 0) {
-    return fmt::format("tensor '{}' does not hold {} value heads of {} elements", printable(t.name),
-                       nv, run);
+  return untile_value_heads(src, w, count, first, as_stored, p);
+}
+
+// The pieces that give weight `w` in dtype `d`, in order, or a reason it cannot be served:
+// every GGUF tensor of it decodable, then the pieces of its transform's family.
+PiecesResult weight_pieces(const GgufFile& file, const HfWeight& w, ViewData d) {
+  std::uint64_t count = 1;
+  for (const std::uint64_t n : w.shape) count *= n;  // the config's dimensions: checked, small
+  std::uint64_t elements = 0;
+  for (const std::size_t s : sources_of(w)) {
+    const TensorInfo& t = file.tensors[s];
+    if (!t.n_bytes || !decodes_to_f32(file, t)) {
+      return fmt::format("tensor '{}': type {} cannot be decoded here", printable(t.name), t.type);
+    }
+    elements += t.n_elements;
   }
-  std::vector<Piece> pieces;
-  if (skip) {
-    Piece before = range(t, w.source, first, skip, as_stored);
-    before.add = p.add;
-    before.log_negated = p.log_negated;
-    pieces.push_back(before);
+  const PieceSource src{file, d};
+  switch (w.transform) {
+    case HfTransform::kInterleaveTransposed:
+      return interleave_transposed(src, w, count, elements);
+    case HfTransform::kConcatRows:
+      return concat_rows(src, w, count, elements);
+    case HfTransform::kConcatTransposedRows:
+      return concat_transposed_rows(src, w, count, elements);
+    case HfTransform::kRegroupQkv:
+      return regroup_qkv(src, w, count);
+    case HfTransform::kRegroupQkvz:
+      return regroup_qkvz(src, w, count, elements);
+    case HfTransform::kNone:
+    case HfTransform::kSelect:
+    case HfTransform::kFirstRows:
+    case HfTransform::kReversePermute:
+    case HfTransform::kAddConstant:
+    case HfTransform::kTranspose:
+    case HfTransform::kLogOfNegated:
+      break;
   }
-  Piece heads = range(t, w.source, first + skip, count - skip, false);
-  heads.order = Piece::Order::kUntileHeads;
-  heads.n_head = nk;
-  heads.rows = nv;
-  heads.cols = run;
-  heads.add = p.add;
-  heads.log_negated = p.log_negated;
-  pieces.push_back(heads);
-  return pieces;
+  return element_range(src, w, count);
 }
 
 FolderFile text_file(std::string name, std::string text) {
@@ -299,68 +361,80 @@ constexpr std::string_view kMxfp4QuantizationConfig = R"({
                              "model.embed_tokens", "lm_head"],
   "quant_method": "mxfp4"})";
 
-// hf/ (mxfp4: hf-mxfp4/).
-FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
-                     std::vector<std::string>& warnings, bool mxfp4) {
-  const ViewData dtype = options.hf_dtype;
-  if (file.tensors.empty()) {
-    // A vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf): the tokenizer files alone,
-    // whatever the architecture, as the original tokenizer's folder holds them.
-    HfTokenizerResult tokenizer = render_hf_tokenizer(file);
-    if (!tokenizer.tokenizer) return {std::nullopt, std::move(tokenizer.reason)};
-    HfTokenizer& t = *tokenizer.tokenizer;
-    FolderLayout out;
-    out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
-    out.files.push_back(text_file("tokenizer.json", std::move(t.tokenizer_json)));
-    out.files.push_back(text_file("tokenizer_config.json", std::move(t.tokenizer_config_json)));
-    out.what = "Hugging Face tokenizer folder: a vocabulary-only file";
-    return {std::move(out), ""};
-  }
-  HfModelResult model = render_hf_model(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
-  if (!model.model) return {std::nullopt, std::move(model.reason)};
-  // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
-  // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
-  // that is wrong gets none at all.
-  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
-  const bool has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
-    return kv.key == "tokenizer.ggml.tokens";
-  });
-  if (!tokenizer.tokenizer && has_vocabulary) return {std::nullopt, std::move(tokenizer.reason)};
+// The folder's description (its user.ggufs.view).
+std::string folder_what(std::string_view model_type, std::size_t tensors, ViewData dtype,
+                        bool mxfp4, std::size_t files) {
+  return fmt::format("Hugging Face model folder: {}, {} tensors of {}{} in {} file(s)", model_type,
+                     tensors, torch_name(dtype), mxfp4 ? " and MXFP4 experts" : "", files);
+}
 
-  // The pieces, in state_dict order; then split as split_state_dict_into_shards_factory splits.
+// The tokenizer files, in directory order (render_hf_tokenizer's, as save_pretrained names them).
+void add_tokenizer_files(FolderLayout& out, HfTokenizer& t) {
+  out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
+  out.files.push_back(text_file("tokenizer.json", std::move(t.tokenizer_json)));
+  out.files.push_back(text_file("tokenizer_config.json", std::move(t.tokenizer_config_json)));
+}
+
+// A vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf): the tokenizer files alone,
+// whatever the architecture, as the original tokenizer's folder holds them.
+FolderResult vocabulary_folder(const GgufFile& file) {
+  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
+  if (!tokenizer.tokenizer) return {std::nullopt, std::move(tokenizer.reason)};
+  FolderLayout out;
+  add_tokenizer_files(out, *tokenizer.tokenizer);
+  out.what = "Hugging Face tokenizer folder: a vocabulary-only file";
+  return {std::move(out), ""};
+}
+
+// The weight files' tensors, in state_dict order, and the index's totals.
+struct StateDict {
   std::vector<SafetensorsTensor> tensors;
   std::uint64_t total_size = 0, total_parameters = 0;
-  for (const HfWeight& w : model.model->weights) {
+};
+
+// The tensors of `weights` (hf-mxfp4/: the experts as `_blocks` and `_scales`, whose
+// parameters count their bytes), or the reason one cannot be served.
+std::variant<StateDict, std::string> state_dict(const GgufFile& file,
+                                                const std::vector<HfWeight>& weights,
+                                                ViewData dtype, bool mxfp4) {
+  StateDict out;
+  for (const HfWeight& w : weights) {
     if (mxfp4 && w.transform == HfTransform::kInterleaveTransposed && w.shape.size() == 3) {
       auto blocks = mxfp4_tensors(file, w);
-      if (auto* reason = std::get_if<std::string>(&blocks)) {
-        return {std::nullopt, std::move(*reason)};
-      }
+      if (auto* reason = std::get_if<std::string>(&blocks)) return std::move(*reason);
       for (SafetensorsTensor& t : std::get<std::vector<SafetensorsTensor>>(blocks)) {
-        total_size += t.size();
-        total_parameters += t.size();  // bytes
-        tensors.push_back(std::move(t));
+        out.total_size += t.size();
+        out.total_parameters += t.size();  // bytes
+        out.tensors.push_back(std::move(t));
       }
       continue;
     }
     auto pieces = weight_pieces(file, w, dtype);
-    if (auto* reason = std::get_if<std::string>(&pieces)) return {std::nullopt, std::move(*reason)};
+    if (auto* reason = std::get_if<std::string>(&pieces)) return std::move(*reason);
     SafetensorsTensor t{w.hf_name, safetensors_dtype_name(dtype), w.shape,
                         std::move(std::get<std::vector<Piece>>(pieces))};
-    total_size += t.size();
-    total_parameters += t.size() / element_bytes(dtype);
-    tensors.push_back(std::move(t));
+    out.total_size += t.size();
+    out.total_parameters += t.size() / element_bytes(dtype);
+    out.tensors.push_back(std::move(t));
   }
+  return out;
+}
+
+// `tensors` split as huggingface_hub's split_state_dict_into_shards_factory splits them: in
+// order into shards of at most `max_size` bytes, a larger tensor alone in a shard of its own
+// (listed before the shard being filled); one empty shard for no tensors.
+std::vector<std::vector<SafetensorsTensor>> shards_of(std::vector<SafetensorsTensor> tensors,
+                                                      std::uint64_t max_size) {
   std::vector<std::vector<SafetensorsTensor>> shards;
   std::vector<SafetensorsTensor> current;
   std::uint64_t current_size = 0;
   for (SafetensorsTensor& t : tensors) {
     const std::uint64_t size = t.size();
-    if (size > options.hf_max_shard_size) {
+    if (size > max_size) {
       shards.push_back({std::move(t)});
       continue;
     }
-    if (current_size + size > options.hf_max_shard_size) {
+    if (current_size + size > max_size) {
       shards.push_back(std::move(current));
       current.clear();
       current_size = 0;
@@ -369,30 +443,30 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
     current_size += size;
   }
   if (!current.empty() || shards.empty()) shards.push_back(std::move(current));
+  return shards;
+}
 
-  if (mxfp4) {
-    nlohmann::json c = nlohmann::json::parse(model.model->config.config_json);
-    c["quantization_config"] = nlohmann::json::parse(kMxfp4QuantizationConfig);
-    model.model->config.config_json =
-        c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  }
-  FolderLayout out;
-  out.files.push_back(text_file("config.json", std::move(model.model->config.config_json)));
-  out.files.push_back(
-      text_file("generation_config.json", std::move(model.model->config.generation_config_json)));
-  if (tokenizer.tokenizer) {
-    HfTokenizer& t = *tokenizer.tokenizer;
-    out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
-    out.files.push_back(text_file("tokenizer.json", std::move(t.tokenizer_json)));
-    out.files.push_back(text_file("tokenizer_config.json", std::move(t.tokenizer_config_json)));
-  } else {
-    warnings.push_back("hf/ has no tokenizer files: the model has no tokenizer.ggml.tokens");
-  }
+// Weight file `s` of `n` (save_pretrained's names: model.safetensors alone, else numbered).
+std::string shard_name(std::size_t s, std::size_t n) {
+  return n == 1 ? std::string("model.safetensors")
+                : fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, n);
+}
 
-  // The tensors no entry of the row maps, named as model.safetensors names those it leaves
-  // out: a warning, and a JSON list (as text) in the first weight file's __metadata__.
-  std::string first_metadata = R"({"format":"pt")";
-  if (const std::vector<std::size_t>& omitted = model.model->omitted; !omitted.empty()) {
+// config.json with the Hub's gpt-oss quantization_config added (hf-mxfp4/), re-dumped with
+// sorted keys and indent 2 as the rest of it is written.
+void add_quantization_config(std::string& config_json) {
+  nlohmann::json c = nlohmann::json::parse(config_json);
+  c["quantization_config"] = nlohmann::json::parse(kMxfp4QuantizationConfig);
+  config_json = c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// The tensors no entry of the row maps, named as model.safetensors names those it leaves
+// out: a warning, and a JSON list (as text) in the first weight file's __metadata__, which this
+// returns.
+std::string first_metadata(const GgufFile& file, const HfModel& model, std::string_view folder,
+                           std::vector<std::string>& warnings) {
+  std::string metadata = R"({"format":"pt")";
+  if (const std::vector<std::size_t>& omitted = model.omitted; !omitted.empty()) {
     std::string names, list = "[";
     for (std::size_t i = 0; i < omitted.size(); ++i) {
       const std::string& name = file.tensors[omitted[i]].name;
@@ -404,58 +478,107 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
     warnings.push_back(fmt::format(
         "{}/ leaves out {} tensor(s) no state_dict entry of {} maps: {}{}; listed in the "
         "__metadata__ of its first weight file under {}",
-        mxfp4 ? "hf-mxfp4" : "hf", omitted.size(), model.model->config.model_type, names,
-        omitted.size() > 3 ? ", ..." : "", kHfOmittedKey));
-    first_metadata += ",";
-    append_json_string(first_metadata, kHfOmittedKey);
-    first_metadata += ":";
-    append_json_string(first_metadata, list);
+        folder, omitted.size(), model.config.model_type, names, omitted.size() > 3 ? ", ..." : "",
+        kHfOmittedKey));
+    metadata += ",";
+    append_json_string(metadata, kHfOmittedKey);
+    metadata += ":";
+    append_json_string(metadata, list);
   }
-  first_metadata += "}";
+  return metadata + "}";
+}
 
-  // model.safetensors.index.json's weight_map: (key, file) of every tensor, written as text
-  // (json::dump's sorted keys); a json object of a weight per expert would cost far more.
-  std::vector<std::pair<std::string_view, std::size_t>> weight_map;
-  std::vector<std::string> shard_names;
+// The weight files, one a shard, each shard's tensors sorted by name as safetensors' writer
+// sorts them; or the reason there is no folder (lay_out_safetensors' warning, taken back).
+std::optional<std::string> add_weight_files(FolderLayout& out,
+                                            std::vector<std::vector<SafetensorsTensor>>& shards,
+                                            const std::string& metadata, ViewData dtype, bool mxfp4,
+                                            std::vector<std::string>& warnings) {
   for (std::size_t s = 0; s < shards.size(); ++s) {
-    const std::string name = shards.size() == 1 ? std::string("model.safetensors")
-                                                : fmt::format("model-{:05d}-of-{:05d}.safetensors",
-                                                              s + 1, shards.size());
+    const std::string name = shard_name(s, shards.size());
     std::sort(shards[s].begin(), shards[s].end(),
               [](const SafetensorsTensor& a, const SafetensorsTensor& b) { return a.key < b.key; });
-    shard_names.push_back(name);
     std::optional<ModelLayout> layout =
-        lay_out_safetensors(s == 0 ? first_metadata : R"({"format":"pt"})", shards[s],
+        lay_out_safetensors(s == 0 ? metadata : R"({"format":"pt"})", shards[s],
                             fmt::format("{}/{}", mxfp4 ? "hf-mxfp4" : "hf", name), warnings);
     if (!layout) {  // its warning is the reason there is no folder
       std::string reason = std::move(warnings.back());
       warnings.pop_back();
-      return {std::nullopt, std::move(reason)};
+      return reason;
     }
     layout->what = fmt::format("safetensors: {} tensors of {}{}", shards[s].size(),
                                safetensors_dtype_name(dtype), mxfp4 ? " and MXFP4 (U8)" : "");
     out.files.push_back({name, {}, std::move(layout)});
   }
-  if (shards.size() > 1) {
-    for (std::size_t s = 0; s < shards.size(); ++s) {
-      for (const SafetensorsTensor& t : shards[s]) weight_map.emplace_back(t.key, s);
-    }
-    std::sort(weight_map.begin(), weight_map.end());
-    std::string index = fmt::format(
-        "{{\n  \"metadata\": {{\n    \"total_parameters\": {},\n    \"total_size\": {}\n  }},\n"
-        "  \"weight_map\": {{",
-        total_parameters, total_size);
-    for (std::size_t k = 0; k < weight_map.size(); ++k) {
-      index += k ? ",\n    " : "\n    ";
-      append_json_string(index, weight_map[k].first);
-      fmt::format_to(std::back_inserter(index), ": \"{}\"", shard_names[weight_map[k].second]);
-    }
-    index += "\n  }\n}\n";
-    out.files.push_back(text_file("model.safetensors.index.json", std::move(index)));
+  return std::nullopt;
+}
+
+// model.safetensors.index.json's text (save_pretrained's, for more than one shard): the totals
+// and the weight_map, (key, file) of every tensor, written as text (json::dump's sorted keys);
+// a json object of a weight per expert would cost far more.
+std::string index_json(const std::vector<std::vector<SafetensorsTensor>>& shards,
+                       const StateDict& state) {
+  std::vector<std::pair<std::string_view, std::size_t>> weight_map;
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    for (const SafetensorsTensor& t : shards[s]) weight_map.emplace_back(t.key, s);
   }
-  out.what = fmt::format("Hugging Face model folder: {}, {} tensors of {}{} in {} file(s)",
-                         model.model->config.model_type, tensors.size(), torch_name(dtype),
-                         mxfp4 ? " and MXFP4 experts" : "", shards.size());
+  std::sort(weight_map.begin(), weight_map.end());
+  std::string index = fmt::format(
+      "{{\n  \"metadata\": {{\n    \"total_parameters\": {},\n    \"total_size\": {}\n  }},\n"
+      "  \"weight_map\": {{",
+      state.total_parameters, state.total_size);
+  for (std::size_t k = 0; k < weight_map.size(); ++k) {
+    index += k ? ",\n    " : "\n    ";
+    append_json_string(index, weight_map[k].first);
+    fmt::format_to(std::back_inserter(index), ": \"{}\"",
+                   shard_name(weight_map[k].second, shards.size()));
+  }
+  return index + "\n  }\n}\n";
+}
+
+// hf/ (mxfp4: hf-mxfp4/).
+FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
+                     std::vector<std::string>& warnings, bool mxfp4) {
+  const ViewData dtype = options.hf_dtype;
+  if (file.tensors.empty()) return vocabulary_folder(file);
+  HfModelResult model = render_hf_model(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
+  if (!model.model) return {std::nullopt, std::move(model.reason)};
+  // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
+  // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
+  // that is wrong gets none at all.
+  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
+  const bool has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
+    return kv.key == "tokenizer.ggml.tokens";
+  });
+  if (!tokenizer.tokenizer && has_vocabulary) return {std::nullopt, std::move(tokenizer.reason)};
+
+  auto weights = state_dict(file, model.model->weights, dtype, mxfp4);
+  if (auto* reason = std::get_if<std::string>(&weights)) return {std::nullopt, std::move(*reason)};
+  StateDict& state = std::get<StateDict>(weights);
+  const std::size_t n_tensors = state.tensors.size();
+  std::vector<std::vector<SafetensorsTensor>> shards =
+      shards_of(std::move(state.tensors), options.hf_max_shard_size);
+
+  HfConfig& config = model.model->config;
+  if (mxfp4) add_quantization_config(config.config_json);
+  FolderLayout out;
+  out.files.push_back(text_file("config.json", std::move(config.config_json)));
+  out.files.push_back(
+      text_file("generation_config.json", std::move(config.generation_config_json)));
+  if (tokenizer.tokenizer) {
+    add_tokenizer_files(out, *tokenizer.tokenizer);
+  } else {
+    warnings.push_back("hf/ has no tokenizer files: the model has no tokenizer.ggml.tokens");
+  }
+  const std::string metadata =
+      first_metadata(file, *model.model, mxfp4 ? "hf-mxfp4" : "hf", warnings);
+  if (auto reason = add_weight_files(out, shards, metadata, dtype, mxfp4, warnings)) {
+    return {std::nullopt, std::move(*reason)};
+  }
+  if (shards.size() > 1) {
+    out.files.push_back(text_file("model.safetensors.index.json", index_json(shards, state)));
+  }
+  out.what = folder_what(config.model_type, n_tensors, dtype, mxfp4, shards.size());
   return {std::move(out), ""};
 }
 
