@@ -375,6 +375,10 @@ def safetensors_header(path):
         # alone in shards listed before the one being filled; the layers spread over several.
         ("tiny", "2KB", None),
         ("tiny", "2KB", "bf16"),
+        # Shards filled to the byte (layer 0's q, k, v and o: 4 × 256 bytes; then each
+        # 1024-byte MLP matrix alone): huggingface_hub's split_state_dict_into_shards_factory
+        # starts a shard only when the next tensor would pass the limit.
+        ("tiny", 1024, None),
         ("llama-tied", "3KB", None),  # tied: save_pretrained leaves lm_head.weight out
         ("gemma3", "2KB", None),
     ],
