@@ -107,8 +107,8 @@ std::string check_safetensors(const std::vector<char>& whole) {
                             nullptr, /*allow_exceptions=*/false);
   if (!header.is_object()) return "header is not a JSON object";
   static const std::map<std::string, std::uint64_t> kDtypeBytes = {
-      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2},
-      {"I64", 8}, {"I32", 4}, {"I16", 2}, {"I8", 1}};
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},
+      {"I16", 2}, {"I8", 1},  {"U64", 8}, {"U32", 4},  {"U16", 2}, {"U8", 1}};
   std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
   for (const auto& [key, t] : header.items()) {
     if (key == "__metadata__") continue;
