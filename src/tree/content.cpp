@@ -390,8 +390,8 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
                              std::uint64_t begin) const {
   // The output rows the range touches, in chunks: each chunk's GGUF rows read in one pread (the
   // span from the lowest to the highest: consecutive rows, or, permuted, rows within the same
-  // heads), then each row's whole blocks encoded (all three outputs; the piece keeps one) and the
-  // part the range covers copied.
+  // heads), then each row's whole blocks encoded (the scales and biases, and the packed weight
+  // for a kMlxWeight piece; the piece keeps one of them) and the part the range covers copied.
   const TensorInfo& t = file_.tensors[p.tensor];
   const MlxBlockForm& form = *mlx_block_form(t.type);  // checked when laid out (mlx/)
   const TypeTraits& tr = *type_traits(t.type);
@@ -425,7 +425,10 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
     for (std::uint64_t r = r0; r < r1; ++r) {
       const std::span<const std::uint8_t> blocks(raw.data() + (source_row(r) - lo) * raw_bytes,
                                                  static_cast<std::size_t>(raw_bytes));
-      encode_mlx_row(t.type, blocks, MlxRow{weight, scales, biases, {}});
+      const bool packed = p.kind == Piece::Kind::kMlxWeight;
+      encode_mlx_row(
+          t.type, blocks,
+          MlxRow{packed ? std::span(weight) : std::span<std::uint32_t>(), scales, biases, {}});
       const char* from =
           p.kind == Piece::Kind::kMlxWeight   ? reinterpret_cast<const char*>(weight.data())
           : p.kind == Piece::Kind::kMlxScales ? reinterpret_cast<const char*>(scales.data())
