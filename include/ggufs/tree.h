@@ -141,8 +141,11 @@ struct TreeOptions {
   /// -o hf_dtype: the dtype of hf/'s weights (kFloat32, kFloat16 or kBFloat16); float32 is the
   /// dtype transformers' GGUF import gives (render_hf_config, HfConfig::torch_dtype).
   ViewData hf_dtype = ViewData::kFloat32;
-  /// -o hf_max_shard_size: bytes per hf/ weight file; save_pretrained's default "5GB".
+  /// -o hf_max_shard_size: bytes per hf/ (and mlx/) weight file; save_pretrained's default "5GB".
   std::uint64_t hf_max_shard_size = 5'000'000'000;
+  /// -o mlx_dtype: the dtype of mlx/'s float tensors (kFloat32, kFloat16 or kBFloat16); float32
+  /// keeps every value exact. The quantized ones are ggml's blocks whatever it is.
+  ViewData mlx_dtype = ViewData::kFloat32;
 };
 
 /// Whether tensor `t` of `file` gets f32/ and npy/ files: its type has a decoder and, in a

@@ -376,8 +376,8 @@ std::string folder_what(std::string_view model_type, std::size_t tensors, ViewDa
   if (flavor == Flavor::kMlx) {
     return fmt::format(
         "MLX model folder: {}, {} tensors ({} modules in ggml's blocks as MLX's quantized form, "
-        "the rest float32) in {} file(s)",
-        model_type, tensors, quantized, files);
+        "the rest {}) in {} file(s)",
+        model_type, tensors, quantized, torch_name(dtype), files);
   }
   return fmt::format("Hugging Face model folder: {}, {} tensors of {}{} in {} file(s)", model_type,
                      tensors, torch_name(dtype),
@@ -576,10 +576,10 @@ std::string index_json(const std::vector<std::vector<SafetensorsTensor>>& shards
   return index + "\n  }\n}\n";
 }
 
-// hf/, hf-mxfp4/ or mlx/ (whose float tensors are float32: mlx_dtype is not an option yet).
+// hf/, hf-mxfp4/ or mlx/ (whose float tensors have their own dtype, mlx_dtype).
 FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
                      std::vector<std::string>& warnings, Flavor flavor) {
-  const ViewData dtype = flavor == Flavor::kMlx ? ViewData::kFloat32 : options.hf_dtype;
+  const ViewData dtype = flavor == Flavor::kMlx ? options.mlx_dtype : options.hf_dtype;
   if (file.tensors.empty()) return vocabulary_folder(file);
   HfModelResult model = render_hf_model(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
   if (!model.model) return {std::nullopt, std::move(model.reason)};

@@ -323,3 +323,32 @@ def test_qwen3moe_experts_float_rest_quantized(mount, testdata, tmp_path):
     prompt = mx.array([tokenizer.encode("The quick brown fox jumps over the lazy dog")])
     q_logits, f_logits = np.array(qmodel(prompt)), np.array(fmodel(prompt))
     np.testing.assert_allclose(q_logits, f_logits, rtol=1e-4, atol=1e-4 * np.abs(f_logits).max())
+
+
+@pytest.mark.parametrize("option,dtype", [("bf16", "bfloat16"), ("f16", "float16")])
+def test_mlx_dtype_rounds_the_float_tensors_only(mount, testdata, tmp_path, option, dtype):
+    """-o mlx_dtype: the float tensors (norms, the F16 matrix) in that dtype, rounded as MLX's
+    own astype rounds ggml's float32 values; the quantized modules still ggml's blocks, equal
+    to the float32 mount's byte for byte; mlx-lm loads and generates."""
+    path = tmp_path / "tiny-llama-q4_0.gguf"
+    expected = write_model(path, MODELS["q4_0"], testdata / "real" / "ggml-vocab-llama-spm.gguf",
+                           seed=2)
+    exact, rounded = mount(path), mount(path, "-o", f"mlx_dtype={option}")
+    want_dtype = getattr(mx, dtype)
+    weights, reference = served_weights(rounded / "mlx"), served_weights(exact / "mlx")
+    assert set(weights) == set(reference)
+    for name, got in weights.items():
+        if got.dtype == mx.uint32 or name.endswith((".scales", ".biases")):
+            assert got.dtype == reference[name].dtype, name
+            assert np.array_equal(np.array(got), np.array(reference[name])), name
+            continue
+        assert got.dtype == want_dtype, name
+        want = mx.array(expected[name][0]).astype(want_dtype)
+        assert mx.array_equal(got, want).item(), name
+    config = json.loads((rounded / "mlx" / "config.json").read_text())
+    assert config["quantization"] == json.loads(
+        (exact / "mlx" / "config.json").read_text())["quantization"]
+    model, tokenizer = mlx_lm.load(str(rounded / "mlx"))
+    assert type(model.model.layers[1].mlp.down_proj) is nn.Linear
+    tokens = [r.token for r in mlx_lm.stream_generate(model, tokenizer, "Hello", max_tokens=20)]
+    assert len(tokens) == 20 or tokens[-1] in tokenizer.eos_token_ids
