@@ -76,7 +76,9 @@ bool all_of_form(const GgufFile& file, const std::vector<RowRun>& runs, const Ml
 
 const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w,
                                 std::vector<SafetensorsTensor>& out) {
-  if (w.shape.size() != 2 || !w.hf_name.ends_with(".weight") || w.untile_run || file.big_endian) {
+  // (An empty matrix too: MLX's shapes would hold no group, and its reads no row.)
+  if (w.shape.size() != 2 || w.shape[0] == 0 || w.shape[1] == 0 ||
+      !w.hf_name.ends_with(".weight") || w.untile_run || file.big_endian) {
     return nullptr;
   }
   const MlxBlockForm* form = mlx_block_form(file.tensors[w.source].type);
