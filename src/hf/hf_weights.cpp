@@ -388,8 +388,9 @@ struct TensorIndex {
 // appended MTP layers lie below it: hf_architectures.h, appended_layers) or named as the
 // converter never names one ("blk.07.", "blk.x.") is no tensor of this model, not dropped
 // unseen; a layer without any tensor is a layer transformers would initialise at random (a layer
-// is its tensors); and transformers 4.57.6's Qwen2MoeTensorProcessor looks every "_exp" tensor up
-// in its name map (a KeyError if absent).
+// is its tensors), as is one lacking a tensor the others hold (hf::uneven_layer); and
+// transformers 4.57.6's Qwen2MoeTensorProcessor looks every "_exp" tensor up in its name map (a
+// KeyError if absent).
 std::string index_tensors(const GgufFile& file, const hf::Architecture& row,
                           std::string_view raw_arch, std::uint64_t layers,
                           std::uint64_t decoder_layers, TensorIndex& index) {
@@ -446,7 +447,10 @@ std::string index_tensors(const GgufFile& file, const hf::Architecture& row,
     return fmt::format("layer {} of {} holds no tensor (no '{}{}.*')", missing, count, prefix,
                        missing);
   }
-  return "";
+  // Each layer holds the row's tensors layer 0 holds, but those of a layer kind.
+  if (std::string why = hf::uneven_layer(row, blk_prefix, index.blocks, row.layer); !why.empty())
+    return why;
+  return hf::uneven_layer(row, "dec.blk.", index.decoder_blocks, row.decoder_layer);
 }
 
 // One parameter from one tensor: a row that maps two GGUF tensors to one name (granitehybrid's
