@@ -29,10 +29,10 @@ constexpr ConfigKey kBaseKeys[] = {{"context_length", "max_position_embeddings"}
                                    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
                                    {"vocab_size", "vocab_size"}};
 
-// Key lists joined, in order.
-template <std::size_t... N>
-constexpr std::array<ConfigKey, (N + ...)> join(const ConfigKey (&... parts)[N]) {
-  std::array<ConfigKey, (N + ...)> out{};
+// Key lists (or name lists) joined, in order.
+template <typename T, std::size_t... N>
+constexpr std::array<T, (N + ...)> join(const T (&... parts)[N]) {
+  std::array<T, (N + ...)> out{};
   std::size_t i = 0;
   ((std::copy(std::begin(parts), std::end(parts), out.begin() + i), i += N), ...);
   return out;
@@ -619,6 +619,72 @@ constexpr Refusal kT5Refusals[] = {{RefuseWhen::kTensorAbsent, "enc.blk.0.ffn_ga
 constexpr ConfigConstant kMinistral3Constants[] = {
     {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
 
+// Architecture::varying_layer_tensors: the layer tensors one model's layers hold by their kind.
+// A name no entry of a row has changes nothing there, so rows share these lists.
+// llama's attention (llama_attention below), in a hybrid's attention layers only.
+constexpr std::string_view kAttentionTensors[] = {"attn_q.weight", "attn_k.weight", "attn_v.weight",
+                                                  "attn_output.weight"};
+// A Mamba-2 mixer (mamba2_mixer below), in a hybrid's Mamba layers only.
+constexpr std::string_view kMamba2Tensors[] = {
+    "ssm_dt.bias",     "ssm_a",         "ssm_d",           "ssm_conv1d.weight",
+    "ssm_conv1d.bias", "ssm_in.weight", "ssm_norm.weight", "ssm_out.weight"};
+// A dense MLP in some layers, the router, the experts and the shared experts in the others:
+// modeling_deepseek_v2.py, DeepseekV2DecoderLayer (DeepseekV3's, Glm4MoeDecoderLayer and
+// Dots1DecoderLayer likewise) builds the MoE from layer first_k_dense_replace on;
+// modeling_ernie4_5_moe.py, Ernie4_5_MoeDecoderLayer, in the layers from moe_layer_start_index
+// every moe_layer_interval; modeling_jamba.py, JambaDecoderLayer, where layers_num_experts (from
+// expert_layer_offset and _period) is over 1; modeling_nemotron_h.py, NemotronHBlock, in its
+// MLP or MoE layers (layers_block_type) only.
+constexpr std::string_view kDenseOrMoeTensors[] = {
+    "ffn_gate.weight",       "ffn_up.weight",       "ffn_down.weight",      "ffn_gate_inp.weight",
+    "ffn_gate_exps.weight",  "ffn_up_exps.weight",  "ffn_down_exps.weight", "exp_probs_b.bias",
+    "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight"};
+// modeling_lfm2.py, Lfm2DecoderLayer: self_attn (with q/k layernorms) where layer_types says
+// "full_attention", the short convolution elsewhere.
+constexpr std::string_view kLfm2Own[] = {"attn_q_norm.weight", "attn_k_norm.weight",
+                                         "shortconv.conv.weight", "shortconv.in_proj.weight",
+                                         "shortconv.out_proj.weight"};
+constexpr auto kLfm2Varying = join(kAttentionTensors, kLfm2Own);
+// modeling_granitemoehybrid.py, GraniteMoeHybridDecoderLayer: a Mamba-2 mixer or attention by
+// layers_block_type (the MoE and shared MLP in every layer).
+constexpr auto kMambaOrAttention = join(kMamba2Tensors, kAttentionTensors);
+// modeling_nemotron_h.py, NemotronHBlock: one mixer a layer by layers_block_type (the
+// converter's hybrid_override_pattern): Mamba-2, attention, MLP or MoE.
+constexpr auto kNemotronHVarying = join(kMamba2Tensors, kAttentionTensors, kDenseOrMoeTensors);
+// modeling_jamba.py, JambaAttentionDecoderLayer and JambaMambaDecoderLayer by layers_block_type
+// (attn_layer_offset and _period), each with a dense MLP or the experts (kDenseOrMoeTensors).
+constexpr std::string_view kJambaMamba[] = {"ssm_conv1d.weight",
+                                            "ssm_conv1d.bias",
+                                            "ssm_in.weight",
+                                            "ssm_in.bias",
+                                            "ssm_x.weight",
+                                            "ssm_dt.weight",
+                                            "ssm_dt.bias",
+                                            "ssm_a",
+                                            "ssm_d",
+                                            "ssm_out.weight",
+                                            "ssm_out.bias",
+                                            "ssm_dt_norm.weight",
+                                            "ssm_b_norm.weight",
+                                            "ssm_c_norm.weight"};
+constexpr auto kJambaVarying = join(kAttentionTensors, kJambaMamba, kDenseOrMoeTensors);
+// modeling_qwen3_next.py, Qwen3NextDecoderLayer (and modeling_qwen3_5.py's): the gated delta
+// net where layer_types says "linear_attention", gated attention with q/k norms where it says
+// "full_attention"; in_proj_qkvz's split (attn_qkv, attn_gate) and in_proj_ba (ssm_ba) are
+// qwen3next's, in_proj_b and in_proj_a (ssm_beta, ssm_alpha) Qwen3.5's.
+constexpr std::string_view kQwenOwn[] = {
+    "attn_q_norm.weight", "attn_k_norm.weight", "ssm_dt.bias",     "ssm_a",
+    "ssm_conv1d.weight",  "ssm_norm.weight",    "ssm_out.weight",  "attn_qkv.weight",
+    "attn_gate.weight",   "ssm_ba.weight",      "ssm_beta.weight", "ssm_alpha.weight"};
+constexpr auto kQwenLinearOrFull = join(kAttentionTensors, kQwenOwn);
+// transformers 5's modeling_gemma4.py, Gemma4TextAttention, and modeling_gemma3n.py,
+// Gemma3nTextAttention: the last num_kv_shared_layers reuse an earlier layer's keys and values
+// and hold no k_proj, v_proj or k_norm (4.57.6's Gemma 3n holds them, unused).
+constexpr std::string_view kKvSharing[] = {"attn_k.weight", "attn_v.weight", "attn_k_norm.weight"};
+// modeling_t5.py, T5Stack: T5Block(has_relative_attention_bias=bool(i == 0)), in the encoder
+// and the decoder (UMT5 holds it in every layer: its row lists none).
+constexpr std::string_view kT5RelativeBias[] = {"attn_rel_b.weight"};
+
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
@@ -957,7 +1023,8 @@ std::vector<Architecture> build() {
              {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
               Shape::kHiddenSharedExpertsFf}},
             two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .varying_layer_tensors = kDenseOrMoeTensors});
   // dots.llm1: dense layers before first_k_dense_replace, then the experts (qwen.py,
   // Qwen2MoeModel.modify_tensors), the router with its correction bias (a buffer), and the
   // shared experts as one MLP moe_intermediate_size · n_shared_experts wide.
@@ -969,7 +1036,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, qk_norms, gated_mlp, scored_experts, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .varying_layer_tensors = kDenseOrMoeTensors});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
        .class_name = "GPT2LMHeadModel",
@@ -1338,7 +1406,8 @@ std::vector<Architecture> build() {
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .tensor_flags = kGlm4MoeFlags,
-       .appended_layers = "nextn_predict_layers"});
+       .appended_layers = "nextn_predict_layers",
+       .varying_layer_tensors = kDenseOrMoeTensors});
   // MiniMax-M2: q/k norms over all heads, Mixtral's expert names (the checkpoint's, which
   // transformers 5.24.0 fuses at load: conversion_mapping.py, "minimax_m2") stacked by the
   // converter (minimax.py, MiniMaxM2Model.modify_tensors), the routing's correction bias.
@@ -1391,7 +1460,8 @@ std::vector<Architecture> build() {
                  {"ffn_norm.weight", "ffn_norm.weight", Shape::kHidden}},
        .after = {{"token_embd_norm.weight", "model.embedding_norm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
-       .layer_types = {"attention.head_count_kv", "full_attention", "conv"}});
+       .layer_types = {"attention.head_count_kv", "full_attention", "conv"},
+       .varying_layer_tensors = kLfm2Varying});
   // Hunyuan dense: per-head q/k norms named query_layernorm and key_layernorm
   // (modeling_hunyuan_v1_dense.py); the converter renames only, writes eod_token_id as the eos
   // id (hunyuan.py, HunYuanModel.set_vocab) and head_dim as key_length (base.py).
@@ -1537,6 +1607,7 @@ std::vector<Architecture> build() {
             llama_attention}),
        .after = norm_head,
        .layer_types = {"attention.head_count_kv", "attention", "mamba"},
+       .varying_layer_tensors = kMambaOrAttention,
        .refusals = kBambaRefusals});
   // NemotronH's MoE form, as the converter writes it from a transformers 5 config (whose
   // to_dict() always holds num_experts_per_tok: nemotron.py, NemotronHModel.__init__) and as the
@@ -1592,6 +1663,7 @@ std::vector<Architecture> build() {
              {"ffn_down_shexp.weight", "mixer.shared_experts.down_proj.weight",
               Shape::kHiddenSharedFf}}}),
        .after = nemotron_h_head,
+       .varying_layer_tensors = kNemotronHVarying,
        .refusals = kNemotronHRefusals,
        .layer_pattern = "hybrid_override_pattern"});
   // NemotronH's dense form (Nemotron-H, Nemotron Nano 2: a config.json without
@@ -1609,6 +1681,7 @@ std::vector<Architecture> build() {
                      {{"ffn_up.weight", "mixer.up_proj.weight", Shape::kFfHidden},
                       {"ffn_down.weight", "mixer.down_proj.weight", Shape::kHiddenFf}}}),
        .after = nemotron_h_head,
+       .varying_layer_tensors = kNemotronHVarying,
        .refusals = kNemotronHRefusals,
        .layer_pattern = "hybrid_override_pattern"});
   // Falcon-H1: every layer a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A =
@@ -1678,7 +1751,8 @@ std::vector<Architecture> build() {
        .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .tensor_flags = kJambaFlags,
-       .layer_periods = kJambaPeriods});
+       .layer_periods = kJambaPeriods,
+       .varying_layer_tensors = kJambaVarying});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its
@@ -1711,6 +1785,7 @@ std::vector<Architecture> build() {
                   Shape::kPerLayerInput},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
+       .varying_layer_tensors = kKvSharing,
        .refusals = kGemma4Refusals,
        .per_layer_vocab = PerLayerVocab::kVocab,
        .layer_type_config = true});
@@ -1760,6 +1835,7 @@ std::vector<Architecture> build() {
        .tensor_flags = kGemma3nFlags,
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
        .tensor_dims = kGemma3nDims,
+       .varying_layer_tensors = kKvSharing,
        .per_layer_vocab = PerLayerVocab::kPadded});
   // DeepSeek-V2 and V3 (Kimi K2 too): MLA (modeling_deepseek_v2.py, DeepseekV2Attention): q_proj,
   // or the query LoRA (q_a_proj, its norm, q_b_proj); kv_a_proj_with_mqa, its norm, kv_b_proj,
@@ -1788,7 +1864,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .varying_layer_tensors = kDenseOrMoeTensors});
   add({.gguf_arch = "deepseek2",
        .model_type = "deepseek_v3",
        .class_name = "DeepseekV3ForCausalLM",
@@ -1806,7 +1883,8 @@ std::vector<Architecture> build() {
        .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
        .after = norm_head,
        .required_tensor = "exp_probs_b.bias",
-       .required_with = "ffn_gate_inp.weight"});
+       .required_with = "ffn_gate_inp.weight",
+       .varying_layer_tensors = kDenseOrMoeTensors});
   // Qwen3-Next: gated delta net layers and gated attention layers (q_proj holds the output
   // gate too), each with Qwen2-MoE's experts and gated shared expert (modeling_qwen3_next.py,
   // Qwen3NextGatedDeltaNet, Qwen3NextAttention, Qwen3NextSparseMoeBlock). The converter
@@ -1847,7 +1925,8 @@ std::vector<Architecture> build() {
             {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
-       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
+       .varying_layer_tensors = kQwenLinearOrFull});
   // Qwen3.5 (transformers 5.x): Qwen3-Next's layers with the projections unfused
   // (modeling_qwen3_5.py, Qwen3_5GatedDeltaNet: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a).
   const std::vector<WeightEntry> qwen35_layer = {
@@ -1879,7 +1958,8 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({qwen35_layer, gated_mlp, qwen35_norms}),
        .after = norm_head,
-       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
+       .varying_layer_tensors = kQwenLinearOrFull});
   add({.gguf_arch = "qwen35moe",
        .model_type = "qwen3_5_moe_text",
        .class_name = "Qwen3_5MoeForCausalLM",
@@ -1894,7 +1974,8 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({qwen35_layer, experts, shared_expert, qwen35_norms}),
        .after = norm_head,
-       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
+       .varying_layer_tensors = kQwenLinearOrFull});
   // Ministral 3's text model: a llama (mistral3.py, Ministral3Model is a LlamaModel) under its
   // own general.architecture, with YaRN (configuration_ministral3.py; transformers 5 only).
   add({.gguf_arch = "mistral3",
@@ -1951,6 +2032,7 @@ std::vector<Architecture> build() {
                  {"cross_attn_norm.weight", "layer.1.layer_norm.weight", Shape::kHidden}},
                 t5_decoder_mlp}),
        .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}},
+       .varying_layer_tensors = kT5RelativeBias,
        .refusals = kT5Refusals});
   // UMT5 (modeling_umt5.py): T5's state_dict with a relative attention bias in every layer
   // (UMT5Block's has_relative_attention_bias=True); the converter writes it as t5 (t5.py,
@@ -1960,6 +2042,7 @@ std::vector<Architecture> build() {
   umt5.class_name = "UMT5ForConditionalGeneration";
   umt5.required_tensor = "attn_rel_b.weight";
   umt5.required_from_layer = 1;
+  umt5.varying_layer_tensors = {};
   add(std::move(umt5));
   return rows;
 }
@@ -2087,6 +2170,38 @@ RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
     }
   }
   return {chosen, ""};
+}
+
+std::string uneven_layer(const Architecture& row, std::string_view prefix, const Layers& layers,
+                         std::span<const WeightEntry> entries) {
+  if (layers.empty()) return "";
+  // Not a structured binding: clang 14 does not capture one in a lambda.
+  const std::uint64_t first = layers.begin()->first;
+  const auto& first_tensors = layers.begin()->second;
+  const std::span<const std::string_view> varying = row.varying_layer_tensors;
+  // Each name every layer must agree on, with whether the first layer holds it.
+  std::vector<std::pair<std::string_view, bool>> names;
+  auto keep = [&](std::string_view name) {
+    if (std::find(varying.begin(), varying.end(), name) == varying.end()) {
+      names.emplace_back(name, first_tensors.contains(name));
+    }
+  };
+  for (const WeightEntry& e : entries) {
+    keep(e.gguf);
+    for (const std::string_view then : e.then) {
+      if (!then.empty()) keep(then);
+    }
+  }
+  for (const auto& [n, tensors] : layers) {
+    for (const auto& [name, first_holds] : names) {
+      if (tensors.contains(name) == first_holds) continue;
+      return first_holds ? fmt::format("layer {} of {} has no '{}{}.{}', which layer {} holds", n,
+                                       layers.size(), prefix, n, name, first)
+                         : fmt::format("layer {} of {} holds '{}{}.{}', which layer {} has not", n,
+                                       layers.size(), prefix, n, name, first);
+    }
+  }
+  return "";
 }
 
 }  // namespace ggufs::hf

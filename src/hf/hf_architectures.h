@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -329,6 +330,12 @@ struct Architecture {
   /// globals after the encoder's layers (its final norm). None when `decoder_prefix` is empty.
   std::string_view decoder_prefix;
   std::vector<WeightEntry> decoder_layer, between;
+  /// The GGUF layer tensors (after "blk.N.", of `layer` and `decoder_layer`, `then` parts too)
+  /// that one model's layers hold or lack by their kind: a hybrid's attention and SSM or
+  /// convolution layers, dense layers before or between MoE layers, T5's relative attention bias
+  /// in layer 0 only, Gemma's KV-sharing layers without keys and values. Every other tensor of
+  /// the row is held by every layer or by none (uneven_layer).
+  std::span<const std::string_view> varying_layer_tensors;
   std::span<const Refusal> refusals;
   PerLayerVocab per_layer_vocab = PerLayerVocab::kNone;
   /// A config field holding one character a layer from the per-layer head_count_kv and
@@ -378,5 +385,21 @@ struct RowChoice {
 /// (Architecture::required_tensor), else no row and the first layer lacking it. nullptr stays
 /// nullptr; a file without a block count keeps `row` (render_hf_config refuses it).
 RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file);
+
+/// One layer's tensors (their indices into GgufFile::tensors) by name after "<prefix>N.", and
+/// the layers under a prefix ("blk.", "enc.blk.", "dec.blk.") by N (hf_plan.h, TensorIndex;
+/// layers 0..L−1, each present).
+using LayerTensors = std::map<std::string_view, std::size_t>;
+using Layers = std::map<std::uint64_t, LayerTensors>;
+
+/// A row is proven by its tensors: each tensor of `entries` (and their `then` parts) that `row`
+/// does not list in varying_layer_tensors is held by every layer of `layers` if layer 0 holds
+/// it, by none if not (else transformers would initialise it at random in the layers lacking
+/// it, or the layers holding it would carry a part the config does not give them). The first
+/// layer at fault in one line, naming the tensor ("layer 3 of 4 has no 'blk.3.attn_k.weight',
+/// which layer 0 holds"), else "". Time linear in the layers times the entries, no allocation
+/// beyond the entries' names.
+std::string uneven_layer(const Architecture& row, std::string_view prefix, const Layers& layers,
+                         std::span<const WeightEntry> entries);
 
 }  // namespace ggufs::hf

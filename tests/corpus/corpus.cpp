@@ -1179,12 +1179,15 @@ struct RowSetup {
 RowSetup setup_for(const hf::Architecture& row) {
   RowSetup s;
   if (row.gguf_arch == "t5") {
-    s.first.push_back({"enc.blk.0.ffn_gate.weight", {16, 8}});  // (F, H)
-    if (!row.required_tensor.empty()) {
-      for (const char* part : {"enc", "dec"}) {  // every layer from required_from_layer
-        s.first.push_back(
-            {fmt::format("{}.blk.{}.{}", part, row.required_from_layer, row.required_tensor),
-             {8, 2}});  // (buckets, heads)
+    // In every layer: hf/ refuses a layer unlike layer 0 (hf::uneven_layer), and UMT5 holds its
+    // relative attention bias in each (modeling_umt5.py, UMT5Block).
+    for (std::uint64_t n = 0; n < s.layers; ++n) {
+      s.first.push_back({fmt::format("enc.blk.{}.ffn_gate.weight", n), {16, 8}});  // (F, H)
+      for (const char* part : {"enc", "dec"}) {
+        if (!row.required_tensor.empty()) {
+          s.first.push_back({fmt::format("{}.blk.{}.{}", part, n, row.required_tensor),
+                             {8, 2}});  // (buckets, heads)
+        }
       }
     }
   }
@@ -1408,17 +1411,26 @@ bool add_entry(ModelSpec& m, const hf::Architecture& row, const hf::WeightEntry&
     if (!then.empty()) names.push_back(prefix + std::string(then));
   }
   const std::size_t own = names.size();
-  for (const ModelSpec::Tensor& t : m.tensors) {
-    if (t.name == names[0]) return true;  // the row's required tensor, added first
+  auto holds = [](const ModelSpec& s, const std::string& name) {
+    return std::any_of(s.tensors.begin(), s.tensors.end(),
+                       [&](const ModelSpec::Tensor& t) { return t.name == name; });
+  };
+  // The same tensors in the other layers `also` names, at once (a row's required tensor must
+  // stand in every layer that needs it before the row is chosen, and every tensor not of a layer
+  // kind in every layer: hf::uneven_layer).
+  std::vector<std::string> layers = {prefix};
+  layers.insert(layers.end(), also.begin(), also.end());
+  auto in = [&](const std::string& p, std::size_t i) { return p + names[i].substr(prefix.size()); };
+  // Held in every layer already: the row's required tensor or a setup's, added first.
+  if (std::all_of(layers.begin(), layers.end(),
+                  [&](const std::string& p) { return holds(m, in(p, 0)); })) {
+    return true;
   }
   auto attempt = [&](const Shapes& shapes, std::string* reason) {
     ModelSpec t = m;
-    for (std::size_t i = 0; i < own; ++i) t.tensor(names[i], shapes[i]);
-    // The same tensors in the other layers `also` names, at once (a row's required tensor must
-    // stand in every layer that needs it before the row is chosen).
-    for (const std::string& p : also) {
+    for (const std::string& p : layers) {
       for (std::size_t i = 0; i < own; ++i) {
-        t.tensor(p + names[i].substr(prefix.size()), shapes[i]);
+        if (!holds(t, in(p, i))) t.tensor(in(p, i), shapes[i]);
       }
     }
     SeedMap r = map_seed(t, row);
@@ -1513,16 +1525,28 @@ std::vector<HfRowSeed> hf_row_seeds() {
         }
       }
     }
-    for (const hf::WeightEntry& e : row.before) add_entry(m, row, e, "");
-    for (std::uint64_t n = 0; n < setup.layers; ++n) {
-      for (const hf::WeightEntry& e : row.layer) add_entry(m, row, e, fmt::format("{}{}.", blk, n));
-    }
-    for (const hf::WeightEntry& e : row.between) add_entry(m, row, e, "");
-    for (std::uint64_t n = 0; n < setup.layers; ++n) {
-      for (const hf::WeightEntry& e : row.decoder_layer) {
-        add_entry(m, row, e, fmt::format("dec.blk.{}.", n));
+    // Each layer entry in every layer at once (hf/ refuses a layer unlike layer 0:
+    // hf::uneven_layer), but layer by layer those the row lets differ by layer kind.
+    auto add_layers = [&](const std::vector<hf::WeightEntry>& entries, std::string_view under) {
+      std::vector<std::string> prefixes;
+      for (std::uint64_t n = 0; n < setup.layers; ++n) {
+        prefixes.push_back(fmt::format("{}{}.", under, n));
       }
-    }
+      if (prefixes.empty()) return;
+      const std::vector<std::string> others(prefixes.begin() + 1, prefixes.end());
+      const auto& varying = row.varying_layer_tensors;
+      for (const hf::WeightEntry& e : entries) {
+        if (std::find(varying.begin(), varying.end(), e.gguf) == varying.end()) {
+          add_entry(m, row, e, prefixes[0], others);
+        } else {
+          for (const std::string& p : prefixes) add_entry(m, row, e, p);
+        }
+      }
+    };
+    for (const hf::WeightEntry& e : row.before) add_entry(m, row, e, "");
+    add_layers(row.layer, blk);
+    for (const hf::WeightEntry& e : row.between) add_entry(m, row, e, "");
+    add_layers(row.decoder_layer, "dec.blk.");
     for (const hf::WeightEntry& e : row.after) add_entry(m, row, e, "");
     std::erase_if(m.tensors,
                   [&](const ModelSpec::Tensor& t) { return t.name.ends_with(kPlaceholder); });

@@ -19,16 +19,21 @@ namespace {
 
 using namespace ggufs::test;  // metadata_builder.h
 
+// Layer n's attention of the tiny llama below (q, k, v, o).
+void add_llama_attention(GgufFile& f, int n) {
+  add_tensor(f, fmt::format("blk.{}.attn_q.weight", n), {16, 16});
+  add_tensor(f, fmt::format("blk.{}.attn_k.weight", n), {8, 16});
+  add_tensor(f, fmt::format("blk.{}.attn_v.weight", n), {8, 16});
+  add_tensor(f, fmt::format("blk.{}.attn_output.weight", n), {16, 16});
+}
+
 // A one-layer llama as llama.cpp's converter writes it: hidden 16, 4 heads of 4, 2 kv heads.
 GgufFile tiny_llama() {
   GgufFile f = tiny_decoder("llama", 1);
   add(f, "general.name", str("tiny"));
   add(f, "llama.vocab_size", u32(10));
   add_tensor(f, "token_embd.weight", {10, 16});
-  add_tensor(f, "blk.0.attn_q.weight", {16, 16});
-  add_tensor(f, "blk.0.attn_k.weight", {8, 16});
-  add_tensor(f, "blk.0.attn_v.weight", {8, 16});
-  add_tensor(f, "blk.0.attn_output.weight", {16, 16});
+  add_llama_attention(f, 0);
   add_tensor(f, "output_norm.weight", {16});
   return f;
 }
@@ -99,6 +104,7 @@ TEST(HfWeights, Qwen35ValueHeadsNotWholePerKeyHeadRefused) {
     add_tensor(f, "token_embd.weight", {3, 16});
     add_tensor(f, "blk.0.ssm_a", {nv ? nv : 1});
     add_tensor(f, "blk.0.ssm_out.weight", {16, 24});
+    add_tensor(f, "blk.0.attn_norm.weight", {16});
     add_tensor(f, "blk.1.attn_norm.weight", {16});
     // 0: the config's linear_value_head_dim (inner size / value heads) is refused first.
     expect_refused(f, nv ? "not whole value heads per key head" : "linear_num_value_heads");
@@ -247,8 +253,64 @@ TEST(HfWeights, ALayerWithoutTensorsRefused) {
   *find(f, "llama.block_count") = u32(4);
   expect_refused(f, "layer 1 of 4 holds no tensor (no 'blk.1.*')");
   // The same file with the layers there maps.
-  for (const int n : {1, 2, 3}) add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+  for (const int n : {1, 2, 3}) add_llama_attention(f, n);
   EXPECT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+}
+
+// A llama whose layer 1 lacks the k_proj layer 0 has: LlamaForCausalLM would initialise
+// model.layers.1.self_attn.k_proj.weight at random (from_pretrained only warns). A llama's
+// layers are all alike (modeling_llama.py, LlamaDecoderLayer), so one holding a tensor layer 0
+// lacks is refused too.
+TEST(HfWeights, ALayerLackingATensorTheOthersHoldRefused) {
+  auto two_layers = [] {
+    GgufFile f = tiny_llama();
+    *find(f, "llama.block_count") = u32(2);
+    add_llama_attention(f, 1);
+    return f;
+  };
+  GgufFile f = two_layers();
+  const HfWeightsResult whole = hf_weight_map(f);
+  ASSERT_TRUE(whole.weights.has_value()) << whole.reason;
+  EXPECT_EQ(whole.weights->size(), 10u);  // embeddings, 4 + 4 projections, the final norm
+  std::erase_if(f.tensors, [](const TensorInfo& t) { return t.name == "blk.1.attn_k.weight"; });
+  expect_refused(f, "layer 1 of 2 has no 'blk.1.attn_k.weight', which layer 0 holds");
+  f = two_layers();
+  add_tensor(f, "blk.1.ffn_norm.weight", {16});
+  expect_refused(f, "layer 1 of 2 holds 'blk.1.ffn_norm.weight', which layer 0 has not");
+  // A tensor no row entry names stays a tensor hf/ omits, in any layer.
+  f = two_layers();
+  add_tensor(f, "blk.1.no_such.weight", {16});
+  EXPECT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+}
+
+// LFM2's layers are attention or short convolution by layer_types (modeling_lfm2.py,
+// Lfm2DecoderLayer; lfm2.py writes it as 0 KV heads in a convolution layer): an attention layer
+// 0 and a convolution layer 1 hold different tensors and map; the norms every layer has
+// (operator_norm, ffn_norm) are not of a layer kind, and a layer lacking one is refused.
+TEST(HfWeights, AHybridsLayerKindsMap) {
+  GgufFile f = tiny_decoder("lfm2", 2);
+  *find(f, "lfm2.attention.head_count_kv") = arr(ValueType::kUint32, {u32(2), u32(0)});
+  add(f, "lfm2.vocab_size", u32(10));
+  add(f, "lfm2.shortconv.l_cache", u32(3));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_llama_attention(f, 0);  // LFM2's q, k, v and out_proj (no q/k permutation)
+  add_tensor(f, "blk.1.shortconv.conv.weight", {16, 3});
+  add_tensor(f, "blk.1.shortconv.in_proj.weight", {48, 16});
+  add_tensor(f, "blk.1.shortconv.out_proj.weight", {16, 16});
+  for (const int n : {0, 1}) {
+    add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+    add_tensor(f, fmt::format("blk.{}.ffn_norm.weight", n), {16});
+  }
+  const HfWeightsResult r = hf_weight_map(f);
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  std::vector<std::string> names;
+  for (const HfWeight& w : *r.weights) names.push_back(w.hf_name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.0.self_attn.k_proj.weight"),
+            names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.1.conv.in_proj.weight"),
+            names.end());
+  std::erase_if(f.tensors, [](const TensorInfo& t) { return t.name == "blk.1.ffn_norm.weight"; });
+  expect_refused(f, "layer 1 of 2 has no 'blk.1.ffn_norm.weight', which layer 0 holds");
 }
 
 // A tensor of no elements gets no map, whatever its other dimensions say: at 300 000 and at
@@ -439,9 +501,14 @@ TEST(HfWeights, ExpertCountLoopsOnlyWhereALayerHasStacks) {
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
   ASSERT_EQ(r.weights->size(), kLayers);
   EXPECT_EQ(r.weights->back().hf_name, "model.layers.4095.input_layernorm.weight");
-  // A stack of 4 experts under that expert_count: refused before any expert is emitted.
+  // A stack of 4 experts in one layer but layer 0: a layer unlike layer 0.
   add_tensor(f, "blk.7.ffn_gate_exps.weight", {4, 768, 16});
-  expect_refused(f, "tensor 'blk.7.ffn_gate_exps.weight': fewer than the 10000000 experts");
+  expect_refused(f, "layer 7 of 4096 holds 'blk.7.ffn_gate_exps.weight', which layer 0 has not");
+  // In every layer, under that expert_count: refused before any expert is emitted.
+  for (std::uint32_t n = 0; n < kLayers; ++n) {
+    if (n != 7) add_tensor(f, fmt::format("blk.{}.ffn_gate_exps.weight", n), {4, 768, 16});
+  }
+  expect_refused(f, "tensor 'blk.0.ffn_gate_exps.weight': fewer than the 10000000 experts");
 }
 
 }  // namespace
