@@ -691,6 +691,16 @@ std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> par
   return out;
 }
 
+// `entries` with those named (all, when none is) the class builds only under a config field
+// (WeightEntry::optional).
+std::vector<WeightEntry> conditional(std::vector<WeightEntry> entries,
+                                     std::initializer_list<std::string_view> named = {}) {
+  for (WeightEntry& e : entries) {
+    e.optional |= named.size() == 0 || std::find(named.begin(), named.end(), e.gguf) != named.end();
+  }
+  return entries;
+}
+
 std::vector<Architecture> build() {
   const std::vector<WeightEntry> llama_attention = {
       {"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
@@ -1085,7 +1095,12 @@ std::vector<Architecture> build() {
        .defaults = {.kv_heads = 32, .ff = 6912, .bos = 0, .eos = 0},
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({biased_attention, gated_mlp, biased_norms}),
+       // The q/k/v biases under use_qkv_bias, post_attention_layernorm unless
+       // use_parallel_residual (modeling_stablelm.py, StableLmAttention and
+       // StableLmDecoderLayer), both of which the tensors set (hf_config.cpp, tensor_fields).
+       .layer = conditional(
+           cat({biased_attention, gated_mlp, biased_norms}),
+           {"attn_q.bias", "attn_k.bias", "attn_v.bias", "ffn_norm.weight", "ffn_norm.bias"}),
        .after = norm_bias_head});
   // Olmo2's q_norm and k_norm span all heads (nh·hd, nkv·hd), and its norms follow attention
   // and the MLP (modeling_olmo2.py, Olmo2Attention and Olmo2DecoderLayer); the converter renames
@@ -1228,11 +1243,13 @@ std::vector<Architecture> build() {
        .defaults = {.ff = 22528, .bos = 5, .eos = 255001, .pad = 0},
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({llama_attention,
-                     {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadsHeadDim},
-                      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvHeadsHeadDim}},
-                     gated_mlp,
-                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
+       .layer =
+           cat({llama_attention,
+                conditional(
+                    {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadsHeadDim},
+                     {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvHeadsHeadDim}}),
+                gated_mlp,
+                {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .tensor_flags = kCohereFlags});
   // Command R7B: Command R's tensors without q/k norms; the converter drops the biases, which
@@ -1252,7 +1269,8 @@ std::vector<Architecture> build() {
        .after = norm_head});
   // GPT-NeoX: LayerNorms with biases, the fused query_key_value per head [q, k, v] (regrouped
   // by the converter, gptneox.py GPTNeoXModel.modify_tensors), biased dense and MLP, untied
-  // embed_out (modeling_gpt_neox.py).
+  // embed_out (modeling_gpt_neox.py); the attention's biases under attention_bias
+  // (GPTNeoXAttention), which the tensors set (kGptNeoXFlags).
   add({.gguf_arch = "gptneox",
        .model_type = "gpt_neox",
        .class_name = "GPTNeoXForCausalLM",
@@ -1266,9 +1284,15 @@ std::vector<Architecture> build() {
                  {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
                  {"ffn_norm.bias", "post_attention_layernorm.bias", Shape::kHidden},
                  {"attn_qkv.weight", "attention.query_key_value.weight", Shape::kFusedQkv},
-                 {"attn_qkv.bias", "attention.query_key_value.bias", Shape::kThreeHidden},
+                 {.gguf = "attn_qkv.bias",
+                  .hf = "attention.query_key_value.bias",
+                  .shape = Shape::kThreeHidden,
+                  .optional = true},
                  {"attn_output.weight", "attention.dense.weight", Shape::kHiddenHidden},
-                 {"attn_output.bias", "attention.dense.bias", Shape::kHidden},
+                 {.gguf = "attn_output.bias",
+                  .hf = "attention.dense.bias",
+                  .shape = Shape::kHidden,
+                  .optional = true},
                  {"ffn_up.weight", "mlp.dense_h_to_4h.weight", Shape::kFfHidden},
                  {"ffn_up.bias", "mlp.dense_h_to_4h.bias", Shape::kFf},
                  {"ffn_down.weight", "mlp.dense_4h_to_h.weight", Shape::kHiddenFf},
@@ -1383,7 +1407,8 @@ std::vector<Architecture> build() {
                  {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
-  // GLM-4.5: q/k/v biases and q/k norms where the tensors show them, dense layers before
+  // GLM-4.5: q/k/v biases and q/k norms where the tensors show them (attention_bias and
+  // use_qk_norm, modeling_glm4_moe.py, Glm4MoeAttention; kGlm4MoeFlags), dense layers before
   // first_k_dense_replace, then the experts (glm.py, Glm4MoeModel.modify_tensors stacks
   // mlp.experts.X.*), the router with its correction bias (a buffer) and the shared experts as
   // one MLP moe_intermediate_size · n_shared_experts wide (modeling_glm4_moe.py, Glm4MoeMoE).
@@ -1398,8 +1423,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat(
-           {biased_attention,
-            qk_norms,
+           {conditional(biased_attention, {"attn_q.bias", "attn_k.bias", "attn_v.bias"}),
+            conditional(qk_norms),
             gated_mlp,
             scored_experts,
             {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
@@ -1575,8 +1600,10 @@ std::vector<Architecture> build() {
       {"ssm_in.weight", "mamba.in_proj.weight", Shape::kMamba2InProj},
       {"ssm_norm.weight", "mamba.norm.weight", Shape::kInner},
       {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner}};
-  // GraniteMoeHybrid: every layer holds granitemoe's experts (none when dense), the shared MLP
-  // (its input_linear split into gate and up: shexp with experts, the plain ffn without) and
+  // GraniteMoeHybrid: every layer holds granitemoe's experts (none when dense: the class builds
+  // them where num_local_experts > 0, modeling_granitemoehybrid.py,
+  // GraniteMoeHybridDecoderLayer), the shared MLP (its input_linear split into gate and up:
+  // shexp with experts, the plain ffn without; either stands for the other) and
   // either a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A = -exp(A_log), reshapes) or
   // llama's permuted attention (granite.py, GraniteHybridModel.modify_tensors).
   add({.gguf_arch = "granitehybrid",
@@ -1589,7 +1616,7 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat(
-           {granite_experts,
+           {conditional(granite_experts),
             two_norms,
             {{"ffn_gate_shexp.weight",
               "shared_mlp.input_linear.weight",
@@ -1688,7 +1715,8 @@ std::vector<Architecture> build() {
   // -exp(A_log), reshapes) beside unpermuted attention (Mamba2Model.modify_tensors calls no
   // LlamaModel.permute; the class rotates halves), then a gated MLP; pre_ff_layernorm.weight is
   // mapped whole to ffn_norm (tensor_mapping.py, FFN_PRE_NORM). The weights are the converter's
-  // folded ones (kFalconH1Constants).
+  // folded ones (kFalconH1Constants). The gated norm and the convolution's bias under
+  // mamba_rms_norm and mamba_conv_bias (modeling_falcon_h1.py, FalconH1Mixer; kFalconH1Flags).
   add({.gguf_arch = "falcon-h1",
        .model_type = "falcon_h1",
        .class_name = "FalconH1ForCausalLM",
@@ -1701,7 +1729,7 @@ std::vector<Architecture> build() {
        .layer = cat({{{"ffn_gate.weight", "feed_forward.gate_proj.weight", Shape::kFfHidden},
                       {"ffn_up.weight", "feed_forward.up_proj.weight", Shape::kFfHidden},
                       {"ffn_down.weight", "feed_forward.down_proj.weight", Shape::kHiddenFf}},
-                     mamba2_mixer,
+                     conditional(mamba2_mixer, {"ssm_norm.weight", "ssm_conv1d.bias"}),
                      llama_attention,
                      {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
                       {"ffn_norm", "pre_ff_layernorm.weight", Shape::kHidden}}}),
@@ -1712,6 +1740,8 @@ std::vector<Architecture> build() {
   // with RMS norms of dt, B and C, each with a dense MLP or routed experts (modeling_jamba.py,
   // JambaAttentionDecoderLayer, JambaMambaDecoderLayer). The converter stores A = -exp(A_log),
   // squeezes conv1d and stacks the experts (jamba.py, JambaModel.modify_tensors); D is as it is.
+  // The convolution's bias under mamba_conv_bias, in_proj's and out_proj's under mamba_proj_bias
+  // (JambaMambaMixer; kJambaFlags).
   add({.gguf_arch = "jamba",
        .model_type = "jamba",
        .class_name = "JambaForCausalLM",
@@ -1723,16 +1753,25 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention,
                      {{"ssm_conv1d.weight", "mamba.conv1d.weight", Shape::kInnerOneKernel},
-                      {"ssm_conv1d.bias", "mamba.conv1d.bias", Shape::kInner},
+                      {.gguf = "ssm_conv1d.bias",
+                       .hf = "mamba.conv1d.bias",
+                       .shape = Shape::kInner,
+                       .optional = true},
                       {"ssm_in.weight", "mamba.in_proj.weight", Shape::kTwoInnerHidden},
-                      {"ssm_in.bias", "mamba.in_proj.bias", Shape::kTwoInner},
+                      {.gguf = "ssm_in.bias",
+                       .hf = "mamba.in_proj.bias",
+                       .shape = Shape::kTwoInner,
+                       .optional = true},
                       {"ssm_x.weight", "mamba.x_proj.weight", Shape::kRankStatesInner},
                       {"ssm_dt.weight", "mamba.dt_proj.weight", Shape::kInnerRank},
                       {"ssm_dt.bias", "mamba.dt_proj.bias", Shape::kInner},
                       {"ssm_a", "mamba.A_log", Shape::kInnerState},
                       {"ssm_d", "mamba.D", Shape::kInner},
                       {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner},
-                      {"ssm_out.bias", "mamba.out_proj.bias", Shape::kHidden},
+                      {.gguf = "ssm_out.bias",
+                       .hf = "mamba.out_proj.bias",
+                       .shape = Shape::kHidden,
+                       .optional = true},
                       {"ssm_dt_norm.weight", "mamba.dt_layernorm.weight", Shape::kSsmHeads},
                       {"ssm_b_norm.weight", "mamba.b_layernorm.weight", Shape::kStates},
                       {"ssm_c_norm.weight", "mamba.c_layernorm.weight", Shape::kStates},
@@ -1764,18 +1803,21 @@ std::vector<Architecture> build() {
        .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 9216, .bos = 2, .eos = 1, .pad = 0},
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({{{"layer_output_scale.weight", "layer_scalar", Shape::kOne}},
-                     {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
-                      {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
-                      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim},
-                      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
-                      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
-                      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO}},
-                     gated_mlp,
-                     gemma_norms,
-                     {{"inp_gate.weight", "per_layer_input_gate.weight", Shape::kPerLayerHidden},
-                      {"proj.weight", "per_layer_projection.weight", Shape::kHiddenPerLayer},
-                      {"post_norm.weight", "post_per_layer_input_norm.weight", Shape::kHidden}}}),
+       .layer =
+           cat({{{"layer_output_scale.weight", "layer_scalar", Shape::kOne}},
+                {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+                 {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
+                 {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim},
+                 {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+                 {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+                 {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO}},
+                gated_mlp,
+                gemma_norms,
+                // Where hidden_size_per_layer_input is not 0 (Gemma4TextDecoderLayer).
+                conditional(
+                    {{"inp_gate.weight", "per_layer_input_gate.weight", Shape::kPerLayerHidden},
+                     {"proj.weight", "per_layer_projection.weight", Shape::kHiddenPerLayer},
+                     {"post_norm.weight", "post_per_layer_input_norm.weight", Shape::kHidden}})}),
        .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
                  {"per_layer_token_embd.weight", "model.embed_tokens_per_layer.weight",
                   Shape::kPerLayerEmbeddings},
@@ -1809,7 +1851,12 @@ std::vector<Architecture> build() {
             gated_mlp,
             gemma_norms,
             {{"altup_correct_coef.weight", "altup.correction_coefs.weight", Shape::kAltupInputs},
-             {"altup_correct_scale.weight", "altup.correct_output_scale", Shape::kHidden},
+             // Built in every layer, read only under altup_correct_scale, which the tensor
+             // sets (Gemma3nTextAltUp, Gemma3nTextDecoderLayer.forward; kGemma3nFlags).
+             {.gguf = "altup_correct_scale.weight",
+              .hf = "altup.correct_output_scale",
+              .shape = Shape::kHidden,
+              .optional = true},
              {"altup_predict_coef.weight", "altup.prediction_coefs.weight",
               Shape::kAltupPredictions},
              {"altup_router.weight", "altup.modality_router.weight", Shape::kAltupInputsHidden},
@@ -1842,17 +1889,21 @@ std::vector<Architecture> build() {
   // which the converter splits into attn_k_b and attn_v_b (deepseek.py,
   // DeepseekV2Model.modify_tensors); dense layers before first_k_dense_replace, then the stacked
   // experts, the router and the shared experts as one MLP (V3's router with its correction bias,
-  // the tensor that tells V3 from V2: V2's softmax router has none).
-  const std::vector<WeightEntry> mla_attention = {
-      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kMlaQ},
-      {"attn_q_a.weight", "self_attn.q_a_proj.weight", Shape::kQLoraHidden},
-      {"attn_q_a_norm.weight", "self_attn.q_a_layernorm.weight", Shape::kQLora},
-      {"attn_q_b.weight", "self_attn.q_b_proj.weight", Shape::kMlaQB},
-      {"attn_kv_a_mqa.weight", "self_attn.kv_a_proj_with_mqa.weight", Shape::kKvLoraRopeHidden},
-      {"attn_kv_a_norm.weight", "self_attn.kv_a_layernorm.weight", Shape::kKvLora},
-      {"attn_k_b.weight", "self_attn.kv_b_proj.weight", Shape::kMlaKvB, false, {"attn_v_b.weight"}},
-      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kMlaO},
-  };
+  // the tensor that tells V3 from V2: V2's softmax router has none). q_proj or the query LoRA by
+  // q_lora_rank: either is the file's.
+  const std::vector<WeightEntry> mla_attention = cat(
+      {conditional({{"attn_q.weight", "self_attn.q_proj.weight", Shape::kMlaQ},
+                    {"attn_q_a.weight", "self_attn.q_a_proj.weight", Shape::kQLoraHidden},
+                    {"attn_q_a_norm.weight", "self_attn.q_a_layernorm.weight", Shape::kQLora},
+                    {"attn_q_b.weight", "self_attn.q_b_proj.weight", Shape::kMlaQB}}),
+       {{"attn_kv_a_mqa.weight", "self_attn.kv_a_proj_with_mqa.weight", Shape::kKvLoraRopeHidden},
+        {"attn_kv_a_norm.weight", "self_attn.kv_a_layernorm.weight", Shape::kKvLora},
+        {"attn_k_b.weight",
+         "self_attn.kv_b_proj.weight",
+         Shape::kMlaKvB,
+         false,
+         {"attn_v_b.weight"}},
+        {"attn_output.weight", "self_attn.o_proj.weight", Shape::kMlaO}}});
   add({.gguf_arch = "deepseek2",
        .model_type = "deepseek_v2",
        .class_name = "DeepseekV2ForCausalLM",
@@ -2179,17 +2230,27 @@ std::string uneven_layer(const Architecture& row, std::string_view prefix, const
   const std::uint64_t first = layers.begin()->first;
   const auto& first_tensors = layers.begin()->second;
   const std::span<const std::string_view> varying = row.varying_layer_tensors;
+  auto is_varying = [&](std::string_view name) {
+    return std::find(varying.begin(), varying.end(), name) != varying.end();
+  };
+  // An entry of the same HF name held instead (granitehybrid's shared MLP: ffn_gate_shexp with
+  // experts, ffn_gate without) stands in for a required one.
+  auto stood_in = [&](const WeightEntry& e) {
+    return std::any_of(entries.begin(), entries.end(), [&](const WeightEntry& other) {
+      return other.hf == e.hf && first_tensors.contains(other.gguf);
+    });
+  };
   // Each name every layer must agree on, with whether the first layer holds it.
   std::vector<std::pair<std::string_view, bool>> names;
-  auto keep = [&](std::string_view name) {
-    if (std::find(varying.begin(), varying.end(), name) == varying.end()) {
-      names.emplace_back(name, first_tensors.contains(name));
-    }
-  };
   for (const WeightEntry& e : entries) {
-    keep(e.gguf);
-    for (const std::string_view then : e.then) {
-      if (!then.empty()) keep(then);
+    for (const std::string_view name : {e.gguf, e.then[0], e.then[1]}) {
+      if (name.empty() || is_varying(name)) continue;
+      const bool held = first_tensors.contains(name);
+      if (!held && !e.optional && !stood_in(e)) {
+        return fmt::format("layer {} of {} has no '{}{}.{}', which {} builds in every layer", first,
+                           layers.size(), prefix, first, name, row.class_name);
+      }
+      names.emplace_back(name, held);
     }
   }
   for (const auto& [n, tensors] : layers) {

@@ -204,7 +204,8 @@ std::string missing_layer(const Layers& layers, std::uint64_t count, std::string
 // why the file is no such model: a layer tensor past the file's own block count or named as the
 // converter never names one ("blk.07.", "blk.x.") is no tensor of this model, not dropped
 // unseen; a layer without any tensor is a layer transformers would initialise at random (a layer
-// is its tensors), as is one lacking a tensor the others hold (uneven_layer).
+// is its tensors), as is one lacking a tensor the others hold, or one its class builds in every
+// layer (uneven_layer).
 std::string index_tensors(const GgufFile& file, Plan& plan, std::uint64_t decoder_layers) {
   const Architecture& row = *plan.row;
   const std::uint64_t layers = plan.dims.layers;
@@ -240,7 +241,8 @@ std::string index_tensors(const GgufFile& file, Plan& plan, std::uint64_t decode
       !why.empty()) {
     return why;
   }
-  // Each layer holds the row's tensors layer 0 holds, but those of a layer kind.
+  // Layer 0 holds the row's required tensors, and each layer those layer 0 holds, but those of
+  // a layer kind.
   if (std::string why = uneven_layer(row, blk_prefix, index.blocks, row.layer); !why.empty()) {
     return why;
   }
