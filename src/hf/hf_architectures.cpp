@@ -29,10 +29,10 @@ constexpr ConfigKey kBaseKeys[] = {{"context_length", "max_position_embeddings"}
                                    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
                                    {"vocab_size", "vocab_size"}};
 
-// Key lists joined, in order.
-template <std::size_t... N>
-constexpr std::array<ConfigKey, (N + ...)> join(const ConfigKey (&... parts)[N]) {
-  std::array<ConfigKey, (N + ...)> out{};
+// Key lists (or name lists) joined, in order.
+template <typename T, std::size_t... N>
+constexpr std::array<T, (N + ...)> join(const T (&... parts)[N]) {
+  std::array<T, (N + ...)> out{};
   std::size_t i = 0;
   ((std::copy(std::begin(parts), std::end(parts), out.begin() + i), i += N), ...);
   return out;
@@ -619,10 +619,86 @@ constexpr Refusal kT5Refusals[] = {{RefuseWhen::kTensorAbsent, "enc.blk.0.ffn_ga
 constexpr ConfigConstant kMinistral3Constants[] = {
     {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
 
+// Architecture::varying_layer_tensors: the layer tensors one model's layers hold by their kind.
+// A name no entry of a row has changes nothing there, so rows share these lists.
+// llama's attention (llama_attention below), in a hybrid's attention layers only.
+constexpr std::string_view kAttentionTensors[] = {"attn_q.weight", "attn_k.weight", "attn_v.weight",
+                                                  "attn_output.weight"};
+// A Mamba-2 mixer (mamba2_mixer below), in a hybrid's Mamba layers only.
+constexpr std::string_view kMamba2Tensors[] = {
+    "ssm_dt.bias",     "ssm_a",         "ssm_d",           "ssm_conv1d.weight",
+    "ssm_conv1d.bias", "ssm_in.weight", "ssm_norm.weight", "ssm_out.weight"};
+// A dense MLP in some layers, the router, the experts and the shared experts in the others:
+// modeling_deepseek_v2.py, DeepseekV2DecoderLayer (DeepseekV3's, Glm4MoeDecoderLayer and
+// Dots1DecoderLayer likewise) builds the MoE from layer first_k_dense_replace on;
+// modeling_ernie4_5_moe.py, Ernie4_5_MoeDecoderLayer, in the layers from moe_layer_start_index
+// every moe_layer_interval; modeling_jamba.py, JambaDecoderLayer, where layers_num_experts (from
+// expert_layer_offset and _period) is over 1; modeling_nemotron_h.py, NemotronHBlock, in its
+// MLP or MoE layers (layers_block_type) only.
+constexpr std::string_view kDenseOrMoeTensors[] = {
+    "ffn_gate.weight",       "ffn_up.weight",       "ffn_down.weight",      "ffn_gate_inp.weight",
+    "ffn_gate_exps.weight",  "ffn_up_exps.weight",  "ffn_down_exps.weight", "exp_probs_b.bias",
+    "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight"};
+// modeling_lfm2.py, Lfm2DecoderLayer: self_attn (with q/k layernorms) where layer_types says
+// "full_attention", the short convolution elsewhere.
+constexpr std::string_view kLfm2Own[] = {"attn_q_norm.weight", "attn_k_norm.weight",
+                                         "shortconv.conv.weight", "shortconv.in_proj.weight",
+                                         "shortconv.out_proj.weight"};
+constexpr auto kLfm2Varying = join(kAttentionTensors, kLfm2Own);
+// modeling_granitemoehybrid.py, GraniteMoeHybridDecoderLayer: a Mamba-2 mixer or attention by
+// layers_block_type (the MoE and shared MLP in every layer).
+constexpr auto kMambaOrAttention = join(kMamba2Tensors, kAttentionTensors);
+// modeling_nemotron_h.py, NemotronHBlock: one mixer a layer by layers_block_type (the
+// converter's hybrid_override_pattern): Mamba-2, attention, MLP or MoE.
+constexpr auto kNemotronHVarying = join(kMamba2Tensors, kAttentionTensors, kDenseOrMoeTensors);
+// modeling_jamba.py, JambaAttentionDecoderLayer and JambaMambaDecoderLayer by layers_block_type
+// (attn_layer_offset and _period), each with a dense MLP or the experts (kDenseOrMoeTensors).
+constexpr std::string_view kJambaMamba[] = {"ssm_conv1d.weight",
+                                            "ssm_conv1d.bias",
+                                            "ssm_in.weight",
+                                            "ssm_in.bias",
+                                            "ssm_x.weight",
+                                            "ssm_dt.weight",
+                                            "ssm_dt.bias",
+                                            "ssm_a",
+                                            "ssm_d",
+                                            "ssm_out.weight",
+                                            "ssm_out.bias",
+                                            "ssm_dt_norm.weight",
+                                            "ssm_b_norm.weight",
+                                            "ssm_c_norm.weight"};
+constexpr auto kJambaVarying = join(kAttentionTensors, kJambaMamba, kDenseOrMoeTensors);
+// modeling_qwen3_next.py, Qwen3NextDecoderLayer (and modeling_qwen3_5.py's): the gated delta
+// net where layer_types says "linear_attention", gated attention with q/k norms where it says
+// "full_attention"; in_proj_qkvz's split (attn_qkv, attn_gate) and in_proj_ba (ssm_ba) are
+// qwen3next's, in_proj_b and in_proj_a (ssm_beta, ssm_alpha) Qwen3.5's.
+constexpr std::string_view kQwenOwn[] = {
+    "attn_q_norm.weight", "attn_k_norm.weight", "ssm_dt.bias",     "ssm_a",
+    "ssm_conv1d.weight",  "ssm_norm.weight",    "ssm_out.weight",  "attn_qkv.weight",
+    "attn_gate.weight",   "ssm_ba.weight",      "ssm_beta.weight", "ssm_alpha.weight"};
+constexpr auto kQwenLinearOrFull = join(kAttentionTensors, kQwenOwn);
+// transformers 5's modeling_gemma4.py, Gemma4TextAttention, and modeling_gemma3n.py,
+// Gemma3nTextAttention: the last num_kv_shared_layers reuse an earlier layer's keys and values
+// and hold no k_proj, v_proj or k_norm (4.57.6's Gemma 3n holds them, unused).
+constexpr std::string_view kKvSharing[] = {"attn_k.weight", "attn_v.weight", "attn_k_norm.weight"};
+// modeling_t5.py, T5Stack: T5Block(has_relative_attention_bias=bool(i == 0)), in the encoder
+// and the decoder (UMT5 holds it in every layer: its row lists none).
+constexpr std::string_view kT5RelativeBias[] = {"attn_rel_b.weight"};
+
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
+}
+
+// `entries` with those named (all, when none is) the class builds only under a config field
+// (WeightEntry::optional).
+std::vector<WeightEntry> conditional(std::vector<WeightEntry> entries,
+                                     std::initializer_list<std::string_view> named = {}) {
+  for (WeightEntry& e : entries) {
+    e.optional |= named.size() == 0 || std::find(named.begin(), named.end(), e.gguf) != named.end();
+  }
+  return entries;
 }
 
 std::vector<Architecture> build() {
@@ -957,7 +1033,8 @@ std::vector<Architecture> build() {
              {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
               Shape::kHiddenSharedExpertsFf}},
             two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .varying_layer_tensors = kDenseOrMoeTensors});
   // dots.llm1: dense layers before first_k_dense_replace, then the experts (qwen.py,
   // Qwen2MoeModel.modify_tensors), the router with its correction bias (a buffer), and the
   // shared experts as one MLP moe_intermediate_size · n_shared_experts wide.
@@ -969,7 +1046,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, qk_norms, gated_mlp, scored_experts, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .varying_layer_tensors = kDenseOrMoeTensors});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
        .class_name = "GPT2LMHeadModel",
@@ -1017,7 +1095,12 @@ std::vector<Architecture> build() {
        .defaults = {.kv_heads = 32, .ff = 6912, .bos = 0, .eos = 0},
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({biased_attention, gated_mlp, biased_norms}),
+       // The q/k/v biases under use_qkv_bias, post_attention_layernorm unless
+       // use_parallel_residual (modeling_stablelm.py, StableLmAttention and
+       // StableLmDecoderLayer), both of which the tensors set (hf_config.cpp, tensor_fields).
+       .layer = conditional(
+           cat({biased_attention, gated_mlp, biased_norms}),
+           {"attn_q.bias", "attn_k.bias", "attn_v.bias", "ffn_norm.weight", "ffn_norm.bias"}),
        .after = norm_bias_head});
   // Olmo2's q_norm and k_norm span all heads (nh·hd, nkv·hd), and its norms follow attention
   // and the MLP (modeling_olmo2.py, Olmo2Attention and Olmo2DecoderLayer); the converter renames
@@ -1160,11 +1243,13 @@ std::vector<Architecture> build() {
        .defaults = {.ff = 22528, .bos = 5, .eos = 255001, .pad = 0},
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({llama_attention,
-                     {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadsHeadDim},
-                      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvHeadsHeadDim}},
-                     gated_mlp,
-                     {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
+       .layer =
+           cat({llama_attention,
+                conditional(
+                    {{"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadsHeadDim},
+                     {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kKvHeadsHeadDim}}),
+                gated_mlp,
+                {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .tensor_flags = kCohereFlags});
   // Command R7B: Command R's tensors without q/k norms; the converter drops the biases, which
@@ -1184,7 +1269,8 @@ std::vector<Architecture> build() {
        .after = norm_head});
   // GPT-NeoX: LayerNorms with biases, the fused query_key_value per head [q, k, v] (regrouped
   // by the converter, gptneox.py GPTNeoXModel.modify_tensors), biased dense and MLP, untied
-  // embed_out (modeling_gpt_neox.py).
+  // embed_out (modeling_gpt_neox.py); the attention's biases under attention_bias
+  // (GPTNeoXAttention), which the tensors set (kGptNeoXFlags).
   add({.gguf_arch = "gptneox",
        .model_type = "gpt_neox",
        .class_name = "GPTNeoXForCausalLM",
@@ -1198,9 +1284,15 @@ std::vector<Architecture> build() {
                  {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
                  {"ffn_norm.bias", "post_attention_layernorm.bias", Shape::kHidden},
                  {"attn_qkv.weight", "attention.query_key_value.weight", Shape::kFusedQkv},
-                 {"attn_qkv.bias", "attention.query_key_value.bias", Shape::kThreeHidden},
+                 {.gguf = "attn_qkv.bias",
+                  .hf = "attention.query_key_value.bias",
+                  .shape = Shape::kThreeHidden,
+                  .optional = true},
                  {"attn_output.weight", "attention.dense.weight", Shape::kHiddenHidden},
-                 {"attn_output.bias", "attention.dense.bias", Shape::kHidden},
+                 {.gguf = "attn_output.bias",
+                  .hf = "attention.dense.bias",
+                  .shape = Shape::kHidden,
+                  .optional = true},
                  {"ffn_up.weight", "mlp.dense_h_to_4h.weight", Shape::kFfHidden},
                  {"ffn_up.bias", "mlp.dense_h_to_4h.bias", Shape::kFf},
                  {"ffn_down.weight", "mlp.dense_4h_to_h.weight", Shape::kHiddenFf},
@@ -1315,7 +1407,8 @@ std::vector<Architecture> build() {
                  {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
-  // GLM-4.5: q/k/v biases and q/k norms where the tensors show them, dense layers before
+  // GLM-4.5: q/k/v biases and q/k norms where the tensors show them (attention_bias and
+  // use_qk_norm, modeling_glm4_moe.py, Glm4MoeAttention; kGlm4MoeFlags), dense layers before
   // first_k_dense_replace, then the experts (glm.py, Glm4MoeModel.modify_tensors stacks
   // mlp.experts.X.*), the router with its correction bias (a buffer) and the shared experts as
   // one MLP moe_intermediate_size · n_shared_experts wide (modeling_glm4_moe.py, Glm4MoeMoE).
@@ -1330,15 +1423,16 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat(
-           {biased_attention,
-            qk_norms,
+           {conditional(biased_attention, {"attn_q.bias", "attn_k.bias", "attn_v.bias"}),
+            conditional(qk_norms),
             gated_mlp,
             scored_experts,
             {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .tensor_flags = kGlm4MoeFlags,
-       .appended_layers = "nextn_predict_layers"});
+       .appended_layers = "nextn_predict_layers",
+       .varying_layer_tensors = kDenseOrMoeTensors});
   // MiniMax-M2: q/k norms over all heads, Mixtral's expert names (the checkpoint's, which
   // transformers 5.24.0 fuses at load: conversion_mapping.py, "minimax_m2") stacked by the
   // converter (minimax.py, MiniMaxM2Model.modify_tensors), the routing's correction bias.
@@ -1391,7 +1485,8 @@ std::vector<Architecture> build() {
                  {"ffn_norm.weight", "ffn_norm.weight", Shape::kHidden}},
        .after = {{"token_embd_norm.weight", "model.embedding_norm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
-       .layer_types = {"attention.head_count_kv", "full_attention", "conv"}});
+       .layer_types = {"attention.head_count_kv", "full_attention", "conv"},
+       .varying_layer_tensors = kLfm2Varying});
   // Hunyuan dense: per-head q/k norms named query_layernorm and key_layernorm
   // (modeling_hunyuan_v1_dense.py); the converter renames only, writes eod_token_id as the eos
   // id (hunyuan.py, HunYuanModel.set_vocab) and head_dim as key_length (base.py).
@@ -1505,8 +1600,10 @@ std::vector<Architecture> build() {
       {"ssm_in.weight", "mamba.in_proj.weight", Shape::kMamba2InProj},
       {"ssm_norm.weight", "mamba.norm.weight", Shape::kInner},
       {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner}};
-  // GraniteMoeHybrid: every layer holds granitemoe's experts (none when dense), the shared MLP
-  // (its input_linear split into gate and up: shexp with experts, the plain ffn without) and
+  // GraniteMoeHybrid: every layer holds granitemoe's experts (none when dense: the class builds
+  // them where num_local_experts > 0, modeling_granitemoehybrid.py,
+  // GraniteMoeHybridDecoderLayer), the shared MLP (its input_linear split into gate and up:
+  // shexp with experts, the plain ffn without; either stands for the other) and
   // either a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A = -exp(A_log), reshapes) or
   // llama's permuted attention (granite.py, GraniteHybridModel.modify_tensors).
   add({.gguf_arch = "granitehybrid",
@@ -1519,7 +1616,7 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat(
-           {granite_experts,
+           {conditional(granite_experts),
             two_norms,
             {{"ffn_gate_shexp.weight",
               "shared_mlp.input_linear.weight",
@@ -1537,6 +1634,7 @@ std::vector<Architecture> build() {
             llama_attention}),
        .after = norm_head,
        .layer_types = {"attention.head_count_kv", "attention", "mamba"},
+       .varying_layer_tensors = kMambaOrAttention,
        .refusals = kBambaRefusals});
   // NemotronH's MoE form, as the converter writes it from a transformers 5 config (whose
   // to_dict() always holds num_experts_per_tok: nemotron.py, NemotronHModel.__init__) and as the
@@ -1592,6 +1690,7 @@ std::vector<Architecture> build() {
              {"ffn_down_shexp.weight", "mixer.shared_experts.down_proj.weight",
               Shape::kHiddenSharedFf}}}),
        .after = nemotron_h_head,
+       .varying_layer_tensors = kNemotronHVarying,
        .refusals = kNemotronHRefusals,
        .layer_pattern = "hybrid_override_pattern"});
   // NemotronH's dense form (Nemotron-H, Nemotron Nano 2: a config.json without
@@ -1609,13 +1708,15 @@ std::vector<Architecture> build() {
                      {{"ffn_up.weight", "mixer.up_proj.weight", Shape::kFfHidden},
                       {"ffn_down.weight", "mixer.down_proj.weight", Shape::kHiddenFf}}}),
        .after = nemotron_h_head,
+       .varying_layer_tensors = kNemotronHVarying,
        .refusals = kNemotronHRefusals,
        .layer_pattern = "hybrid_override_pattern"});
   // Falcon-H1: every layer a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A =
   // -exp(A_log), reshapes) beside unpermuted attention (Mamba2Model.modify_tensors calls no
   // LlamaModel.permute; the class rotates halves), then a gated MLP; pre_ff_layernorm.weight is
   // mapped whole to ffn_norm (tensor_mapping.py, FFN_PRE_NORM). The weights are the converter's
-  // folded ones (kFalconH1Constants).
+  // folded ones (kFalconH1Constants). The gated norm and the convolution's bias under
+  // mamba_rms_norm and mamba_conv_bias (modeling_falcon_h1.py, FalconH1Mixer; kFalconH1Flags).
   add({.gguf_arch = "falcon-h1",
        .model_type = "falcon_h1",
        .class_name = "FalconH1ForCausalLM",
@@ -1628,7 +1729,7 @@ std::vector<Architecture> build() {
        .layer = cat({{{"ffn_gate.weight", "feed_forward.gate_proj.weight", Shape::kFfHidden},
                       {"ffn_up.weight", "feed_forward.up_proj.weight", Shape::kFfHidden},
                       {"ffn_down.weight", "feed_forward.down_proj.weight", Shape::kHiddenFf}},
-                     mamba2_mixer,
+                     conditional(mamba2_mixer, {"ssm_norm.weight", "ssm_conv1d.bias"}),
                      llama_attention,
                      {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
                       {"ffn_norm", "pre_ff_layernorm.weight", Shape::kHidden}}}),
@@ -1639,6 +1740,8 @@ std::vector<Architecture> build() {
   // with RMS norms of dt, B and C, each with a dense MLP or routed experts (modeling_jamba.py,
   // JambaAttentionDecoderLayer, JambaMambaDecoderLayer). The converter stores A = -exp(A_log),
   // squeezes conv1d and stacks the experts (jamba.py, JambaModel.modify_tensors); D is as it is.
+  // The convolution's bias under mamba_conv_bias, in_proj's and out_proj's under mamba_proj_bias
+  // (JambaMambaMixer; kJambaFlags).
   add({.gguf_arch = "jamba",
        .model_type = "jamba",
        .class_name = "JambaForCausalLM",
@@ -1650,16 +1753,25 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention,
                      {{"ssm_conv1d.weight", "mamba.conv1d.weight", Shape::kInnerOneKernel},
-                      {"ssm_conv1d.bias", "mamba.conv1d.bias", Shape::kInner},
+                      {.gguf = "ssm_conv1d.bias",
+                       .hf = "mamba.conv1d.bias",
+                       .shape = Shape::kInner,
+                       .optional = true},
                       {"ssm_in.weight", "mamba.in_proj.weight", Shape::kTwoInnerHidden},
-                      {"ssm_in.bias", "mamba.in_proj.bias", Shape::kTwoInner},
+                      {.gguf = "ssm_in.bias",
+                       .hf = "mamba.in_proj.bias",
+                       .shape = Shape::kTwoInner,
+                       .optional = true},
                       {"ssm_x.weight", "mamba.x_proj.weight", Shape::kRankStatesInner},
                       {"ssm_dt.weight", "mamba.dt_proj.weight", Shape::kInnerRank},
                       {"ssm_dt.bias", "mamba.dt_proj.bias", Shape::kInner},
                       {"ssm_a", "mamba.A_log", Shape::kInnerState},
                       {"ssm_d", "mamba.D", Shape::kInner},
                       {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner},
-                      {"ssm_out.bias", "mamba.out_proj.bias", Shape::kHidden},
+                      {.gguf = "ssm_out.bias",
+                       .hf = "mamba.out_proj.bias",
+                       .shape = Shape::kHidden,
+                       .optional = true},
                       {"ssm_dt_norm.weight", "mamba.dt_layernorm.weight", Shape::kSsmHeads},
                       {"ssm_b_norm.weight", "mamba.b_layernorm.weight", Shape::kStates},
                       {"ssm_c_norm.weight", "mamba.c_layernorm.weight", Shape::kStates},
@@ -1678,7 +1790,8 @@ std::vector<Architecture> build() {
        .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .tensor_flags = kJambaFlags,
-       .layer_periods = kJambaPeriods});
+       .layer_periods = kJambaPeriods,
+       .varying_layer_tensors = kJambaVarying});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its
@@ -1690,18 +1803,21 @@ std::vector<Architecture> build() {
        .defaults = {.kv_heads = 4, .head_dim = 256, .ff = 9216, .bos = 2, .eos = 1, .pad = 0},
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({{{"layer_output_scale.weight", "layer_scalar", Shape::kOne}},
-                     {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
-                      {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
-                      {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim},
-                      {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
-                      {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
-                      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO}},
-                     gated_mlp,
-                     gemma_norms,
-                     {{"inp_gate.weight", "per_layer_input_gate.weight", Shape::kPerLayerHidden},
-                      {"proj.weight", "per_layer_projection.weight", Shape::kHiddenPerLayer},
-                      {"post_norm.weight", "post_per_layer_input_norm.weight", Shape::kHidden}}}),
+       .layer =
+           cat({{{"layer_output_scale.weight", "layer_scalar", Shape::kOne}},
+                {{"attn_q.weight", "self_attn.q_proj.weight", Shape::kQ},
+                 {"attn_q_norm.weight", "self_attn.q_norm.weight", Shape::kHeadDim},
+                 {"attn_k_norm.weight", "self_attn.k_norm.weight", Shape::kHeadDim},
+                 {"attn_k.weight", "self_attn.k_proj.weight", Shape::kKv},
+                 {"attn_v.weight", "self_attn.v_proj.weight", Shape::kKv},
+                 {"attn_output.weight", "self_attn.o_proj.weight", Shape::kO}},
+                gated_mlp,
+                gemma_norms,
+                // Where hidden_size_per_layer_input is not 0 (Gemma4TextDecoderLayer).
+                conditional(
+                    {{"inp_gate.weight", "per_layer_input_gate.weight", Shape::kPerLayerHidden},
+                     {"proj.weight", "per_layer_projection.weight", Shape::kHiddenPerLayer},
+                     {"post_norm.weight", "post_per_layer_input_norm.weight", Shape::kHidden}})}),
        .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
                  {"per_layer_token_embd.weight", "model.embed_tokens_per_layer.weight",
                   Shape::kPerLayerEmbeddings},
@@ -1711,6 +1827,7 @@ std::vector<Architecture> build() {
                   Shape::kPerLayerInput},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
+       .varying_layer_tensors = kKvSharing,
        .refusals = kGemma4Refusals,
        .per_layer_vocab = PerLayerVocab::kVocab,
        .layer_type_config = true});
@@ -1734,7 +1851,12 @@ std::vector<Architecture> build() {
             gated_mlp,
             gemma_norms,
             {{"altup_correct_coef.weight", "altup.correction_coefs.weight", Shape::kAltupInputs},
-             {"altup_correct_scale.weight", "altup.correct_output_scale", Shape::kHidden},
+             // Built in every layer, read only under altup_correct_scale, which the tensor
+             // sets (Gemma3nTextAltUp, Gemma3nTextDecoderLayer.forward; kGemma3nFlags).
+             {.gguf = "altup_correct_scale.weight",
+              .hf = "altup.correct_output_scale",
+              .shape = Shape::kHidden,
+              .optional = true},
              {"altup_predict_coef.weight", "altup.prediction_coefs.weight",
               Shape::kAltupPredictions},
              {"altup_router.weight", "altup.modality_router.weight", Shape::kAltupInputsHidden},
@@ -1760,23 +1882,28 @@ std::vector<Architecture> build() {
        .tensor_flags = kGemma3nFlags,
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
        .tensor_dims = kGemma3nDims,
+       .varying_layer_tensors = kKvSharing,
        .per_layer_vocab = PerLayerVocab::kPadded});
   // DeepSeek-V2 and V3 (Kimi K2 too): MLA (modeling_deepseek_v2.py, DeepseekV2Attention): q_proj,
   // or the query LoRA (q_a_proj, its norm, q_b_proj); kv_a_proj_with_mqa, its norm, kv_b_proj,
   // which the converter splits into attn_k_b and attn_v_b (deepseek.py,
   // DeepseekV2Model.modify_tensors); dense layers before first_k_dense_replace, then the stacked
   // experts, the router and the shared experts as one MLP (V3's router with its correction bias,
-  // the tensor that tells V3 from V2: V2's softmax router has none).
-  const std::vector<WeightEntry> mla_attention = {
-      {"attn_q.weight", "self_attn.q_proj.weight", Shape::kMlaQ},
-      {"attn_q_a.weight", "self_attn.q_a_proj.weight", Shape::kQLoraHidden},
-      {"attn_q_a_norm.weight", "self_attn.q_a_layernorm.weight", Shape::kQLora},
-      {"attn_q_b.weight", "self_attn.q_b_proj.weight", Shape::kMlaQB},
-      {"attn_kv_a_mqa.weight", "self_attn.kv_a_proj_with_mqa.weight", Shape::kKvLoraRopeHidden},
-      {"attn_kv_a_norm.weight", "self_attn.kv_a_layernorm.weight", Shape::kKvLora},
-      {"attn_k_b.weight", "self_attn.kv_b_proj.weight", Shape::kMlaKvB, false, {"attn_v_b.weight"}},
-      {"attn_output.weight", "self_attn.o_proj.weight", Shape::kMlaO},
-  };
+  // the tensor that tells V3 from V2: V2's softmax router has none). q_proj or the query LoRA by
+  // q_lora_rank: either is the file's.
+  const std::vector<WeightEntry> mla_attention = cat(
+      {conditional({{"attn_q.weight", "self_attn.q_proj.weight", Shape::kMlaQ},
+                    {"attn_q_a.weight", "self_attn.q_a_proj.weight", Shape::kQLoraHidden},
+                    {"attn_q_a_norm.weight", "self_attn.q_a_layernorm.weight", Shape::kQLora},
+                    {"attn_q_b.weight", "self_attn.q_b_proj.weight", Shape::kMlaQB}}),
+       {{"attn_kv_a_mqa.weight", "self_attn.kv_a_proj_with_mqa.weight", Shape::kKvLoraRopeHidden},
+        {"attn_kv_a_norm.weight", "self_attn.kv_a_layernorm.weight", Shape::kKvLora},
+        {"attn_k_b.weight",
+         "self_attn.kv_b_proj.weight",
+         Shape::kMlaKvB,
+         false,
+         {"attn_v_b.weight"}},
+        {"attn_output.weight", "self_attn.o_proj.weight", Shape::kMlaO}}});
   add({.gguf_arch = "deepseek2",
        .model_type = "deepseek_v2",
        .class_name = "DeepseekV2ForCausalLM",
@@ -1788,7 +1915,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .varying_layer_tensors = kDenseOrMoeTensors});
   add({.gguf_arch = "deepseek2",
        .model_type = "deepseek_v3",
        .class_name = "DeepseekV3ForCausalLM",
@@ -1806,7 +1934,8 @@ std::vector<Architecture> build() {
        .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
        .after = norm_head,
        .required_tensor = "exp_probs_b.bias",
-       .required_with = "ffn_gate_inp.weight"});
+       .required_with = "ffn_gate_inp.weight",
+       .varying_layer_tensors = kDenseOrMoeTensors});
   // Qwen3-Next: gated delta net layers and gated attention layers (q_proj holds the output
   // gate too), each with Qwen2-MoE's experts and gated shared expert (modeling_qwen3_next.py,
   // Qwen3NextGatedDeltaNet, Qwen3NextAttention, Qwen3NextSparseMoeBlock). The converter
@@ -1847,7 +1976,8 @@ std::vector<Architecture> build() {
             {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
-       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
+       .varying_layer_tensors = kQwenLinearOrFull});
   // Qwen3.5 (transformers 5.x): Qwen3-Next's layers with the projections unfused
   // (modeling_qwen3_5.py, Qwen3_5GatedDeltaNet: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a).
   const std::vector<WeightEntry> qwen35_layer = {
@@ -1879,7 +2009,8 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({qwen35_layer, gated_mlp, qwen35_norms}),
        .after = norm_head,
-       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
+       .varying_layer_tensors = kQwenLinearOrFull});
   add({.gguf_arch = "qwen35moe",
        .model_type = "qwen3_5_moe_text",
        .class_name = "Qwen3_5MoeForCausalLM",
@@ -1894,7 +2025,8 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({qwen35_layer, experts, shared_expert, qwen35_norms}),
        .after = norm_head,
-       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"}});
+       .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
+       .varying_layer_tensors = kQwenLinearOrFull});
   // Ministral 3's text model: a llama (mistral3.py, Ministral3Model is a LlamaModel) under its
   // own general.architecture, with YaRN (configuration_ministral3.py; transformers 5 only).
   add({.gguf_arch = "mistral3",
@@ -1951,6 +2083,7 @@ std::vector<Architecture> build() {
                  {"cross_attn_norm.weight", "layer.1.layer_norm.weight", Shape::kHidden}},
                 t5_decoder_mlp}),
        .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}},
+       .varying_layer_tensors = kT5RelativeBias,
        .refusals = kT5Refusals});
   // UMT5 (modeling_umt5.py): T5's state_dict with a relative attention bias in every layer
   // (UMT5Block's has_relative_attention_bias=True); the converter writes it as t5 (t5.py,
@@ -1960,6 +2093,7 @@ std::vector<Architecture> build() {
   umt5.class_name = "UMT5ForConditionalGeneration";
   umt5.required_tensor = "attn_rel_b.weight";
   umt5.required_from_layer = 1;
+  umt5.varying_layer_tensors = {};
   add(std::move(umt5));
   return rows;
 }
@@ -2087,6 +2221,48 @@ RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
     }
   }
   return {chosen, ""};
+}
+
+std::string uneven_layer(const Architecture& row, std::string_view prefix, const Layers& layers,
+                         std::span<const WeightEntry> entries) {
+  if (layers.empty()) return "";
+  // Not a structured binding: clang 14 does not capture one in a lambda.
+  const std::uint64_t first = layers.begin()->first;
+  const auto& first_tensors = layers.begin()->second;
+  const std::span<const std::string_view> varying = row.varying_layer_tensors;
+  auto is_varying = [&](std::string_view name) {
+    return std::find(varying.begin(), varying.end(), name) != varying.end();
+  };
+  // An entry of the same HF name held instead (granitehybrid's shared MLP: ffn_gate_shexp with
+  // experts, ffn_gate without) stands in for a required one.
+  auto stood_in = [&](const WeightEntry& e) {
+    return std::any_of(entries.begin(), entries.end(), [&](const WeightEntry& other) {
+      return other.hf == e.hf && first_tensors.contains(other.gguf);
+    });
+  };
+  // Each name every layer must agree on, with whether the first layer holds it.
+  std::vector<std::pair<std::string_view, bool>> names;
+  for (const WeightEntry& e : entries) {
+    for (const std::string_view name : {e.gguf, e.then[0], e.then[1]}) {
+      if (name.empty() || is_varying(name)) continue;
+      const bool held = first_tensors.contains(name);
+      if (!held && !e.optional && !stood_in(e)) {
+        return fmt::format("layer {} of {} has no '{}{}.{}', which {} builds in every layer", first,
+                           layers.size(), prefix, first, name, row.class_name);
+      }
+      names.emplace_back(name, held);
+    }
+  }
+  for (const auto& [n, tensors] : layers) {
+    for (const auto& [name, first_holds] : names) {
+      if (tensors.contains(name) == first_holds) continue;
+      return first_holds ? fmt::format("layer {} of {} has no '{}{}.{}', which layer {} holds", n,
+                                       layers.size(), prefix, n, name, first)
+                         : fmt::format("layer {} of {} holds '{}{}.{}', which layer {} has not", n,
+                                       layers.size(), prefix, n, name, first);
+    }
+  }
+  return "";
 }
 
 }  // namespace ggufs::hf

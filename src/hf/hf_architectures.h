@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -209,13 +210,19 @@ enum class Transforms {
 /// input_linear's gate half is `gguf`, its up half `then[0]`); their rows follow `gguf`'s in each
 /// matrix, the inverse of the fused split. A global `expert` entry: one per matrix of a stack of
 /// altup_num_inputs − 1 (gemma.py, Gemma3NModel.modify_tensors stacks Gemma 3n's
-/// altup_projections and altup_unembed_projections with torch.stack).
+/// altup_projections and altup_unembed_projections with torch.stack). `optional`: a layer
+/// parameter the class builds only under a config field the file may leave off (a bias under
+/// attention_bias, q/k norms under use_qk_norm, the query LoRA under q_lora_rank); every other
+/// layer entry is required: the class builds it in every layer (or, where the row lists it in
+/// varying_layer_tensors, in every layer of a kind), and a file whose layer 0 lacks it, and no
+/// entry of the same `hf` name stands in for it, is refused (uneven_layer).
 struct WeightEntry {
   std::string_view gguf;
   std::string_view hf;
   Shape shape;
   bool expert = false;
   std::array<std::string_view, 2> then{};
+  bool optional = false;
 };
 
 /// The config class's __init__ defaults (transformers' configuration_<model>.py) that the shapes
@@ -329,6 +336,12 @@ struct Architecture {
   /// globals after the encoder's layers (its final norm). None when `decoder_prefix` is empty.
   std::string_view decoder_prefix;
   std::vector<WeightEntry> decoder_layer, between;
+  /// The GGUF layer tensors (after "blk.N.", of `layer` and `decoder_layer`, `then` parts too)
+  /// that one model's layers hold or lack by their kind: a hybrid's attention and SSM or
+  /// convolution layers, dense layers before or between MoE layers, T5's relative attention bias
+  /// in layer 0 only, Gemma's KV-sharing layers without keys and values. Every other tensor of
+  /// the row is held by every layer, or, where WeightEntry::optional, by none (uneven_layer).
+  std::span<const std::string_view> varying_layer_tensors;
   std::span<const Refusal> refusals;
   PerLayerVocab per_layer_vocab = PerLayerVocab::kNone;
   /// A config field holding one character a layer from the per-layer head_count_kv and
@@ -378,5 +391,23 @@ struct RowChoice {
 /// (Architecture::required_tensor), else no row and the first layer lacking it. nullptr stays
 /// nullptr; a file without a block count keeps `row` (render_hf_config refuses it).
 RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file);
+
+/// One layer's tensors (their indices into GgufFile::tensors) by name after "<prefix>N.", and
+/// the layers under a prefix ("blk.", "enc.blk.", "dec.blk.") by N (hf_plan.h, TensorIndex;
+/// layers 0..L−1, each present).
+using LayerTensors = std::map<std::string_view, std::size_t>;
+using Layers = std::map<std::uint64_t, LayerTensors>;
+
+/// A row is proven by its tensors: layer 0 of `layers` holds each required tensor of `entries`
+/// (WeightEntry::optional; their `then` parts too) that `row` does not list in
+/// varying_layer_tensors ("layer 0 of 4 has no 'blk.0.attn_k.weight', which LlamaForCausalLM
+/// builds in every layer"), and each such tensor, required or not, is held by every layer if
+/// layer 0 holds it, by none if not (else transformers would initialise it at random in the
+/// layers lacking it, or the layers holding it would carry a part the config does not give
+/// them). The first layer at fault in one line, naming the tensor ("layer 3 of 4 has no
+/// 'blk.3.attn_k.weight', which layer 0 holds"), else "". Time linear in the layers times the
+/// entries, no allocation beyond the entries' names.
+std::string uneven_layer(const Architecture& row, std::string_view prefix, const Layers& layers,
+                         std::span<const WeightEntry> entries);
 
 }  // namespace ggufs::hf

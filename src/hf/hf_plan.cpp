@@ -189,8 +189,7 @@ std::string unknown_expert(const Architecture& row, std::string_view name,
 }
 
 // The first layer below `count` that `layers` (ascending) lacks, as a reason, else "".
-std::string missing_layer(const std::map<std::uint64_t, LayerTensors>& layers, std::uint64_t count,
-                          std::string_view prefix) {
+std::string missing_layer(const Layers& layers, std::uint64_t count, std::string_view prefix) {
   if (layers.size() == count) return "";
   std::uint64_t missing = 0;
   for (const auto& entry : layers) {
@@ -205,7 +204,8 @@ std::string missing_layer(const std::map<std::uint64_t, LayerTensors>& layers, s
 // why the file is no such model: a layer tensor past the file's own block count or named as the
 // converter never names one ("blk.07.", "blk.x.") is no tensor of this model, not dropped
 // unseen; a layer without any tensor is a layer transformers would initialise at random (a layer
-// is its tensors).
+// is its tensors), as is one lacking a tensor the others hold, or one its class builds in every
+// layer (uneven_layer).
 std::string index_tensors(const GgufFile& file, Plan& plan, std::uint64_t decoder_layers) {
   const Architecture& row = *plan.row;
   const std::uint64_t layers = plan.dims.layers;
@@ -237,7 +237,16 @@ std::string index_tensors(const GgufFile& file, Plan& plan, std::uint64_t decode
     if (std::string why = unknown_expert(row, name, blk, layers); !why.empty()) return why;
   }
   if (std::string why = missing_layer(index.blocks, layers, blk_prefix); !why.empty()) return why;
-  return missing_layer(index.decoder_blocks, decoder_layers, "dec.blk.");
+  if (std::string why = missing_layer(index.decoder_blocks, decoder_layers, "dec.blk.");
+      !why.empty()) {
+    return why;
+  }
+  // Layer 0 holds the row's required tensors, and each layer those layer 0 holds, but those of
+  // a layer kind.
+  if (std::string why = uneven_layer(row, blk_prefix, index.blocks, row.layer); !why.empty()) {
+    return why;
+  }
+  return uneven_layer(row, "dec.blk.", index.decoder_blocks, row.decoder_layer);
 }
 
 }  // namespace

@@ -60,10 +60,9 @@ struct LayerDims {
 /// The GGUF tensors (their indices into GgufFile::tensors) by name: globals, and the layer
 /// tensors by layer and by name after "blk.N." (an encoder-decoder's "enc.blk.N." and
 /// "dec.blk.N.").
-using LayerTensors = std::map<std::string_view, std::size_t>;
 struct TensorIndex {
   std::map<std::string_view, std::size_t> globals;
-  std::map<std::uint64_t, LayerTensors> blocks, decoder_blocks;
+  Layers blocks, decoder_blocks;
 };
 
 /// Everything hf/ renders from.

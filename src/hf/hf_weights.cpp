@@ -701,9 +701,8 @@ std::string add_layer_entry(Builder& b, const std::string& prefix, std::uint64_t
 
 // The layers of `blocks` under `layer_prefix`, each with `layer`'s entries and its own dimensions
 // (Plan::layer_dims; a decoder's layers have the plan's).
-std::string add_layers(Builder& b, const std::map<std::uint64_t, hf::LayerTensors>& blocks,
-                       std::string_view layer_prefix, const std::vector<WeightEntry>& layer,
-                       bool own_dims) {
+std::string add_layers(Builder& b, const hf::Layers& blocks, std::string_view layer_prefix,
+                       const std::vector<WeightEntry>& layer, bool own_dims) {
   for (const auto& [n, tensors] : blocks) {
     const std::string prefix = fmt::format(fmt::runtime(layer_prefix), n);
     b.d = b.plan.dims;

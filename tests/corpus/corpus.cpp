@@ -626,22 +626,24 @@ ModelSpec hf_gpt2() {
   return m;
 }
 
-// qwen3moe with 2 experts of 768 (Qwen3MoeConfig's moe_intermediate_size, which transformers
-// keeps): only the down stack, Q4_0, fits a fuzz input; expert 1 starts mid-tensor.
+// qwen3moe with 2 experts of 64: the three stacks Qwen3MoeSparseMoeBlock builds in every layer
+// (hf/ refuses a layer 0 without one), the down stack Q4_0 with expert 1 starting mid-tensor.
 ModelSpec hf_qwen3moe() {
   ModelSpec m = hparams("qwen3moe");
   m.add("qwen3moe.attention.key_length", u32_value(8));
   m.add("qwen3moe.attention.value_length", u32_value(8));
   m.add("qwen3moe.expert_count", u32_value(2));
   m.add("qwen3moe.expert_used_count", u32_value(1));
-  m.add("qwen3moe.expert_feed_forward_length", u32_value(768));
+  m.add("qwen3moe.expert_feed_forward_length", u32_value(64));
   gpt2_tokenizer(m);
   m.tensor("token_embd.weight", {kVocab, kHidden});
   attention(m, 8);
   m.tensor("blk.0.attn_q_norm.weight", {8});
   m.tensor("blk.0.attn_k_norm.weight", {8});
   m.tensor("blk.0.ffn_gate_inp.weight", {2, kHidden});
-  m.tensor("blk.0.ffn_down_exps.weight", {2, kHidden, 768}, GGML_TYPE_Q4_0);
+  m.tensor("blk.0.ffn_gate_exps.weight", {2, 64, kHidden});
+  m.tensor("blk.0.ffn_up_exps.weight", {2, 64, kHidden});
+  m.tensor("blk.0.ffn_down_exps.weight", {2, kHidden, 64}, GGML_TYPE_Q4_0);
   m.tensor("blk.0.attn_norm.weight", {kHidden});
   m.tensor("blk.0.ffn_norm.weight", {kHidden});
   m.tensor("output_norm.weight", {kHidden});
@@ -948,7 +950,8 @@ std::vector<Fixture> cost_shapes(std::size_t scale) {
   }
   {
     // qwen3moe.expert_count 10 000 000 and 4·scale layers that hold no expert stack, only a norm
-    // (F16: one 32-byte aligned block each): the expert loop must not run for them.
+    // (F16: one 32-byte aligned block each): the expert loop must not run for them (hf/ now
+    // refuses layer 0 without the tensors Qwen3MoeDecoderLayer builds, before any loop).
     ModelSpec m = hparams("qwen3moe");
     m.at("qwen3moe.block_count") = u32_value(4 * scale);
     m.add("qwen3moe.attention.key_length", u32_value(8));
@@ -1179,12 +1182,15 @@ struct RowSetup {
 RowSetup setup_for(const hf::Architecture& row) {
   RowSetup s;
   if (row.gguf_arch == "t5") {
-    s.first.push_back({"enc.blk.0.ffn_gate.weight", {16, 8}});  // (F, H)
-    if (!row.required_tensor.empty()) {
-      for (const char* part : {"enc", "dec"}) {  // every layer from required_from_layer
-        s.first.push_back(
-            {fmt::format("{}.blk.{}.{}", part, row.required_from_layer, row.required_tensor),
-             {8, 2}});  // (buckets, heads)
+    // In every layer: hf/ refuses a layer unlike layer 0 (hf::uneven_layer), and UMT5 holds its
+    // relative attention bias in each (modeling_umt5.py, UMT5Block).
+    for (std::uint64_t n = 0; n < s.layers; ++n) {
+      s.first.push_back({fmt::format("enc.blk.{}.ffn_gate.weight", n), {16, 8}});  // (F, H)
+      for (const char* part : {"enc", "dec"}) {
+        if (!row.required_tensor.empty()) {
+          s.first.push_back({fmt::format("{}.blk.{}.{}", part, n, row.required_tensor),
+                             {8, 2}});  // (buckets, heads)
+        }
       }
     }
   }
@@ -1400,30 +1406,66 @@ std::vector<Shapes> candidates(std::vector<std::uint64_t> x, std::size_t parts, 
 }
 
 // Adds the tensors of `entry` named `prefix` + its GGUF names to `m` with the shapes hf/ accepts
-// for `row`, if any: true when the weight map then holds it.
+// for `row`, if any: true when the weight map then holds it. `fillers`: the tensors of `m` that
+// stand, shaped {1}, for the entries a layer must hold (WeightEntry::optional) until they are
+// probed; an entry replaces its own, and its shape is found once the weight map, which checks
+// shapes in state_dict order, refuses a filler after it instead of it.
 bool add_entry(ModelSpec& m, const hf::Architecture& row, const hf::WeightEntry& entry,
-               const std::string& prefix, const std::vector<std::string>& also = {}) {
+               const std::string& prefix, const std::vector<std::string>& also = {},
+               std::set<std::string>* fillers = nullptr) {
   std::vector<std::string> names = {prefix + std::string(entry.gguf)};
   for (const std::string_view then : entry.then) {
     if (!then.empty()) names.push_back(prefix + std::string(then));
   }
   const std::size_t own = names.size();
-  for (const ModelSpec::Tensor& t : m.tensors) {
-    if (t.name == names[0]) return true;  // the row's required tensor, added first
+  auto filler = [&](const std::string& name) { return fillers && fillers->contains(name); };
+  auto holds = [&](const ModelSpec& s, const std::string& name) {
+    return !filler(name) && std::any_of(s.tensors.begin(), s.tensors.end(),
+                                        [&](const ModelSpec::Tensor& t) { return t.name == name; });
+  };
+  // The same tensors in the other layers `also` names, at once (a row's required tensor must
+  // stand in every layer that needs it before the row is chosen, and every tensor not of a layer
+  // kind in every layer: hf::uneven_layer).
+  std::vector<std::string> layers = {prefix};
+  layers.insert(layers.end(), also.begin(), also.end());
+  auto in = [&](const std::string& p, std::size_t i) { return p + names[i].substr(prefix.size()); };
+  // Held in every layer already: the row's required tensor or a setup's, added first.
+  if (std::all_of(layers.begin(), layers.end(),
+                  [&](const std::string& p) { return holds(m, in(p, 0)); })) {
+    return true;
   }
+  std::set<std::string> mine;  // this entry's tensors in `layers`
+  for (const std::string& p : layers) {
+    for (std::size_t i = 0; i < own; ++i) mine.insert(in(p, i));
+  }
+  auto done = [&](ModelSpec&& t) {
+    m = std::move(t);
+    if (fillers) std::erase_if(*fillers, [&](const std::string& n) { return mine.contains(n); });
+    return true;
+  };
   auto attempt = [&](const Shapes& shapes, std::string* reason) {
     ModelSpec t = m;
-    for (std::size_t i = 0; i < own; ++i) t.tensor(names[i], shapes[i]);
-    // The same tensors in the other layers `also` names, at once (a row's required tensor must
-    // stand in every layer that needs it before the row is chosen).
-    for (const std::string& p : also) {
+    std::erase_if(t.tensors, [&](const ModelSpec::Tensor& x) {
+      return filler(x.name) && mine.contains(x.name);
+    });
+    for (const std::string& p : layers) {
       for (std::size_t i = 0; i < own; ++i) {
-        t.tensor(p + names[i].substr(prefix.size()), shapes[i]);
+        if (!holds(t, in(p, i))) t.tensor(in(p, i), shapes[i]);
       }
     }
     SeedMap r = map_seed(t, row);
     if (reason) *reason = r.reason;
-    if (!r.weights) return false;
+    if (!r.weights) {
+      // Past this entry to a filler: its shapes are right.
+      const bool own_fault = std::any_of(mine.begin(), mine.end(), [&](const std::string& n) {
+        return r.reason.find("'" + n + "'") != std::string::npos;
+      });
+      const bool filler_fault =
+          fillers && std::any_of(fillers->begin(), fillers->end(), [&](const std::string& n) {
+            return !mine.contains(n) && r.reason.find("'" + n + "'") != std::string::npos;
+          });
+      return !own_fault && filler_fault && done(std::move(t));
+    }
     // Two GGUF tensors the row maps to one HF name (granitehybrid's shared_mlp from ffn_*_shexp
     // or ffn_*) would write the name twice: a seed holds one of them.
     std::set<std::string_view> hf_names;
@@ -1431,10 +1473,7 @@ bool add_entry(ModelSpec& m, const hf::Architecture& row, const hf::WeightEntry&
       if (!hf_names.insert(w.hf_name).second) return false;
     }
     for (const HfWeight& w : *r.weights) {
-      if (r.file.tensors[w.source].name == names[0]) {
-        m = std::move(t);
-        return true;
-      }
+      if (r.file.tensors[w.source].name == names[0]) return done(std::move(t));
     }
     return false;
   };
@@ -1498,34 +1537,78 @@ std::vector<HfRowSeed> hf_row_seeds() {
       if (enc_dec) layer_prefixes.push_back(fmt::format("dec.blk.{}.", n));
     }
     for (const std::string& p : layer_prefixes) m.tensor(p + std::string(kPlaceholder), {1});
-    // The row's own layer tensor first, in every layer that needs it, so that its row is the one
-    // chosen from then on.
-    if (!row.required_tensor.empty()) {
-      std::vector<std::string> needing;
-      for (const std::string& p : layer_prefixes) {
-        const std::uint64_t n = std::stoull(p.substr(p.find("blk.") + 4));
-        if (n >= row.required_from_layer) needing.push_back(p);
+    // A filler for each tensor the layers must hold (hf::uneven_layer refuses a layer 0 without
+    // one) in every layer, while the entries are probed (add_entry); one of entries of one HF
+    // name (alternatives).
+    std::set<std::string> fillers;
+    // An expert stack's filler passes the stack's count (hf_weights.cpp, add_experts, checks
+    // every stack's count before any expert's shape), so that an entry before it is not taken
+    // for probed whatever its shape.
+    auto fill_one = [&](const std::string& name, bool expert = false) {
+      if (std::none_of(m.tensors.begin(), m.tensors.end(),
+                       [&](const ModelSpec::Tensor& t) { return t.name == name; })) {
+        m.tensor(name,
+                 expert ? std::vector<std::uint64_t>{8, 1, 1} : std::vector<std::uint64_t>{1});
+        fillers.insert(name);
       }
-      for (const hf::WeightEntry& e : row.layer) {
-        if (e.gguf == row.required_tensor && !needing.empty()) {
-          add_entry(m, row, e, needing[0],
-                    std::vector<std::string>(needing.begin() + 1, needing.end()));
+    };
+    auto fill = [&](const std::vector<hf::WeightEntry>& entries, std::string_view under) {
+      std::set<std::string_view> hf_names;
+      const auto& varying = row.varying_layer_tensors;
+      for (const hf::WeightEntry& e : entries) {
+        if (e.optional || !hf_names.insert(e.hf).second ||
+            std::find(varying.begin(), varying.end(), e.gguf) != varying.end()) {
+          continue;
+        }
+        for (std::uint64_t n = 0; n < setup.layers; ++n) {
+          for (const std::string_view name : {e.gguf, e.then[0], e.then[1]}) {
+            if (!name.empty()) fill_one(fmt::format("{}{}.{}", under, n, name), e.expert);
+          }
         }
       }
-    }
-    for (const hf::WeightEntry& e : row.before) add_entry(m, row, e, "");
-    for (std::uint64_t n = 0; n < setup.layers; ++n) {
-      for (const hf::WeightEntry& e : row.layer) add_entry(m, row, e, fmt::format("{}{}.", blk, n));
-    }
-    for (const hf::WeightEntry& e : row.between) add_entry(m, row, e, "");
-    for (std::uint64_t n = 0; n < setup.layers; ++n) {
-      for (const hf::WeightEntry& e : row.decoder_layer) {
-        add_entry(m, row, e, fmt::format("dec.blk.{}.", n));
+    };
+    fill(row.layer, blk);
+    fill(row.decoder_layer, "dec.blk.");
+    // The row's own layer tensor first, a filler in every layer that needs it, so that its row
+    // is the one chosen from then on (probed in its place below).
+    for (const std::string& p : layer_prefixes) {
+      const std::uint64_t n = std::stoull(p.substr(p.find("blk.") + 4));
+      if (!row.required_tensor.empty() && n >= row.required_from_layer) {
+        fill_one(p + std::string(row.required_tensor));
       }
     }
-    for (const hf::WeightEntry& e : row.after) add_entry(m, row, e, "");
-    std::erase_if(m.tensors,
-                  [&](const ModelSpec::Tensor& t) { return t.name.ends_with(kPlaceholder); });
+    // Layer 0's entries in state_dict order (so that a filler the weight map refuses comes after
+    // the entry probed), each in every layer at once (hf/ refuses a layer unlike layer 0:
+    // hf::uneven_layer) but those the row lets differ by layer kind; then those, layer by layer.
+    auto add_layers = [&](const std::vector<hf::WeightEntry>& entries, std::string_view under) {
+      std::vector<std::string> prefixes;
+      for (std::uint64_t n = 0; n < setup.layers; ++n) {
+        prefixes.push_back(fmt::format("{}{}.", under, n));
+      }
+      if (prefixes.empty()) return;
+      const std::vector<std::string> others(prefixes.begin() + 1, prefixes.end());
+      const auto& varying = row.varying_layer_tensors;
+      auto is_varying = [&](const hf::WeightEntry& e) {
+        return std::find(varying.begin(), varying.end(), e.gguf) != varying.end();
+      };
+      for (const hf::WeightEntry& e : entries) {
+        add_entry(m, row, e, prefixes[0], is_varying(e) ? std::vector<std::string>{} : others,
+                  &fillers);
+      }
+      for (const std::string& p : others) {
+        for (const hf::WeightEntry& e : entries) {
+          if (is_varying(e)) add_entry(m, row, e, p, {}, &fillers);
+        }
+      }
+    };
+    for (const hf::WeightEntry& e : row.before) add_entry(m, row, e, "", {}, &fillers);
+    add_layers(row.layer, blk);
+    for (const hf::WeightEntry& e : row.between) add_entry(m, row, e, "", {}, &fillers);
+    add_layers(row.decoder_layer, "dec.blk.");
+    for (const hf::WeightEntry& e : row.after) add_entry(m, row, e, "", {}, &fillers);
+    std::erase_if(m.tensors, [&](const ModelSpec::Tensor& t) {
+      return t.name.ends_with(kPlaceholder) || fillers.contains(t.name);
+    });
     // The entries the weight map holds, by their GGUF tensor (after any layer prefix).
     const SeedMap final_map = map_seed(m, row);
     std::set<std::string_view> mapped;

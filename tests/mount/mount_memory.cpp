@@ -40,6 +40,18 @@ std::uint64_t vm_peak(int pid) {
   return 0;
 }
 
+// The good model's general.architecture as the mount serves it, else its error file (the reason
+// it is not served) or the read's failure.
+std::string served(const Mount& m) {
+  try {
+    return read_text(m / "good/metadata/general.architecture");
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    if (fs::exists(m / "good/error", ec)) return "good/error: " + read_text(m / "good/error");
+    return e.what();
+  }
+}
+
 TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
   GGUFS_REQUIRE_FUSE();
 #if defined(__SANITIZE_ADDRESS__)
@@ -70,6 +82,10 @@ TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
     SCOPED_TRACE(fmt::format("limit: {} MiB above the daemon's peak", room >> 20));
     const Mount m(lib, "", fmt::format("prlimit --as={}", peak + room));
     ASSERT_TRUE(m.mounted()) << m.output();
+    // The good model is opened first, in the room it had: opened after the large model's
+    // failure, the room left would depend on which of that attempt's threads (their stacks) and
+    // arenas are gone yet, a matter of timing on a busy machine.
+    EXPECT_EQ(served(m), "llama\n");
     // Opening the large model: what fits is served, the rest is an error folder or a view less.
     std::error_code ec;
     std::vector<std::string> names;
@@ -96,7 +112,7 @@ TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
     // The daemon is up, and the model beside is served.
     struct statfs sfs {};
     EXPECT_EQ(::statfs(m.path().c_str(), &sfs), 0) << "the daemon died";
-    EXPECT_EQ(read_text(m / "good/metadata/general.architecture"), "llama\n");
+    EXPECT_EQ(served(m), "llama\n");
   }
   EXPECT_GT(short_of_memory, 0) << "every view fit under every limit: the test tests nothing";
 }

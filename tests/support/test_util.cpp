@@ -1,7 +1,9 @@
 #include "test_util.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -26,8 +28,12 @@ std::string listed_split_sha256(const std::filesystem::path& testdata, const std
 }
 
 std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
+  errno = 0;
   std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + p.string());
+  if (!in) {
+    // The errno of the failed open() (ENOENT: no such file; EIO: the daemon refused the read).
+    throw std::runtime_error("cannot open " + p.string() + ": " + std::strerror(errno));
+  }
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 

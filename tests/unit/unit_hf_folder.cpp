@@ -506,9 +506,35 @@ TEST(HfFolder, Gemma3nPerLayerEmbeddingsWithoutTheConvertersPadding) {
     }
     g.add_tensor("per_layer_token_embd.weight", quantized ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
                  {kWidth, kVocabPadded}, data);
-    g.add_tensor(
-        "blk.0.attn_norm.weight", GGML_TYPE_F32, {kHidden},
-        std::vector<std::uint8_t>(kHidden * 4, 0));  // its one layer (a layer is its tensors)
+    // Its one layer: what Gemma3nTextDecoderLayer builds in every layer (modeling_gemma3n.py)
+    // but k_proj, v_proj and k_norm (a KV-sharing layer's under transformers 5), zeros, each
+    // shape as GGUF's ne (LAuReL rank 2).
+    const std::vector<std::pair<std::string, std::vector<std::uint64_t>>> layer = {
+        {"attn_q.weight", {kHidden, kHidden}},
+        {"attn_output.weight", {kHidden, kHidden}},
+        {"attn_q_norm.weight", {kHidden / kHeads}},
+        {"ffn_gate.weight", {kHidden, kFf}},
+        {"ffn_up.weight", {kHidden, kFf}},
+        {"ffn_down.weight", {kFf, kHidden}},
+        {"attn_norm.weight", {kHidden}},
+        {"post_attention_norm.weight", {kHidden}},
+        {"ffn_norm.weight", {kHidden}},
+        {"post_ffw_norm.weight", {kHidden}},
+        {"altup_correct_coef.weight", {4, 4}},
+        {"altup_predict_coef.weight", {4, 16}},
+        {"altup_router.weight", {kHidden, 4}},
+        {"altup_router_norm.weight", {kHidden}},
+        {"laurel_l.weight", {kHidden, 2}},
+        {"laurel_r.weight", {2, kHidden}},
+        {"laurel_post_norm.weight", {kHidden}},
+        {"inp_gate.weight", {kHidden, kWidth}},
+        {"proj.weight", {kWidth, kHidden}},
+        {"post_norm.weight", {kHidden}}};
+    for (const auto& [name, ne] : layer) {
+      std::uint64_t n = 1;
+      for (const std::uint64_t d : ne) n *= d;
+      g.add_tensor("blk.0." + name, GGML_TYPE_F32, ne, std::vector<std::uint8_t>(n * 4, 0));
+    }
     const MemorySource src(g.finish());
     const GgufFile f = parse_gguf(src, "m.gguf");
     const Tree tree(f);

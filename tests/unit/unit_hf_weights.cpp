@@ -19,18 +19,44 @@ namespace {
 
 using namespace ggufs::test;  // metadata_builder.h
 
-// A one-layer llama as llama.cpp's converter writes it: hidden 16, 4 heads of 4, 2 kv heads.
+// Layer n's attention of the tiny llama below (q, k, v, o).
+void add_llama_attention(GgufFile& f, int n) {
+  add_tensor(f, fmt::format("blk.{}.attn_q.weight", n), {16, 16});
+  add_tensor(f, fmt::format("blk.{}.attn_k.weight", n), {8, 16});
+  add_tensor(f, fmt::format("blk.{}.attn_v.weight", n), {8, 16});
+  add_tensor(f, fmt::format("blk.{}.attn_output.weight", n), {16, 16});
+}
+
+// Layer n's MLP of width 40 (gate, up, down) and its two norms: with add_llama_attention, every
+// parameter LlamaDecoderLayer builds (modeling_llama.py: LlamaAttention, LlamaMLP and
+// input_layernorm, post_attention_layernorm).
+void add_llama_mlp_norms(GgufFile& f, int n) {
+  add_tensor(f, fmt::format("blk.{}.ffn_gate.weight", n), {40, 16});
+  add_tensor(f, fmt::format("blk.{}.ffn_up.weight", n), {40, 16});
+  add_tensor(f, fmt::format("blk.{}.ffn_down.weight", n), {16, 40});
+  add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+  add_tensor(f, fmt::format("blk.{}.ffn_norm.weight", n), {16});
+}
+
+void add_llama_layer(GgufFile& f, int n) {
+  add_llama_attention(f, n);
+  add_llama_mlp_norms(f, n);
+}
+
+// A one-layer llama as llama.cpp's converter writes it: hidden 16, 4 heads of 4, 2 kv heads,
+// feed-forward 40, tied embeddings.
 GgufFile tiny_llama() {
   GgufFile f = tiny_decoder("llama", 1);
   add(f, "general.name", str("tiny"));
   add(f, "llama.vocab_size", u32(10));
   add_tensor(f, "token_embd.weight", {10, 16});
-  add_tensor(f, "blk.0.attn_q.weight", {16, 16});
-  add_tensor(f, "blk.0.attn_k.weight", {8, 16});
-  add_tensor(f, "blk.0.attn_v.weight", {8, 16});
-  add_tensor(f, "blk.0.attn_output.weight", {16, 16});
+  add_llama_layer(f, 0);
   add_tensor(f, "output_norm.weight", {16});
   return f;
+}
+
+void erase_tensor(GgufFile& f, std::string_view name) {
+  std::erase_if(f.tensors, [&](const TensorInfo& t) { return t.name == name; });
 }
 
 TensorInfo* tensor(GgufFile& f, const std::string& name) {
@@ -99,7 +125,13 @@ TEST(HfWeights, Qwen35ValueHeadsNotWholePerKeyHeadRefused) {
     add_tensor(f, "token_embd.weight", {3, 16});
     add_tensor(f, "blk.0.ssm_a", {nv ? nv : 1});
     add_tensor(f, "blk.0.ssm_out.weight", {16, 24});
-    add_tensor(f, "blk.1.attn_norm.weight", {16});
+    for (const int n : {0, 1}) {  // the MLP and norms Qwen3_5DecoderLayer builds in every layer
+      add_tensor(f, fmt::format("blk.{}.ffn_gate.weight", n), {40, 16});
+      add_tensor(f, fmt::format("blk.{}.ffn_up.weight", n), {40, 16});
+      add_tensor(f, fmt::format("blk.{}.ffn_down.weight", n), {16, 40});
+      add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+      add_tensor(f, fmt::format("blk.{}.post_attention_norm.weight", n), {16});
+    }
     // 0: the config's linear_value_head_dim (inner size / value heads) is refused first.
     expect_refused(f, nv ? "not whole value heads per key head" : "linear_num_value_heads");
   }
@@ -109,7 +141,7 @@ TEST(HfWeights, TinyLlamaMaps) {
   const HfWeightsResult r = hf_weight_map(tiny_llama());
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
   const std::vector<HfWeight>& w = *r.weights;
-  ASSERT_EQ(w.size(), 6u);
+  ASSERT_EQ(w.size(), 11u);  // embeddings, 4 projections, 3 MLP matrices, 2 norms, final norm
   EXPECT_EQ(w[0].hf_name, "model.embed_tokens.weight");
   EXPECT_EQ(w[1].hf_name, "model.layers.0.self_attn.q_proj.weight");
   // q is permuted with the attention heads, k with the kv heads (hostile files below).
@@ -120,7 +152,37 @@ TEST(HfWeights, TinyLlamaMaps) {
   EXPECT_EQ(w[2].n_head, 2u);
   EXPECT_EQ(w[2].shape, (std::vector<std::uint64_t>{8, 16}));
   EXPECT_EQ(w[3].transform, HfTransform::kNone);
-  EXPECT_EQ(w[5].hf_name, "model.norm.weight");
+  EXPECT_EQ(w[5].hf_name, "model.layers.0.mlp.gate_proj.weight");
+  EXPECT_EQ(w[9].hf_name, "model.layers.0.post_attention_layernorm.weight");
+  EXPECT_EQ(w[10].hf_name, "model.norm.weight");
+}
+
+// Layer n of a Gemma 3n of hidden 16, 4 heads of 4, 4 AltUp inputs, LAuReL rank 2, per-layer
+// input 8 and MLP width `ff`: what Gemma3nTextDecoderLayer builds in every layer
+// (modeling_gemma3n.py) but k_proj, v_proj and k_norm, which the KV-sharing layers lack under
+// transformers 5.
+void add_gemma3n_layer(GgufFile& f, int n, std::uint64_t ff) {
+  auto t = [&](std::string_view name, std::vector<std::uint64_t> shape) {
+    add_tensor(f, fmt::format("blk.{}.{}", n, name), shape);
+  };
+  t("attn_q.weight", {16, 16});
+  t("attn_output.weight", {16, 16});
+  t("attn_q_norm.weight", {4});
+  t("ffn_gate.weight", {ff, 16});
+  t("ffn_up.weight", {ff, 16});
+  t("ffn_down.weight", {16, ff});
+  for (const std::string_view norm :
+       {"attn_norm.weight", "post_attention_norm.weight", "ffn_norm.weight", "post_ffw_norm.weight",
+        "altup_router_norm.weight", "laurel_post_norm.weight", "post_norm.weight"}) {
+    t(norm, {16});
+  }
+  t("altup_correct_coef.weight", {4, 4});
+  t("altup_predict_coef.weight", {16, 4});
+  t("altup_router.weight", {4, 16});
+  t("laurel_l.weight", {2, 16});
+  t("laurel_r.weight", {16, 2});
+  t("inp_gate.weight", {8, 16});
+  t("proj.weight", {16, 8});
 }
 
 // Gemma 3n: the per-layer embeddings without the converter's zero padding (gemma.py,
@@ -133,14 +195,16 @@ TEST(HfWeights, Gemma3nPaddingStacksAndWidths) {
   add(f, "gemma3n.embedding_length_per_layer_input", u32(8));
   add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, std::vector<Value>(262400, str("x"))));
   add_tensor(f, "per_layer_token_embd.weight", {262400, 16});
+  add(f, "gemma3n.attention.key_length", u32(4));
   add_tensor(f, "altup_proj.weight", {3, 16, 16});
-  add_tensor(f, "blk.0.ffn_up.weight", {40, 16});
-  add_tensor(f, "blk.1.ffn_up.weight", {24, 16});
+  for (const int n : {0, 1}) add_gemma3n_layer(f, n, n == 0 ? 40 : 24);
   const HfWeightsResult r = hf_weight_map(f);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
   std::vector<std::string> names;
   for (const HfWeight& w : *r.weights) {
-    names.push_back(w.hf_name);
+    if (w.hf_name.find("up_proj") != std::string::npos || !w.hf_name.starts_with("model.layers.")) {
+      names.push_back(w.hf_name);
+    }
     if (w.hf_name == "model.embed_tokens_per_layer.weight") {
       EXPECT_EQ(w.shape, (std::vector<std::uint64_t>{262144, 16}));
       EXPECT_EQ(w.transform, HfTransform::kFirstRows);
@@ -226,7 +290,7 @@ TEST(HfWeights, UnmappedTensorsAreSkipped) {
   add_tensor(f, "rope_freqs.weight", {2});  // no HF parameter (llama3's rope factors)
   const HfWeightsResult r = hf_weight_map(f);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
-  EXPECT_EQ(r.weights->size(), 6u);
+  EXPECT_EQ(r.weights->size(), 11u);
 }
 
 // A layer tensor the model has no layer for is no tensor of this model: refused with its name,
@@ -247,8 +311,151 @@ TEST(HfWeights, ALayerWithoutTensorsRefused) {
   *find(f, "llama.block_count") = u32(4);
   expect_refused(f, "layer 1 of 4 holds no tensor (no 'blk.1.*')");
   // The same file with the layers there maps.
-  for (const int n : {1, 2, 3}) add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+  for (const int n : {1, 2, 3}) add_llama_layer(f, n);
   EXPECT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+}
+
+// A llama whose layer 1 lacks the k_proj layer 0 has: LlamaForCausalLM would initialise
+// model.layers.1.self_attn.k_proj.weight at random (from_pretrained only warns). A llama's
+// layers are all alike (modeling_llama.py, LlamaDecoderLayer), so one holding a tensor layer 0
+// lacks is refused too.
+TEST(HfWeights, ALayerLackingATensorTheOthersHoldRefused) {
+  auto two_layers = [] {
+    GgufFile f = tiny_llama();
+    *find(f, "llama.block_count") = u32(2);
+    add_llama_layer(f, 1);
+    return f;
+  };
+  GgufFile f = two_layers();
+  const HfWeightsResult whole = hf_weight_map(f);
+  ASSERT_TRUE(whole.weights.has_value()) << whole.reason;
+  EXPECT_EQ(whole.weights->size(), 20u);  // embeddings, 9 + 9 of the layers, the final norm
+  erase_tensor(f, "blk.1.attn_k.weight");
+  expect_refused(f, "layer 1 of 2 has no 'blk.1.attn_k.weight', which layer 0 holds");
+  // A tensor no row entry names stays a tensor hf/ omits, in any layer.
+  f = two_layers();
+  add_tensor(f, "blk.1.no_such.weight", {16});
+  EXPECT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+}
+
+// LlamaDecoderLayer builds k_proj, gate_proj and post_attention_layernorm in every layer
+// (modeling_llama.py, LlamaAttention, LlamaMLP): a llama whose layers all lack one is alike
+// layer by layer, yet LlamaForCausalLM would initialise that parameter at random in each
+// (from_pretrained only warns). Refused naming layer 0's tensor and the class.
+TEST(HfWeights, ATensorItsClassBuildsInEveryLayerAbsentFromAllRefused) {
+  for (const std::string missing : {"attn_k.weight", "ffn_gate.weight", "ffn_norm.weight"}) {
+    GgufFile f = tiny_llama();
+    *find(f, "llama.block_count") = u32(4);
+    for (const int n : {1, 2, 3}) add_llama_layer(f, n);
+    ASSERT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+    for (const int n : {0, 1, 2, 3}) erase_tensor(f, fmt::format("blk.{}.{}", n, missing));
+    expect_refused(f, fmt::format("layer 0 of 4 has no 'blk.0.{}', which LlamaForCausalLM builds "
+                                  "in every layer",
+                                  missing));
+  }
+}
+
+// StableLmAttention builds its q/k/v biases only under use_qkv_bias, StableLmDecoderLayer its
+// post_attention_layernorm only without use_parallel_residual (modeling_stablelm.py), and hf/
+// sets both fields from the tensors (hf_config.cpp): a StableLM maps with or without them. A
+// layer 1 alone holding a q bias is refused, as is a StableLM without input_layernorm's bias,
+// which nn.LayerNorm builds in every layer.
+TEST(HfWeights, AParameterBuiltUnderAConfigFieldMayBeAbsent) {
+  auto stablelm = [](bool biases, bool ffn_norm) {
+    GgufFile f = tiny_decoder("stablelm", 2);
+    add(f, "stablelm.vocab_size", u32(10));
+    add(f, "stablelm.attention.layer_norm_epsilon", f32(1e-5f));
+    add_tensor(f, "token_embd.weight", {10, 16});
+    for (const int n : {0, 1}) {
+      add_llama_attention(f, n);
+      if (biases) {
+        add_tensor(f, fmt::format("blk.{}.attn_q.bias", n), {16});
+        add_tensor(f, fmt::format("blk.{}.attn_k.bias", n), {8});
+        add_tensor(f, fmt::format("blk.{}.attn_v.bias", n), {8});
+      }
+      add_tensor(f, fmt::format("blk.{}.ffn_gate.weight", n), {40, 16});
+      add_tensor(f, fmt::format("blk.{}.ffn_up.weight", n), {40, 16});
+      add_tensor(f, fmt::format("blk.{}.ffn_down.weight", n), {16, 40});
+      add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+      add_tensor(f, fmt::format("blk.{}.attn_norm.bias", n), {16});
+      if (ffn_norm) {
+        add_tensor(f, fmt::format("blk.{}.ffn_norm.weight", n), {16});
+        add_tensor(f, fmt::format("blk.{}.ffn_norm.bias", n), {16});
+      }
+    }
+    add_tensor(f, "output_norm.weight", {16});
+    add_tensor(f, "output_norm.bias", {16});
+    return f;
+  };
+  for (const bool biases : {false, true}) {
+    for (const bool ffn_norm : {false, true}) {
+      const HfWeightsResult r = hf_weight_map(stablelm(biases, ffn_norm));
+      ASSERT_TRUE(r.weights.has_value()) << r.reason;
+      // The embeddings, 9 parameters a layer (3 biases, 2 norm parameters more), the final norm.
+      EXPECT_EQ(r.weights->size(), 1 + 2 * (9 + (biases ? 3 : 0) + (ffn_norm ? 2 : 0)) + 2);
+    }
+  }
+  GgufFile f = stablelm(false, true);
+  add_tensor(f, "blk.1.attn_q.bias", {16});
+  expect_refused(f, "layer 1 of 2 holds 'blk.1.attn_q.bias', which layer 0 has not");
+  f = stablelm(true, true);
+  for (const int n : {0, 1}) erase_tensor(f, fmt::format("blk.{}.attn_norm.bias", n));
+  expect_refused(f,
+                 "layer 0 of 2 has no 'blk.0.attn_norm.bias', which StableLmForCausalLM builds in "
+                 "every layer");
+}
+
+// GraniteMoeHybridDecoderLayer builds shared_mlp in every layer (modeling_granitemoehybrid.py),
+// which the converter writes as ffn_*_shexp beside experts and as the plain ffn_* in a dense
+// model (granite.py, GraniteHybridModel.modify_tensors): either stands for the other, and a layer
+// with neither is refused naming the first.
+TEST(HfWeights, AnAlternativeStandsForARequiredTensor) {
+  GgufFile f = tiny_decoder("granitehybrid", 1);
+  *find(f, "granitehybrid.attention.head_count_kv") = arr(ValueType::kUint32, {u32(2)});
+  add(f, "granitehybrid.vocab_size", u32(10));
+  add(f, "granitehybrid.expert_shared_feed_forward_length", u32(40));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_llama_attention(f, 0);
+  add_llama_mlp_norms(f, 0);  // ffn_gate and ffn_up: shared_mlp.input_linear's halves
+  const HfWeightsResult r = hf_weight_map(f);
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  EXPECT_TRUE(std::any_of(r.weights->begin(), r.weights->end(), [](const HfWeight& w) {
+    return w.hf_name == "model.layers.0.shared_mlp.input_linear.weight";
+  }));
+  for (const char* t : {"ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"}) {
+    erase_tensor(f, fmt::format("blk.0.{}", t));
+  }
+  expect_refused(f,
+                 "layer 0 of 1 has no 'blk.0.ffn_gate_shexp.weight', which "
+                 "GraniteMoeHybridForCausalLM builds in every layer");
+}
+
+// LFM2's layers are attention or short convolution by layer_types (modeling_lfm2.py,
+// Lfm2DecoderLayer; lfm2.py writes it as 0 KV heads in a convolution layer): an attention layer
+// 0 and a convolution layer 1 hold different tensors and map; the MLP and norms every layer has
+// (feed_forward, operator_norm, ffn_norm) are not of a layer kind, and a layer lacking one is
+// refused.
+TEST(HfWeights, AHybridsLayerKindsMap) {
+  GgufFile f = tiny_decoder("lfm2", 2);
+  *find(f, "lfm2.attention.head_count_kv") = arr(ValueType::kUint32, {u32(2), u32(0)});
+  add(f, "lfm2.vocab_size", u32(10));
+  add(f, "lfm2.shortconv.l_cache", u32(3));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_llama_attention(f, 0);  // LFM2's q, k, v and out_proj (no q/k permutation)
+  add_tensor(f, "blk.1.shortconv.conv.weight", {16, 3});
+  add_tensor(f, "blk.1.shortconv.in_proj.weight", {48, 16});
+  add_tensor(f, "blk.1.shortconv.out_proj.weight", {16, 16});
+  for (const int n : {0, 1}) add_llama_mlp_norms(f, n);  // LFM2's w1, w3, w2 and norms
+  const HfWeightsResult r = hf_weight_map(f);
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  std::vector<std::string> names;
+  for (const HfWeight& w : *r.weights) names.push_back(w.hf_name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.0.self_attn.k_proj.weight"),
+            names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.1.conv.in_proj.weight"),
+            names.end());
+  erase_tensor(f, "blk.1.ffn_norm.weight");
+  expect_refused(f, "layer 1 of 2 has no 'blk.1.ffn_norm.weight', which layer 0 holds");
 }
 
 // A tensor of no elements gets no map, whatever its other dimensions say: at 300 000 and at
@@ -277,6 +484,10 @@ TEST(HfWeights, AFusedSplitEachPartItsOwnWidth) {
   add(f, "granitemoe.expert_count", u32(2));
   add(f, "granitemoe.expert_used_count", u32(1));
   add_tensor(f, "token_embd.weight", {10, 16});
+  add_llama_attention(f, 0);
+  add_tensor(f, "blk.0.attn_norm.weight", {16});
+  add_tensor(f, "blk.0.ffn_norm.weight", {16});
+  add_tensor(f, "blk.0.ffn_gate_inp.weight", {2, 16});
   add_tensor(f, "blk.0.ffn_gate_exps.weight", {2, 40, 16});
   add_tensor(f, "blk.0.ffn_up_exps.weight", {2, 40, 16});
   add_tensor(f, "blk.0.ffn_down_exps.weight", {2, 16, 40});
@@ -323,9 +534,13 @@ TEST(HfWeights, AStrayTensorSwitchesNoRow) {
     for (int i = 0; i < 10; ++i) tokens.push_back(str(fmt::format("t{}", i)));
     add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, tokens));
     add_tensor(f, "token_embd.weight", {10, 16});
-    for (std::uint32_t n = 0; n < layers; ++n) {
+    for (std::uint32_t n = 0; n < layers; ++n) {  // FalconDecoderLayer's (modeling_falcon.py)
       add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+      add_tensor(f, fmt::format("blk.{}.attn_norm.bias", n), {16});
       add_tensor(f, fmt::format("blk.{}.attn_qkv.weight", n), {32, 16});
+      add_tensor(f, fmt::format("blk.{}.attn_output.weight", n), {16, 16});
+      add_tensor(f, fmt::format("blk.{}.ffn_up.weight", n), {64, 16});
+      add_tensor(f, fmt::format("blk.{}.ffn_down.weight", n), {16, 64});
     }
     return f;
   };
@@ -371,6 +586,12 @@ TEST(HfWeights, AnMlaRankNear2To64NeverWrapsTheShape) {
   add(f, "deepseek2.attention.key_length_mla", u32(6));
   add_tensor(f, "token_embd.weight", {10, 16});
   add_tensor(f, "blk.0.attn_kv_a_mqa.weight", {1, 16});
+  // The rest of the layer's required tensors, checked after kv_a_mqa's shape (q_proj, or the
+  // query LoRA under q_lora_rank, is not required).
+  for (const std::string_view t : {"attn_kv_a_norm.weight", "attn_k_b.weight", "attn_v_b.weight",
+                                   "attn_output.weight", "attn_norm.weight", "ffn_norm.weight"}) {
+    add_tensor(f, fmt::format("blk.0.{}", t), {16});
+  }
   expect_refused(f, "tensor 'blk.0.attn_kv_a_mqa.weight': the config's shape overflows");
 }
 
@@ -391,6 +612,17 @@ GgufFile tiny_qwen3moe() {
   add_tensor(f, "blk.0.ffn_gate_inp.weight", {4, 16});
   add_tensor(f, "blk.0.ffn_gate_exps.weight", {4, 768, 16});
   add_tensor(f, "blk.0.ffn_down_exps.weight", {4, 16, 768});
+  // The rest of Qwen3MoeDecoderLayer (modeling_qwen3_moe.py): attention of 4 and 2 heads of 8
+  // with q/k norms, the experts' up projections, the two norms.
+  add_tensor(f, "blk.0.attn_q.weight", {32, 16});
+  add_tensor(f, "blk.0.attn_k.weight", {16, 16});
+  add_tensor(f, "blk.0.attn_v.weight", {16, 16});
+  add_tensor(f, "blk.0.attn_output.weight", {16, 32});
+  add_tensor(f, "blk.0.attn_q_norm.weight", {8});
+  add_tensor(f, "blk.0.attn_k_norm.weight", {8});
+  add_tensor(f, "blk.0.ffn_up_exps.weight", {4, 768, 16});
+  add_tensor(f, "blk.0.attn_norm.weight", {16});
+  add_tensor(f, "blk.0.ffn_norm.weight", {16});
   return f;
 }
 
@@ -398,14 +630,16 @@ TEST(HfWeights, ExpertsSplitExpertByExpert) {
   const HfWeightsResult r = hf_weight_map(tiny_qwen3moe());
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
   const std::vector<HfWeight>& w = *r.weights;
-  ASSERT_EQ(w.size(), 1u + 4 * 2);
-  EXPECT_EQ(w[0].hf_name, "model.layers.0.mlp.gate.weight");
-  EXPECT_EQ(w[3].hf_name, "model.layers.0.mlp.experts.1.gate_proj.weight");
-  EXPECT_EQ(w[3].transform, HfTransform::kSelect);
-  EXPECT_EQ(w[3].index, 1u);
-  EXPECT_EQ(w[3].shape, (std::vector<std::uint64_t>{768, 16}));
-  EXPECT_EQ(w[4].hf_name, "model.layers.0.mlp.experts.1.down_proj.weight");
-  EXPECT_EQ(w[4].shape, (std::vector<std::uint64_t>{16, 768}));
+  // 4 projections and 2 norms of attention, the router, 4 experts of 3, the layer's 2 norms.
+  ASSERT_EQ(w.size(), 6u + 1 + 4 * 3 + 2);
+  EXPECT_EQ(w[6].hf_name, "model.layers.0.mlp.gate.weight");
+  EXPECT_EQ(w[10].hf_name, "model.layers.0.mlp.experts.1.gate_proj.weight");
+  EXPECT_EQ(w[10].transform, HfTransform::kSelect);
+  EXPECT_EQ(w[10].index, 1u);
+  EXPECT_EQ(w[10].shape, (std::vector<std::uint64_t>{768, 16}));
+  EXPECT_EQ(w[11].hf_name, "model.layers.0.mlp.experts.1.up_proj.weight");
+  EXPECT_EQ(w[12].hf_name, "model.layers.0.mlp.experts.1.down_proj.weight");
+  EXPECT_EQ(w[12].shape, (std::vector<std::uint64_t>{16, 768}));
 }
 
 TEST(HfWeights, HostileExperts) {
@@ -424,24 +658,31 @@ TEST(HfWeights, HostileExperts) {
 }
 
 // expert_count is only a number: the expert loop runs where a layer holds a stack, each stack
-// checked to hold that many experts first. Here 4 096 layers hold a norm each and no stack,
-// with expert_count 10 000 000: looping the experts of every layer anyway took 0.17 s a layer
-// (11 s for 64 layers).
+// checked to hold that many experts first. Here 4 096 dots1 layers hold their attention and
+// norms and no MLP (dots1's MLP is dense or experts by layer: kDenseOrMoeTensors), with
+// expert_count 10 000 000: looping the experts of every layer anyway took 0.17 s a layer (11 s
+// for 64 layers).
 TEST(HfWeights, ExpertCountLoopsOnlyWhereALayerHasStacks) {
-  GgufFile f = tiny_qwen3moe();
   constexpr std::uint32_t kLayers = 4096;
-  *find(f, "qwen3moe.block_count") = u32(kLayers);
-  *find(f, "qwen3moe.expert_count") = u32(10'000'000);
-  f.tensors.clear();
-  for (std::uint32_t n = 0; n < kLayers; ++n)
+  GgufFile f = tiny_decoder("dots1", kLayers);
+  add(f, "dots1.vocab_size", u32(10));
+  add(f, "dots1.expert_count", u32(10'000'000));
+  for (std::uint32_t n = 0; n < kLayers; ++n) {
+    add_llama_attention(f, static_cast<int>(n));
+    add_tensor(f, fmt::format("blk.{}.attn_q_norm.weight", n), {4});
+    add_tensor(f, fmt::format("blk.{}.attn_k_norm.weight", n), {4});
     add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+    add_tensor(f, fmt::format("blk.{}.ffn_norm.weight", n), {16});
+  }
   const HfWeightsResult r = hf_weight_map(f);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
-  ASSERT_EQ(r.weights->size(), kLayers);
-  EXPECT_EQ(r.weights->back().hf_name, "model.layers.4095.input_layernorm.weight");
-  // A stack of 4 experts under that expert_count: refused before any expert is emitted.
-  add_tensor(f, "blk.7.ffn_gate_exps.weight", {4, 768, 16});
-  expect_refused(f, "tensor 'blk.7.ffn_gate_exps.weight': fewer than the 10000000 experts");
+  ASSERT_EQ(r.weights->size(), kLayers * 8);
+  EXPECT_EQ(r.weights->back().hf_name, "model.layers.4095.post_attention_layernorm.weight");
+  // A stack in every layer, under that expert_count: refused before any expert is emitted.
+  for (std::uint32_t n = 0; n < kLayers; ++n) {
+    add_tensor(f, fmt::format("blk.{}.ffn_gate_exps.weight", n), {4, 768, 16});
+  }
+  expect_refused(f, "tensor 'blk.0.ffn_gate_exps.weight': fewer than the 10000000 experts");
 }
 
 }  // namespace
