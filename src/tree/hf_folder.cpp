@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <variant>
 
+#include "ggufs/error.h"
 #include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/hf_config.h"
@@ -385,10 +386,11 @@ std::string folder_what(std::string_view model_type, std::size_t tensors, ViewDa
 }
 
 // The tokenizer files, in directory order (render_hf_tokenizer's, as save_pretrained names them).
-void add_tokenizer_files(FolderLayout& out, HfTokenizer& t) {
-  out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
-  out.files.push_back(text_file("tokenizer.json", std::move(t.tokenizer_json)));
-  out.files.push_back(text_file("tokenizer_config.json", std::move(t.tokenizer_config_json)));
+// The files are copied: each folder of the model holds its own (the rendering is shared).
+void add_tokenizer_files(FolderLayout& out, const HfTokenizer& t) {
+  out.files.push_back(text_file("special_tokens_map.json", t.special_tokens_map_json));
+  out.files.push_back(text_file("tokenizer.json", t.tokenizer_json));
+  out.files.push_back(text_file("tokenizer_config.json", t.tokenizer_config_json));
 }
 
 // A vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf): the tokenizer files alone,
@@ -576,43 +578,50 @@ std::string index_json(const std::vector<std::vector<SafetensorsTensor>>& shards
   return index + "\n  }\n}\n";
 }
 
-// hf/, hf-mxfp4/ or mlx/ (whose float tensors have their own dtype, mlx_dtype).
-FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
+// config.json's text with "dtype" (torch's name) as save_pretrained writes it for a model of
+// that dtype; float32, the default, is not written (config_of).
+std::string with_dtype(const std::string& config_json, ViewData dtype) {
+  if (dtype == ViewData::kFloat32) return config_json;
+  nlohmann::json c = nlohmann::json::parse(config_json);
+  c["dtype"] = torch_name(dtype);
+  return c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// hf/, hf-mxfp4/ or mlx/ (whose float tensors have their own dtype, mlx_dtype), from the
+// model's one rendering.
+FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOptions& options,
                      std::vector<std::string>& warnings, Flavor flavor) {
   const ViewData dtype = flavor == Flavor::kMlx ? options.mlx_dtype : options.hf_dtype;
   if (file.tensors.empty()) return vocabulary_folder(file);
-  HfModelResult model = render_hf_model(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
-  if (!model.model) return {std::nullopt, std::move(model.reason)};
+  if (!hf.model.model) return {std::nullopt, hf.model.reason};
+  const HfModel& model = *hf.model.model;
   // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
   // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
   // that is wrong gets none at all.
-  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
-  const bool has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
-    return kv.key == "tokenizer.ggml.tokens";
-  });
-  if (!tokenizer.tokenizer && has_vocabulary) return {std::nullopt, std::move(tokenizer.reason)};
+  const std::optional<HfTokenizer>& tokenizer = hf.tokenizer.tokenizer;
+  if (!tokenizer && hf.has_vocabulary) return {std::nullopt, hf.tokenizer.reason};
 
-  auto weights = state_dict(file, model.model->weights, dtype, flavor);
+  auto weights = state_dict(file, model.weights, dtype, flavor);
   if (auto* reason = std::get_if<std::string>(&weights)) return {std::nullopt, std::move(*reason)};
   StateDict& state = std::get<StateDict>(weights);
   const std::size_t n_tensors = state.tensors.size();
   std::vector<std::vector<SafetensorsTensor>> shards =
       shards_of(std::move(state.tensors), options.hf_max_shard_size);
 
-  HfConfig& config = model.model->config;
-  if (flavor == Flavor::kHfMxfp4) add_quantization_config(config.config_json);
-  if (flavor == Flavor::kMlx) add_mlx_quantization(config.config_json, state.mlx_modules);
+  const HfConfig& config = model.config;
+  std::string config_json = with_dtype(config.config_json, dtype);
+  if (flavor == Flavor::kHfMxfp4) add_quantization_config(config_json);
+  if (flavor == Flavor::kMlx) add_mlx_quantization(config_json, state.mlx_modules);
   FolderLayout out;
-  out.files.push_back(text_file("config.json", std::move(config.config_json)));
-  out.files.push_back(
-      text_file("generation_config.json", std::move(config.generation_config_json)));
-  if (tokenizer.tokenizer) {
-    add_tokenizer_files(out, *tokenizer.tokenizer);
+  out.files.push_back(text_file("config.json", std::move(config_json)));
+  out.files.push_back(text_file("generation_config.json", config.generation_config_json));
+  if (tokenizer) {
+    add_tokenizer_files(out, *tokenizer);
   } else {
     warnings.push_back(fmt::format(
         "{}/ has no tokenizer files: the model has no tokenizer.ggml.tokens", folder_name(flavor)));
   }
-  const std::string metadata = first_metadata(file, *model.model, folder_name(flavor), warnings);
+  const std::string metadata = first_metadata(file, model, folder_name(flavor), warnings);
   if (auto reason = add_weight_files(out, shards, metadata, dtype, flavor, warnings)) {
     return {std::nullopt, std::move(*reason)};
   }
@@ -628,21 +637,54 @@ FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
 
 }  // namespace
 
+HfRendering render_hf(const GgufFile& file) {
+  HfRendering r;
+  r.has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
+    return kv.key == "tokenizer.ggml.tokens";
+  });
+  if (file.tensors.empty()) return r;  // vocabulary_folder: neither is rendered
+  r.model = render_hf_model(file);
+  if (!r.model.model) return r;
+  try {
+    r.tokenizer = render_hf_tokenizer(file);
+  } catch (const std::exception& e) {  // bad_alloc: the daemon stays up (error.h)
+    r.model = {std::nullopt, not_enough_memory(e, "render its tokenizer")
+                                 .value_or(fmt::format("no tokenizer: {}", e.what()))};
+  }
+  return r;
+}
+
+FolderResult hf_folder_layout(const GgufFile& file, const HfRendering& hf,
+                              const TreeOptions& options, std::vector<std::string>& warnings) {
+  return lay_out(file, hf, options, warnings, Flavor::kHf);
+}
+
+FolderResult mlx_folder_layout(const GgufFile& file, const HfRendering& hf,
+                               const TreeOptions& options, std::vector<std::string>& warnings) {
+  return lay_out(file, hf, options, warnings, Flavor::kMlx);
+}
+
+FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const HfRendering& hf,
+                                    const TreeOptions& options,
+                                    std::vector<std::string>& warnings) {
+  if (!has_mxfp4_experts(file))
+    return {std::nullopt, "the model is not gpt-oss with MXFP4 experts"};
+  return lay_out(file, hf, options, warnings, Flavor::kHfMxfp4);
+}
+
 FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
                               std::vector<std::string>& warnings) {
-  return lay_out(file, options, warnings, Flavor::kHf);
+  return hf_folder_layout(file, render_hf(file), options, warnings);
 }
 
 FolderResult mlx_folder_layout(const GgufFile& file, const TreeOptions& options,
                                std::vector<std::string>& warnings) {
-  return lay_out(file, options, warnings, Flavor::kMlx);
+  return mlx_folder_layout(file, render_hf(file), options, warnings);
 }
 
 FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const TreeOptions& options,
                                     std::vector<std::string>& warnings) {
-  if (!has_mxfp4_experts(file))
-    return {std::nullopt, "the model is not gpt-oss with MXFP4 experts"};
-  return lay_out(file, options, warnings, Flavor::kHfMxfp4);
+  return hf_mxfp4_folder_layout(file, render_hf(file), options, warnings);
 }
 
 bool has_mxfp4_experts(const GgufFile& file) {
