@@ -595,6 +595,9 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
   if (file.tensors.empty()) return vocabulary_folder(file);
   if (!hf.model.model) return {std::nullopt, hf.model.reason};
   const HfModel& model = *hf.model.model;
+  if (flavor == Flavor::kMlx && !model.config.mlx_absent.empty()) {
+    return {std::nullopt, model.config.mlx_absent};
+  }
   // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
   // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
   // that is wrong gets none at all.
@@ -609,7 +612,8 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
       shards_of(std::move(state.tensors), options.hf_max_shard_size);
 
   const HfConfig& config = model.config;
-  std::string config_json = with_dtype(config.config_json, dtype);
+  std::string config_json =
+      with_dtype(flavor == Flavor::kMlx ? config.mlx_config_json : config.config_json, dtype);
   if (flavor == Flavor::kHfMxfp4) add_quantization_config(config_json);
   if (flavor == Flavor::kMlx) add_mlx_quantization(config_json, state.mlx_modules);
   FolderLayout out;

@@ -480,7 +480,13 @@ std::string check_mlx_of(const GgufFile& f, const TreeOptions& options, const Co
                          std::span<const std::uint8_t> data, Rng& rng) {
   std::vector<std::string> warnings;
   const FolderResult mlx = mlx_folder_layout(f, options, warnings);
-  if (!mlx.folder) return "hf/ is there but mlx/ is not: " + mlx.reason;
+  if (!mlx.folder) {
+    // The one reason hf/ stands alone: mlx-lm has no model of the row (MlxColumn::absent).
+    const HfRendering hf = render_hf(f);
+    const bool absent_row = hf.model.model && !hf.model.model->config.mlx_absent.empty() &&
+                            mlx.reason == hf.model.model->config.mlx_absent;
+    return absent_row ? "" : "hf/ is there but mlx/ is not: " + mlx.reason;
+  }
   for (const FolderFile& file : mlx.folder->files) {
     if (!file.layout) continue;
     Node n = composite_node(file);

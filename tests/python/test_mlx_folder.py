@@ -293,7 +293,8 @@ def write_qwen3moe(path, vocab_file):
 
 
 # Fields mlx-lm's qwen3_moe ModelArgs requires that hf/'s config.json (save_pretrained's diff
-# against Qwen3MoeConfig's defaults) leaves out; given here with those defaults.
+# against Qwen3MoeConfig's defaults) leaves out: Qwen3MoeConfig's defaults, which mlx/'s
+# config.json must hold and hf/'s is given here.
 QWEN3MOE_DEFAULTS = {"decoder_sparse_step": 1, "mlp_only_layers": []}
 
 
@@ -311,10 +312,9 @@ def test_qwen3moe_experts_float_rest_quantized(mount, testdata, tmp_path):
     experts = [k for k in weights if ".mlp.experts." in k]
     assert len(experts) == 3 * 4 and all(weights[k].dtype == mx.float32 for k in experts)
 
-    # The known gap: as it is, mlx_lm.load refuses mlx/'s config (and hf/'s) for want of them.
-    with pytest.raises(TypeError, match="decoder_sparse_step"):
-        mlx_lm.load(str(m / "mlx"))
-    qmodel, tokenizer = mlx_lm.load(str(m / "mlx"), model_config=QWEN3MOE_DEFAULTS)
+    config = json.loads((m / "mlx" / "config.json").read_text())
+    assert {k: config.get(k) for k in QWEN3MOE_DEFAULTS} == QWEN3MOE_DEFAULTS
+    qmodel, tokenizer = mlx_lm.load(str(m / "mlx"))
     fmodel, _ = mlx_lm.load(str(m / "hf"), model_config=QWEN3MOE_DEFAULTS)
     layer = qmodel.model.layers[0]
     assert isinstance(layer.self_attn.q_proj, nn.QuantizedLinear)
