@@ -491,14 +491,6 @@ std::string shard_name(std::size_t s, std::size_t n) {
                 : fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, n);
 }
 
-// config.json with the Hub's gpt-oss quantization_config added (hf-mxfp4/), re-dumped with
-// sorted keys and indent 2 as the rest of it is written.
-void add_quantization_config(std::string& config_json) {
-  nlohmann::json c = nlohmann::json::parse(config_json);
-  c["quantization_config"] = nlohmann::json::parse(kMxfp4QuantizationConfig);
-  config_json = c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
 // The tensors no entry of the row maps, named as model.safetensors names those it leaves
 // out: a warning, and a JSON list (as text) in the first weight file's __metadata__, which this
 // returns.
@@ -578,12 +570,20 @@ std::string index_json(const std::vector<std::vector<SafetensorsTensor>>& shards
   return index + "\n  }\n}\n";
 }
 
-// config.json's text with "dtype" (torch's name) as save_pretrained writes it for a model of
-// that dtype; float32, the default, is not written (config_of).
-std::string with_dtype(const std::string& config_json, ViewData dtype) {
-  if (dtype == ViewData::kFloat32) return config_json;
-  nlohmann::json c = nlohmann::json::parse(config_json);
-  c["dtype"] = torch_name(dtype);
+// The folder's config.json: the rendered text (mlx/: with the fields mlx-lm requires), with
+// "dtype" (torch's name) as save_pretrained writes it for a model of that dtype (float32, the
+// default, is not written: config_of), hf-mxfp4/'s Hub quantization_config and mlx/'s
+// quantization entries; parsed and re-dumped once, sorted keys and indent 2 as config_of writes.
+std::string folder_config(const HfConfig& config, ViewData dtype, Flavor flavor,
+                          const std::vector<MlxModule>& mlx_modules) {
+  const std::string& text = flavor == Flavor::kMlx ? config.mlx_config_json : config.config_json;
+  if (flavor == Flavor::kHf && dtype == ViewData::kFloat32) return text;
+  nlohmann::json c = nlohmann::json::parse(text);
+  if (dtype != ViewData::kFloat32) c["dtype"] = torch_name(dtype);
+  if (flavor == Flavor::kHfMxfp4) {
+    c["quantization_config"] = nlohmann::json::parse(kMxfp4QuantizationConfig);
+  }
+  if (flavor == Flavor::kMlx) add_mlx_quantization(c, mlx_modules);
   return c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -612,12 +612,9 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
       shards_of(std::move(state.tensors), options.hf_max_shard_size);
 
   const HfConfig& config = model.config;
-  std::string config_json =
-      with_dtype(flavor == Flavor::kMlx ? config.mlx_config_json : config.config_json, dtype);
-  if (flavor == Flavor::kHfMxfp4) add_quantization_config(config_json);
-  if (flavor == Flavor::kMlx) add_mlx_quantization(config_json, state.mlx_modules);
   FolderLayout out;
-  out.files.push_back(text_file("config.json", std::move(config_json)));
+  out.files.push_back(
+      text_file("config.json", folder_config(config, dtype, flavor, state.mlx_modules)));
   out.files.push_back(text_file("generation_config.json", config.generation_config_json));
   if (tokenizer) {
     add_tokenizer_files(out, *tokenizer);

@@ -113,7 +113,7 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w,
   return form;
 }
 
-void add_mlx_quantization(std::string& config_json, const std::vector<MlxModule>& modules) {
+void add_mlx_quantization(nlohmann::json& config, const std::vector<MlxModule>& modules) {
   // The default: the form most modules have (ties: the lowest type id).
   std::map<GgmlType, std::size_t> counts;
   for (const MlxModule& m : modules) {
@@ -138,10 +138,8 @@ void add_mlx_quantization(std::string& config_json, const std::vector<MlxModule>
       q[m.name] = entry(*m.form);
     }
   }
-  nlohmann::json c = nlohmann::json::parse(config_json);
-  c["quantization"] = q;
-  c["quantization_config"] = q;
-  config_json = c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  config["quantization"] = q;
+  config["quantization_config"] = q;
 }
 
 }  // namespace ggufs

@@ -3,6 +3,7 @@
 // laid out with hf/'s steps (hf_folder.cpp), from the same state_dict (hf_weights.h).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,10 @@ struct MlxModule {
 const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w,
                                 std::vector<SafetensorsTensor>& out);
 
-/// config.json (`config_json`, hf/'s) with mlx-lm's "quantization" and its copy
+/// mlx/'s config.json (`config`) with mlx-lm's "quantization" and its copy
 /// "quantization_config" (mlx_lm/utils.py, load_model): the most common form of `modules` as
 /// the default {"group_size", "bits", "mode"}, an entry per module of another form, `false` per
 /// module served as float. Unchanged when no module is quantized (mlx-lm loads it as float).
-/// Re-dumped with sorted keys and indent 2, as hf/ writes it.
-void add_mlx_quantization(std::string& config_json, const std::vector<MlxModule>& modules);
+void add_mlx_quantization(nlohmann::json& config, const std::vector<MlxModule>& modules);
 
 }  // namespace ggufs
