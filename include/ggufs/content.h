@@ -69,6 +69,7 @@ class ContentReader {
   void read_interleaved(const Piece& p, char* out, std::size_t size, std::uint64_t begin,
                         std::size_t request) const;
   void read_mxfp4(const Piece& p, char* out, std::size_t size, std::uint64_t begin) const;
+  void read_mlx(const Piece& p, char* out, std::size_t size, std::uint64_t begin) const;
   IoError truncated(const TensorInfo& t, std::uint64_t end) const;
   const ByteSource& source(const TensorInfo& t) const { return *sources_.at(t.shard); }
   const std::string& shard_path(std::uint32_t shard) const {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "ggufs/gguf.h"
+#include "ggufs/hf_tokenizer.h"
+#include "ggufs/hf_weights.h"
 #include "ggufs/model_views.h"
 #include "ggufs/tree.h"
 
@@ -35,9 +37,25 @@ struct FolderResult {
   std::string reason;
 };
 
-/// Lays out a folder view of `file`. Each thing the folder leaves out adds one line to
-/// `warnings`; the reason there is no folder is returned, not added. Never throws for any model.
-using FolderLayoutFn = FolderResult (*)(const GgufFile& file, const TreeOptions& options,
+/// What every folder view is laid out from, rendered once per model: the transformers model
+/// (render_hf_model: config.json without "dtype", which each folder adds for its own dtype, and
+/// the state_dict plan) and the tokenizer (render_hf_tokenizer). hf/, hf-mxfp4/ and mlx/ are
+/// encodings of this one rendering, so a mount plans the model and renders a vocabulary once.
+struct HfRendering {
+  HfModelResult model;
+  HfTokenizerResult tokenizer;
+  bool has_vocabulary = false;  ///< the file holds tokenizer.ggml.tokens
+};
+
+/// Renders `file` for the folder views. An out-of-memory while rendering becomes the model's
+/// reason ("not enough memory", error.h). Never throws.
+HfRendering render_hf(const GgufFile& file);
+
+/// Lays out a folder view of `file` from its rendering (render_hf of the same file). Each thing
+/// the folder leaves out adds one line to `warnings`; the reason there is no folder is returned,
+/// not added. Never throws for any model.
+using FolderLayoutFn = FolderResult (*)(const GgufFile& file, const HfRendering& hf,
+                                        const TreeOptions& options,
                                         std::vector<std::string>& warnings);
 
 /// `hf/`: the model as a Hugging Face model folder that transformers 4.57.6 loads with
@@ -63,6 +81,9 @@ using FolderLayoutFn = FolderResult (*)(const GgufFile& file, const TreeOptions&
 /// would load wrong), or a weight's GGUF
 /// tensor has no decoder, is big-endian and quantized, or does not hold the elements its shape
 /// needs.
+FolderResult hf_folder_layout(const GgufFile& file, const HfRendering& hf,
+                              const TreeOptions& options, std::vector<std::string>& warnings);
+/// The same, rendering `file` first (render_hf): for a single folder.
 FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
                               std::vector<std::string>& warnings);
 
@@ -73,8 +94,27 @@ FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
 /// gate_up_proj's rows the gate's and the up's alternating (generate_extra_tensors' [::2], [1::2]);
 /// config.json gets the Hub's quantization_config, which the GGUF does not carry. Sharded as
 /// hf/. No folder when an expert matrix is not MXFP4 or hf/ has none.
+FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const HfRendering& hf,
+                                    const TreeOptions& options, std::vector<std::string>& warnings);
+/// The same, rendering `file` first (render_hf): for a single folder.
 FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const TreeOptions& options,
                                     std::vector<std::string>& warnings);
+
+/// `mlx/`: the model as an MLX model folder that mlx-lm 0.32 (mlx_lm.load, mlx_lm.generate) takes
+/// as it is, ggml's quantized blocks kept where MLX's quantized form holds them exactly
+/// (mlx_blocks.h): hf/'s folder (the same config, tokenizer files, state_dict and shards, every
+/// float tensor of options.mlx_dtype, float32 by default, whatever hf_dtype says) except that each
+/// 2-D `.weight` (a linear or embedding module) whose transform moves whole rows (kNone,
+/// kFirstRows, kReversePermute, kConcatRows; experts stay float32, mlx_folder.cpp) and whose GGUF
+/// tensors are all of one type with an affine MLX form is `<module>.weight` (U32 [out,
+/// in·bits/32]), `.scales` and `.biases` (F32 [out, in/group_size]), encoded row by row on read
+/// (encode_mlx_row); config.json gets mlx-lm's "quantization" and "quantization_config"
+/// (mlx_folder.h, add_mlx_quantization). No folder where hf/ has none (its reason).
+FolderResult mlx_folder_layout(const GgufFile& file, const HfRendering& hf,
+                               const TreeOptions& options, std::vector<std::string>& warnings);
+/// The same, rendering `file` first (render_hf): for a single folder.
+FolderResult mlx_folder_layout(const GgufFile& file, const TreeOptions& options,
+                               std::vector<std::string>& warnings);
 
 /// Whether the file is gpt-oss with MXFP4 experts (hf-mxfp4/ is a view of it).
 bool has_mxfp4_experts(const GgufFile& file);
@@ -94,6 +134,7 @@ struct FolderView {
 inline constexpr FolderView kFolderViews[] = {
     {"hf", "user.ggufs.hf", hf_folder_layout},
     {"hf-mxfp4", "user.ggufs.hf-mxfp4", hf_mxfp4_folder_layout, has_mxfp4_experts},
+    {"mlx", "user.ggufs.mlx", mlx_folder_layout},
 };
 
 }  // namespace ggufs

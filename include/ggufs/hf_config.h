@@ -38,6 +38,14 @@ struct HfConfig {
   std::string torch_dtype;
   /// transformers' model_type of the config ("llama", "qwen2_moe", "gemma3_text", …).
   std::string model_type;
+  /// mlx/'s config.json (before its "quantization"): config_json with the fields mlx-lm 0.32.2's
+  /// ModelArgs requires that transformers' class defaults (the row's mlx column: its defaults,
+  /// renamed fields) and head_dim as hidden_size / num_attention_heads where the plan leaves it
+  /// out (every class's default: getattr(config, "head_dim", hidden_size // num_heads)). Empty
+  /// with `mlx_absent` set.
+  std::string mlx_config_json;
+  /// Why mlx-lm cannot load the model (mlx/ is then not offered); empty where it can.
+  std::string mlx_absent;
 };
 
 /// The config, or why there is none.

@@ -76,6 +76,14 @@ struct Piece {
     /// in qs[j]'s low nibble, code j + 16 in its high one); kMxfp4Scales: its E8M0 byte e.
     kMxfp4Blocks,
     kMxfp4Scales,
+    /// A quantized matrix's rows in MLX's affine form (mlx_blocks.h, encode_mlx_row; mlx/):
+    /// row r is row `from` + r of `tensor` (order kAsStored) or row `from` +
+    /// hf_permuted_row(r, rows, n_head) (kPermuteRows, rows the piece's), its whole blocks
+    /// encoded on read. kMlxWeight: its uint32 words; kMlxScales, kMlxBiases: its float32
+    /// scales or biases.
+    kMlxWeight,
+    kMlxScales,
+    kMlxBiases,
   };
   /// kTensor: the order in which the tensor's elements are laid out (hf/ weights, hf_weights.h).
   enum class Order : std::uint8_t {
@@ -95,12 +103,13 @@ struct Piece {
   std::uint64_t at = 0;     ///< first byte of the piece in the file
   std::uint64_t size = 0;   ///< bytes
   std::uint64_t from = 0;   ///< kText: offset in Node::text; kSource: byte offset in the shard;
-                            ///< kTensor: the element of the tensor the piece starts at
+                            ///< kTensor: the element of the tensor the piece starts at;
+                            ///< kMlx*: its row
   std::uint32_t shard = 0;  ///< kSource: GgufFile::shards index (0 for a single file)
   std::size_t tensor = 0;   ///< kTensor: index into GgufFile::tensors
   ViewData data = ViewData::kStored;  ///< kTensor
-  Order order = Order::kAsStored;     ///< kTensor
-  std::uint64_t n_head = 0;           ///< kTensor, kPermuteRows: heads; kUntileHeads: key heads
+  Order order = Order::kAsStored;     ///< kTensor, kMlx* (kAsStored or kPermuteRows)
+  std::uint64_t n_head = 0;           ///< kPermuteRows: heads; kUntileHeads: key heads
   float add = 0;  ///< kTensor of floats: added to each float32 value before it is converted
   bool log_negated = false;          ///< kTensor of floats: each float32 value v becomes log(-v)
   std::size_t tensor2 = 0;           ///< kInterleavedTransposed, kMxfp4*: the odd columns' tensor
@@ -132,8 +141,11 @@ struct TreeOptions {
   /// -o hf_dtype: the dtype of hf/'s weights (kFloat32, kFloat16 or kBFloat16); float32 is the
   /// dtype transformers' GGUF import gives (render_hf_config, HfConfig::torch_dtype).
   ViewData hf_dtype = ViewData::kFloat32;
-  /// -o hf_max_shard_size: bytes per hf/ weight file; save_pretrained's default "5GB".
+  /// -o hf_max_shard_size: bytes per hf/ (and mlx/) weight file; save_pretrained's default "5GB".
   std::uint64_t hf_max_shard_size = 5'000'000'000;
+  /// -o mlx_dtype: the dtype of mlx/'s float tensors (kFloat32, kFloat16 or kBFloat16); float32
+  /// keeps every value exact. The quantized ones are ggml's blocks whatever it is.
+  ViewData mlx_dtype = ViewData::kFloat32;
 };
 
 /// Whether tensor `t` of `file` gets f32/ and npy/ files: its type has a decoder and, in a

@@ -294,8 +294,8 @@ void log_escaped(enum fuse_log_level level, const char* fmt, va_list ap) {
   }
 }
 
-// -o OPTION=f32|f16|bf16 (safetensors_dtype, hf_dtype): `name` (nullptr: not given) into `out`;
-// false after printing why not.
+// -o OPTION=f32|f16|bf16 (safetensors_dtype, hf_dtype, mlx_dtype): `name` (nullptr: not given) into
+// `out`; false after printing why not.
 bool float_dtype(std::string_view option, const char* name, ViewData& out) {
   if (!name) return true;
   const std::string_view n = name;
@@ -417,6 +417,7 @@ int mount_file(fuse_args& args, const Config& conf) {
   TreeOptions tree_options;
   if (!float_dtype("safetensors_dtype", conf.safetensors_dtype, tree_options.safetensors_dtype) ||
       !float_dtype("hf_dtype", conf.hf_dtype, tree_options.hf_dtype) ||
+      !float_dtype("mlx_dtype", conf.mlx_dtype, tree_options.mlx_dtype) ||
       !shard_size(conf.hf_max_shard_size, tree_options.hf_max_shard_size)) {
     return kExitUsage;
   }
@@ -473,6 +474,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<char, void (*)(void*)> ca_file_guard(conf.ca_file, std::free);
   std::unique_ptr<char, void (*)(void*)> dtype_guard(conf.safetensors_dtype, std::free);
   std::unique_ptr<char, void (*)(void*)> hf_dtype_guard(conf.hf_dtype, std::free);
+  std::unique_ptr<char, void (*)(void*)> mlx_dtype_guard(conf.mlx_dtype, std::free);
   std::unique_ptr<char, void (*)(void*)> shard_guard(conf.hf_max_shard_size, std::free);
   if (conf.read_timeout < 1 || conf.read_timeout > 60) {
     fmt::print(stderr, "ggufs: -o read_timeout={}: must be 1 to 60 seconds\n", conf.read_timeout);

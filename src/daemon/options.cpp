@@ -55,7 +55,10 @@ constexpr const char* kUsage =
     "     hf_dtype=f32|f16|bf16\n"
     "                      dtype of hf/'s weights (default f32, as transformers' GGUF import)\n"
     "     hf_max_shard_size=N[KB|MB|GB|TB]\n"
-    "                      bytes per hf/ weight file, as save_pretrained (default 5GB)\n"
+    "                      bytes per hf/ and mlx/ weight file, as save_pretrained (default 5GB)\n"
+    "     mlx_dtype=f32|f16|bf16\n"
+    "                      dtype of mlx/'s float tensors (default f32, exact; the quantized\n"
+    "                      ones keep ggml's blocks whatever it is)\n"
     "  Remote models (FILE an http(s)://, s3://BUCKET/KEY or hf://OWNER/REPO[@REV]/PATH\n"
     "  name, read with range requests):\n"
     "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs);\n"
@@ -109,6 +112,7 @@ const fuse_opt kOptions[] = {
     {"safetensors_dtype=%s", offsetof(Config, safetensors_dtype), 0},
     {"hf_dtype=%s", offsetof(Config, hf_dtype), 0},
     {"hf_max_shard_size=%s", offsetof(Config, hf_max_shard_size), 0},
+    {"mlx_dtype=%s", offsetof(Config, mlx_dtype), 0},
     FUSE_OPT_END,
 };
 

@@ -54,6 +54,7 @@ struct Config {
   char* safetensors_dtype = nullptr;  ///< -o safetensors_dtype=f32|f16|bf16 (malloc)
   char* hf_dtype = nullptr;           ///< -o hf_dtype=f32|f16|bf16 (malloc)
   char* hf_max_shard_size = nullptr;  ///< -o hf_max_shard_size=N[KB|MB|GB|TB] (malloc)
+  char* mlx_dtype = nullptr;          ///< -o mlx_dtype=f32|f16|bf16 (malloc)
 };
 
 /// Parses ggufs's own options out of `args` into `conf`, leaving the FUSE ones in `args`.

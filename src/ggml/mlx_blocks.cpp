@@ -306,7 +306,8 @@ MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> bl
   const std::size_t ne0 = n_blocks * traits->block_size;
   const std::size_t groups = mlx_groups(form, ne0);
   const bool affine = form.mode == MlxMode::kAffine;
-  require_size(out.weight.size(), mlx_weight_words(form, ne0), "weight");
+  const bool pack = !out.weight.empty();  // empty: the scales (and biases) alone
+  if (pack) require_size(out.weight.size(), mlx_weight_words(form, ne0), "weight");
   require_size(out.scales.size(), affine ? groups : 0, "scales");
   require_size(out.biases.size(), affine ? groups : 0, "biases");
   require_size(out.scale_bytes.size(), affine ? 0 : groups, "scale_bytes");
@@ -322,7 +323,9 @@ MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> bl
     if (!row->unpack(blocks.data() + b * traits->type_size, block_out)) {
       return MlxRowStatus::kNoExactForm;
     }
-    for (std::uint32_t e = 0; e < traits->block_size; ++e) writer.put(q[e]);
+    if (pack) {
+      for (std::uint32_t e = 0; e < traits->block_size; ++e) writer.put(q[e]);
+    }
   }
   return MlxRowStatus::kOk;
 }

@@ -280,6 +280,43 @@ constexpr ConfigConstant kGptOssConstants[] = {{"rope_scaling", R"({"truncate": 
 // Qwen3-30B-A3B, Qwen3-235B-A22B) sets it True, as transformers 5.24.0's own GGUF import does
 // (integrations/ggml.py). The converter does not write it.
 constexpr ConfigConstant kQwen3MoeConstants[] = {{"norm_topk_prob", "true"}};
+
+// mlx/'s columns (MlxColumn): the class defaults mlx-lm 0.32.2's ModelArgs requires, each from
+// transformers 4.57.6's configuration_<model>.py, and the fields it reads under other names.
+constexpr ConfigConstant kMlxNoBias[] = {{"use_bias", "false"}};  // Ernie4_5(Moe)Config
+constexpr ConfigConstant kMlxExaone4[] = {{"rope_scaling", "null"}};
+constexpr ConfigConstant kMlxGlm4[] = {{"attention_bias", "true"},
+                                       {"partial_rotary_factor", "0.5"}};
+constexpr ConfigConstant kMlxGlm4Moe[] = {{"rope_scaling", "null"},
+                                          {"partial_rotary_factor", "0.5"}};
+constexpr ConfigConstant kMlxGranite[] = {{"attention_bias", "false"}, {"mlp_bias", "false"}};
+constexpr ConfigConstant kMlxNoAttentionBias[] = {{"attention_bias", "false"}};
+constexpr ConfigConstant kMlxAttentionBias[] = {{"attention_bias", "true"}};  // SeedOssConfig
+constexpr ConfigConstant kMlxGraniteMoeHybrid[] = {
+    {"max_position_embeddings", "2048"}, {"attention_bias", "false"}, {"mamba_conv_bias", "true"}};
+// FalconH1Config's multipliers, 1 where the converter folded them into the weights
+// (falcon_h1.py's set_gguf_parameters and modify_tensors); falcon_h1.py of mlx-lm defaults them
+// to the Falcon-H1 checkpoints' own values instead.
+constexpr ConfigConstant kMlxFalconH1[] = {
+    {"attention_in_multiplier", "1.0"}, {"attention_out_multiplier", "1.0"},
+    {"embedding_multiplier", "1.0"},    {"key_multiplier", "1.0"},
+    {"lm_head_multiplier", "1.0"},      {"mlp_multipliers", "[1.0, 1.0]"},
+    {"ssm_in_multiplier", "1.0"},       {"ssm_multipliers", "[1.0, 1.0, 1.0, 1.0, 1.0]"},
+    {"ssm_out_multiplier", "1.0"}};
+constexpr ConfigConstant kMlxLfm2[] = {
+    {"conv_bias", "false"}, {"block_multiple_of", "256"}, {"block_ffn_dim_multiplier", "1.0"}};
+constexpr ConfigConstant kMlxMamba[] = {{"use_bias", "false"}, {"use_conv_bias", "true"}};
+constexpr ConfigConstant kMlxNemotron[] = {{"hidden_act", "\"relu2\""}};
+constexpr ConfigConstant kMlxSparseStep[] = {{"decoder_sparse_step", "1"},  // Qwen3(Moe|Next)
+                                             {"mlp_only_layers", "[]"}};
+constexpr ConfigConstant kMlxStableLm[] = {{"rope_theta", "10000"},
+                                           {"partial_rotary_factor", "0.25"}};
+// GPTNeoXConfig's rope_theta was rotary_emb_base; lfm2.py's block_dim is the Hub configs'
+// hidden size (LFM2's own config.json files).
+constexpr std::pair<std::string_view, std::string_view> kMlxGptNeoXRenamed[] = {
+    {"rotary_emb_base", "rope_theta"}};
+constexpr std::pair<std::string_view, std::string_view> kMlxLfm2Renamed[] = {
+    {"block_dim", "hidden_size"}};
 // exaone.py, Exaone4Model.set_gguf_parameters: the window, and its layer pattern as one flag a
 // layer (Architecture::layer_types); head_dim as key_length (base.py). A model without a window
 // gets neither key: sliding_window null (the class default 4096 with every layer global would
@@ -873,7 +910,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, qk_norms, experts, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.defaults = kMlxSparseStep}});
   // gguf-py's GEMMA2 tensors have no OUTPUT (Gemma 2 ties its embeddings).
   add({.gguf_arch = "gemma2",
        .model_type = "gemma2",
@@ -920,7 +958,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, gated_mlp, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.defaults = kMlxGranite}});
   // GraniteMoe keeps its experts stacked, gate and up fused in input_linear (E, 2F, H) with F its
   // intermediate_size: the converter splits that into ffn_gate_exps and ffn_up_exps
   // (granite.py, GraniteMoeModel.modify_tensors).
@@ -942,7 +981,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, granite_experts, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.defaults = kMlxNoAttentionBias}});
   // GraniteMoeShared is written as granitemoe plus the shared expert, whose input_linear
   // (2·Fs, H) the converter splits into ffn_gate_shexp and ffn_up_shexp (granite.py,
   // GraniteMoeModel.modify_tensors).
@@ -966,7 +1006,9 @@ std::vector<Architecture> build() {
                       {"ffn_down_shexp.weight", "shared_mlp.output_linear.weight",
                        Shape::kHiddenSharedFf}}}),
        .after = norm_head,
-       .required_tensor = "ffn_gate_shexp.weight"});
+       .required_tensor = "ffn_gate_shexp.weight",
+       .mlx = {.absent =
+                   "mlx-lm 0.32.2 has no model of model_type granitemoeshared (mlx_lm/models/)"}});
   // Mixtral is written as a llama with experts (llama.py, LlamaModel.modify_tensors stacks
   // block_sparse_moe.experts.X.w1/w2/w3); each expert is intermediate_size wide.
   add({.gguf_arch = "llama",
@@ -1051,7 +1093,8 @@ std::vector<Architecture> build() {
             two_norms}),
        .after = norm_head,
        .layer_groups = kDenseOrMoe,
-       .moe_layers = {"moe_layer_start_index", "moe_layer_interval", 1, 1}});
+       .moe_layers = {"moe_layer_start_index", "moe_layer_interval", 1, 1},
+       .mlx = {.defaults = kMlxNoBias}});
   // dots.llm1: dense layers before first_k_dense_replace, then the experts (qwen.py,
   // Qwen2MoeModel.modify_tensors), the router with its correction bias (a buffer), and the
   // shared experts as one MLP moe_intermediate_size · n_shared_experts wide.
@@ -1090,7 +1133,9 @@ std::vector<Architecture> build() {
        .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
                  {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
-       .heads_divide_hidden = true});
+       .heads_divide_hidden = true,
+       .mlx = {.absent = "mlx-lm 0.32.2's gpt2.py takes the first GPT-2 checkpoint's names "
+                         "(h.N.*), not save_pretrained's (transformer.h.N.*)"}});
   add({.gguf_arch = "starcoder2",
        .model_type = "starcoder2",
        .class_name = "Starcoder2ForCausalLM",
@@ -1119,7 +1164,8 @@ std::vector<Architecture> build() {
        .layer = conditional(
            cat({biased_attention, gated_mlp, biased_norms}),
            {"attn_q.bias", "attn_k.bias", "attn_v.bias", "ffn_norm.weight", "ffn_norm.bias"}),
-       .after = norm_bias_head});
+       .after = norm_bias_head,
+       .mlx = {.defaults = kMlxStableLm}});
   // Olmo2's q_norm and k_norm span all heads (nh·hd, nkv·hd), and its norms follow attention
   // and the MLP (modeling_olmo2.py, Olmo2Attention and Olmo2DecoderLayer); the converter renames
   // only (olmo.py, Olmo2Model).
@@ -1166,7 +1212,8 @@ std::vector<Architecture> build() {
             gated_mlp,
             {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.defaults = kMlxAttentionBias}});
   // Ernie4_5ForCausalLM's q/k/v and gate/up are separate (the converter's split of a fused
   // checkpoint's qkv_proj and up_gate_proj, ernie.py Ernie4_5Model.modify_tensors, is the same
   // tensors); head_dim is written as attention.key_length (base.py).
@@ -1178,7 +1225,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, gated_mlp, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.defaults = kMlxNoBias}});
   // GLM-4-0414 keeps gate_up_proj fused, as ffn_up (gguf-py's FFN_UP); its sandwich norms are
   // ATTN_POST_NORM and FFN_POST_NORM (tensor_mapping.py). rope.dimension_count is
   // head_dim · partial_rotary_factor (glm.py, Glm4Model.set_gguf_parameters): the factor is the
@@ -1199,7 +1247,8 @@ std::vector<Architecture> build() {
                  {"ffn_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
                  {"post_attention_norm.weight", "post_self_attn_layernorm.weight", Shape::kHidden},
                  {"post_ffw_norm.weight", "post_mlp_layernorm.weight", Shape::kHidden}}}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.defaults = kMlxGlm4}});
   // Arcee is a llama to the converter (llama.py, ArceeModel: LlamaModel's keys and q/k
   // permutation); its MLP has no gate (modeling_arcee.py, ArceeMLP).
   add({.gguf_arch = "arcee",
@@ -1211,7 +1260,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, ungated_mlp, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type arcee (mlx_lm/models/)"}});
   // OLMo's layer norms have no parameters (modeling_olmo.py, OlmoLayerNorm); the converter
   // permutes the q/k weights as llama's (olmo.py, OlmoModel.modify_tensors).
   add({.gguf_arch = "olmo",
@@ -1223,7 +1273,9 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, gated_mlp}),
-       .after = {{"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+       .after = {{"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .mlx = {.absent = "mlx-lm 0.32.2's olmo.py builds the original OLMo code's model (it "
+                         "imports ai2-olmo's hf_olmo), not OlmoForCausalLM"}});
   // Phi-2: biased q/k/v and dense, fc1/fc2 MLP, one layer norm per layer (modeling_phi.py,
   // PhiDecoderLayer) and a biased lm_head; the converter renames only.
   add({.gguf_arch = "phi2",
@@ -1318,7 +1370,8 @@ std::vector<Architecture> build() {
        .after = {{"output_norm.weight", "gpt_neox.final_layer_norm.weight", Shape::kHidden},
                  {"output_norm.bias", "gpt_neox.final_layer_norm.bias", Shape::kHidden},
                  {"output.weight", "embed_out.weight", Shape::kVocabHidden}},
-       .tensor_flags = kGptNeoXFlags});
+       .tensor_flags = kGptNeoXFlags,
+       .mlx = {.renamed = kMlxGptNeoXRenamed}});
   // Falcon: the fused query_key_value per KV group [q × heads / kv, k, v] (regrouped by the
   // converter, falcon.py FalconModel.modify_tensors), no biases (its view of a bias fails),
   // parallel attention and MLP (gguf-py's FALCON tensors have no FFN_NORM).
@@ -1345,7 +1398,8 @@ std::vector<Architecture> build() {
        .layer = cat({falcon_attention_mlp,
                      {{"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
                       {"attn_norm.bias", "input_layernorm.bias", Shape::kHidden}}}),
-       .after = falcon_head});
+       .after = falcon_head,
+       .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type falcon (mlx_lm/models/)"}});
   // gguf-py names ln_attn ATTN_NORM_2 and ln_mlp ATTN_NORM (tensor_mapping.py).
   add({.gguf_arch = "falcon",
        .model_type = "falcon",
@@ -1362,7 +1416,8 @@ std::vector<Architecture> build() {
                       {"attn_norm.weight", "ln_mlp.weight", Shape::kHidden},
                       {"attn_norm.bias", "ln_mlp.bias", Shape::kHidden}}}),
        .after = falcon_head,
-       .required_tensor = "attn_norm_2.weight"});
+       .required_tensor = "attn_norm_2.weight",
+       .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type falcon (mlx_lm/models/)"}});
   // BLOOM: the embedding's LayerNorm, the fused query_key_value per head [q, k, v] (regrouped by
   // the converter, bloom.py BloomModel.modify_tensors, which also drops "transformer."),
   // biased LayerNorms, dense and MLP; ALiBi, no rotary; tied lm_head (modeling_bloom.py).
@@ -1392,7 +1447,8 @@ std::vector<Architecture> build() {
                  {"ffn_down.bias", "mlp.dense_4h_to_h.bias", Shape::kHidden}},
        .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
                  {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
-                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}}});
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type bloom (mlx_lm/models/)"}});
   // Nemotron: LayerNorm1P norms (weight and bias), stored by the converter as 1 + weight
   // (nemotron.py, NemotronModel.modify_tensors: every "norm.weight"), the bias as it is; relu²
   // MLP without a gate (modeling_nemotron.py, NemotronMLP).
@@ -1405,7 +1461,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({llama_attention, ungated_mlp, biased_norms}),
-       .after = norm_bias_head});
+       .after = norm_bias_head,
+       .mlx = {.defaults = kMlxNemotron}});
   // EXAONE 4: q/k norms, and norms after attention and the MLP only (modeling_exaone4.py,
   // Exaone4DecoderLayer); the converter renames only (exaone.py, Exaone4Model; rope_freqs, made
   // from a llama3 rope_scaling, has no parameter).
@@ -1424,7 +1481,8 @@ std::vector<Architecture> build() {
                 {{"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden},
                  {"post_ffw_norm.weight", "post_feedforward_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
-       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"}});
+       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
+       .mlx = {.defaults = kMlxExaone4, .window_pattern = true}});
   // GLM-4.5: q/k/v biases and q/k norms where the tensors show them (attention_bias and
   // use_qk_norm, modeling_glm4_moe.py, Glm4MoeAttention; kGlm4MoeFlags), dense layers before
   // first_k_dense_replace, then the experts (glm.py, Glm4MoeModel.modify_tensors stacks
@@ -1451,7 +1509,8 @@ std::vector<Architecture> build() {
        .tensor_flags = kGlm4MoeFlags,
        .appended_layers = "nextn_predict_layers",
        .layer_groups = kDenseOrMoe,
-       .moe_layers = {"first_k_dense_replace", "", 1}});
+       .moe_layers = {"first_k_dense_replace", "", 1},
+       .mlx = {.defaults = kMlxGlm4Moe}});
   // MiniMax-M2: q/k norms over all heads, Mixtral's expert names (the checkpoint's, which
   // transformers 5.24.0 fuses at load: conversion_mapping.py, "minimax_m2") stacked by the
   // converter (minimax.py, MiniMaxM2Model.modify_tensors), the routing's correction bias.
@@ -1505,7 +1564,8 @@ std::vector<Architecture> build() {
        .after = {{"token_embd_norm.weight", "model.embedding_norm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.head_count_kv", "full_attention", "conv"},
-       .layer_groups = kLfm2Groups});
+       .layer_groups = kLfm2Groups,
+       .mlx = {.defaults = kMlxLfm2, .renamed = kMlxLfm2Renamed}});
   // Hunyuan dense: per-head q/k norms named query_layernorm and key_layernorm
   // (modeling_hunyuan_v1_dense.py); the converter renames only, writes eod_token_id as the eos
   // id (hunyuan.py, HunYuanModel.set_vocab) and head_dim as key_length (base.py).
@@ -1547,7 +1607,8 @@ std::vector<Architecture> build() {
                  {"ssm_dt.bias", "mixer.dt_proj.bias", Shape::kInner},
                  {"ssm_out.weight", "mixer.out_proj.weight", Shape::kHiddenInner}},
        .after = mamba_head,
-       .refusals = kFalconMambaRefusals});
+       .refusals = kFalconMambaRefusals,
+       .mlx = {.defaults = kMlxMamba}});
   // Mamba-2: A and D reshaped to (heads, 1), the gated norm to (G, I/G), dt_bias renamed
   // dt_proj.bias (mamba.py, Mamba2Model.filter_tensors and modify_tensors).
   add({.gguf_arch = "mamba2",
@@ -1567,7 +1628,9 @@ std::vector<Architecture> build() {
                  {"ssm_in.weight", "mixer.in_proj.weight", Shape::kMamba2InProj},
                  {"ssm_norm.weight", "mixer.norm.weight", Shape::kInner},
                  {"ssm_out.weight", "mixer.out_proj.weight", Shape::kHiddenInner}},
-       .after = mamba_head});
+       .after = mamba_head,
+       .mlx = {.absent = "mlx-lm 0.32.2's mamba2.py requires intermediate_size, which Mamba2Config "
+                         "does not have"}});
   // gpt-oss: biased attention with per-head sinks, a biased router, stacked experts with biases
   // (modeling_gpt_oss.py, GptOssAttention, GptOssTopKRouter, GptOssExperts). The converter
   // splits gate_up_proj (E, H, 2F) into its even and odd columns, transposed, and transposes
@@ -1654,7 +1717,8 @@ std::vector<Architecture> build() {
        .after = norm_head,
        .layer_types = {"attention.head_count_kv", "attention", "mamba"},
        .layer_groups = kMambaOrAttention,
-       .refusals = kBambaRefusals});
+       .refusals = kBambaRefusals,
+       .mlx = {.defaults = kMlxGraniteMoeHybrid}});
   // NemotronH's MoE form, as the converter writes it from a transformers 5 config (whose
   // to_dict() always holds num_experts_per_tok: nemotron.py, NemotronHModel.__init__) and as the
   // Hub checkpoints name it (backbone.*, one tensor an expert; transformers 5 renames and stacks
@@ -1754,7 +1818,8 @@ std::vector<Architecture> build() {
                       {"ffn_norm", "pre_ff_layernorm.weight", Shape::kHidden}}}),
        .after = {{"output_norm.weight", "model.final_layernorm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
-       .tensor_flags = kFalconH1Flags});
+       .tensor_flags = kFalconH1Flags,
+       .mlx = {.defaults = kMlxFalconH1}});
   // Jamba: attention layers (no q/k permutation: JambaModel is no LlamaModel) or Mamba mixers
   // with RMS norms of dt, B and C, each with a dense MLP or routed experts (modeling_jamba.py,
   // JambaAttentionDecoderLayer, JambaMambaDecoderLayer). The converter stores A = -exp(A_log),
@@ -1902,7 +1967,9 @@ std::vector<Architecture> build() {
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
        .tensor_dims = kGemma3nDims,
        .layer_groups = kKvSharing,
-       .per_layer_vocab = PerLayerVocab::kPadded});
+       .per_layer_vocab = PerLayerVocab::kPadded,
+       .mlx = {.absent =
+                   "mlx-lm 0.32.2 has no model of model_type gemma3n_text (mlx_lm/models/)"}});
   // DeepSeek-V2 and V3 (Kimi K2 too): MLA (modeling_deepseek_v2.py, DeepseekV2Attention): q_proj,
   // or the query LoRA (q_a_proj, its norm, q_b_proj); kv_a_proj_with_mqa, its norm, kv_b_proj,
   // which the converter splits into attn_k_b and attn_v_b (deepseek.py,
@@ -2001,7 +2068,8 @@ std::vector<Architecture> build() {
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
-       .layer_groups = kQwenLinearOrFull});
+       .layer_groups = kQwenLinearOrFull,
+       .mlx = {.defaults = kMlxSparseStep}});
   // Qwen3.5 (transformers 5.x): Qwen3-Next's layers with the projections unfused
   // (modeling_qwen3_5.py, Qwen3_5GatedDeltaNet: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a).
   const std::vector<WeightEntry> qwen35_layer = {
@@ -2034,7 +2102,9 @@ std::vector<Architecture> build() {
        .layer = cat({qwen35_layer, gated_mlp, qwen35_norms}),
        .after = norm_head,
        .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
-       .layer_groups = kQwenLinearOrFull});
+       .layer_groups = kQwenLinearOrFull,
+       .mlx = {.absent =
+                   "mlx-lm 0.32.2 has no model of model_type qwen3_5_text (mlx_lm/models/)"}});
   add({.gguf_arch = "qwen35moe",
        .model_type = "qwen3_5_moe_text",
        .class_name = "Qwen3_5MoeForCausalLM",
@@ -2050,7 +2120,9 @@ std::vector<Architecture> build() {
        .layer = cat({qwen35_layer, experts, shared_expert, qwen35_norms}),
        .after = norm_head,
        .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
-       .layer_groups = kQwenLinearOrFull});
+       .layer_groups = kQwenLinearOrFull,
+       .mlx = {.absent =
+                   "mlx-lm 0.32.2 has no model of model_type qwen3_5_moe_text (mlx_lm/models/)"}});
   // Ministral 3's text model: a llama (mistral3.py, Ministral3Model is a LlamaModel) under its
   // own general.architecture, with YaRN (configuration_ministral3.py; transformers 5 only).
   add({.gguf_arch = "mistral3",
@@ -2108,7 +2180,8 @@ std::vector<Architecture> build() {
                 t5_decoder_mlp}),
        .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}},
        .layer_groups = kT5RelativeBias,
-       .refusals = kT5Refusals});
+       .refusals = kT5Refusals,
+       .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type t5 (mlx_lm/models/)"}});
   // UMT5 (modeling_umt5.py): T5's state_dict with a relative attention bias in every layer
   // (UMT5Block's has_relative_attention_bias=True); the converter writes it as t5 (t5.py,
   // T5Model registers UMT5ForConditionalGeneration).
@@ -2118,6 +2191,7 @@ std::vector<Architecture> build() {
   umt5.required_tensor = "attn_rel_b.weight";
   umt5.required_from_layer = 1;
   umt5.layer_groups = {};
+  umt5.mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type umt5 (mlx_lm/models/)"};
   add(std::move(umt5));
   return rows;
 }

@@ -313,6 +313,26 @@ struct MoeLayers {
   std::uint64_t from_default = 0, every_default = 1;
 };
 
+/// mlx/'s column of a row. mlx-lm 0.32.2 builds the model of config.json's model_type from
+/// mlx_lm/models/<model_type>.py (mlx_lm/utils.py, _get_classes; its MODEL_REMAPPING takes
+/// mistral as llama, minimax_m2 as minimax) and its ModelArgs.from_dict, whose fields without a
+/// default must be in config.json.
+struct MlxColumn {
+  /// Why mlx-lm cannot load the model, mlx/ then not offered; empty where it can.
+  std::string_view absent;
+  /// ModelArgs fields the class (transformers' configuration_<model>.py) defaults and hf/'s
+  /// config leaves out: the class default, as JSON text; mlx/'s config gets each the plan did not
+  /// set.
+  std::span<const ConfigConstant> defaults;
+  /// ModelArgs fields read under another name than the class's: {mlx-lm's, the class's}, copied
+  /// where the plan set the class's.
+  std::span<const std::pair<std::string_view, std::string_view>> renamed;
+  /// sliding_window_pattern as a string of 'L' (sliding) and 'G' (full) per layer, from
+  /// layer_types, or null without a window: how exaone4.py reads it (EXAONE 4's own config.json
+  /// files), where Exaone4Config holds an int.
+  bool window_pattern = false;
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -386,6 +406,7 @@ struct Architecture {
   /// The class refuses a hidden size its heads do not divide (modeling_gpt2.py,
   /// GPT2Attention.__init__), though every weight shape would fit.
   bool heads_divide_hidden = false;
+  MlxColumn mlx;  ///< mlx/'s column
 };
 
 /// Every row.

@@ -1029,6 +1029,35 @@ json token_ids_and_generation(Fields& f) {
   return generation;
 }
 
+// mlx/'s config (HfConfig::mlx_config_json): hf/'s and the fields mlx-lm requires.
+json mlx_config(const hf::Architecture& row, json config) {
+  for (const hf::ConfigConstant& c : row.mlx.defaults) {
+    if (!config.contains(c.config)) config[c.config] = json::parse(c.json);
+  }
+  for (const auto& [mlx_name, name] : row.mlx.renamed) {
+    if (config.contains(name) && !config.contains(mlx_name)) config[mlx_name] = config[name];
+  }
+  if (row.mlx.window_pattern) {
+    json pattern = nullptr;
+    if (config.contains("layer_types") && config["layer_types"].is_array() &&
+        config.contains("sliding_window") && !config["sliding_window"].is_null()) {
+      std::string p;
+      for (const json& t : config["layer_types"]) p += t == "sliding_attention" ? 'L' : 'G';
+      pattern = p;
+    }
+    config["sliding_window_pattern"] = std::move(pattern);
+  }
+  const json* hidden = config.contains("hidden_size") ? &config["hidden_size"] : nullptr;
+  const json* heads =
+      config.contains("num_attention_heads") ? &config["num_attention_heads"] : nullptr;
+  if (!config.contains("head_dim") && hidden && heads && hidden->is_number_unsigned() &&
+      heads->is_number_unsigned() && heads->get<std::uint64_t>() != 0 &&
+      hidden->get<std::uint64_t>() % heads->get<std::uint64_t>() == 0) {
+    config["head_dim"] = hidden->get<std::uint64_t>() / heads->get<std::uint64_t>();
+  }
+  return config;
+}
+
 }  // namespace
 
 namespace hf {
@@ -1043,6 +1072,8 @@ HfConfig config_of(const Plan& plan, std::string_view dtype) {
   out.torch_dtype = "float32";
   out.config_json = dump(config);
   out.generation_config_json = dump(generation);
+  out.mlx_absent = plan.row->mlx.absent;
+  if (out.mlx_absent.empty()) out.mlx_config_json = dump(mlx_config(*plan.row, std::move(config)));
   return out;
 }
 

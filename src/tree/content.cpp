@@ -16,6 +16,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/half.h"
 #include "ggufs/hf_weights.h"
+#include "ggufs/mlx_blocks.h"
 #include "ggufs/names.h"
 
 namespace ggufs {
@@ -259,6 +260,11 @@ std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size
       case Piece::Kind::kMxfp4Scales:
         read_mxfp4(p, to, n, lo - p.at);
         break;
+      case Piece::Kind::kMlxWeight:
+      case Piece::Kind::kMlxScales:
+      case Piece::Kind::kMlxBiases:
+        read_mlx(p, to, n, lo - p.at);
+        break;
     }
   }
   return size;
@@ -378,6 +384,60 @@ void ContentReader::read_mxfp4(const Piece& p, char* out, std::size_t size,
     u += n;
   }
   std::memcpy(out, bytes.data() + (begin - u0 * unit), size);
+}
+
+void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
+                             std::uint64_t begin) const {
+  // The output rows the range touches, in chunks: each chunk's GGUF rows read in one pread (the
+  // span from the lowest to the highest: consecutive rows, or, permuted, rows within the same
+  // heads), then each row's whole blocks encoded (the scales and biases, and the packed weight
+  // for a kMlxWeight piece; the piece keeps one of them) and the part the range covers copied.
+  const TensorInfo& t = file_.tensors[p.tensor];
+  const MlxBlockForm& form = *mlx_block_form(t.type);  // checked when laid out (mlx/)
+  const TypeTraits& tr = *type_traits(t.type);
+  const std::size_t ne0 = static_cast<std::size_t>(t.ne[0]);
+  const std::size_t words = mlx_weight_words(form, ne0), groups = mlx_groups(form, ne0);
+  const std::uint64_t unit = p.kind == Piece::Kind::kMlxWeight ? words * 4 : groups * 4;
+  const std::uint64_t rows = p.size / unit, raw_bytes = ne0 / tr.block_size * tr.type_size;
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, kChunkOutputBytes / raw_bytes);
+  const auto source_row = [&](std::uint64_t r) {
+    return p.order == Piece::Order::kPermuteRows ? hf_permuted_row(r, rows, p.n_head) : r;
+  };
+  thread_local std::vector<std::uint8_t> raw;
+  thread_local std::vector<std::uint32_t> weight;
+  thread_local std::vector<float> scales, biases;
+  weight.resize(words);
+  scales.resize(groups);
+  biases.resize(groups);
+  const std::uint64_t end = begin + size;
+  for (std::uint64_t r0 = begin / unit, last = (end + unit - 1) / unit; r0 < last;) {
+    const std::uint64_t r1 = std::min(last, r0 + chunk);
+    std::uint64_t lo = source_row(r0), hi = lo;
+    for (std::uint64_t r = r0 + 1; r < r1; ++r) {
+      lo = std::min(lo, source_row(r));
+      hi = std::max(hi, source_row(r));
+    }
+    raw.resize(static_cast<std::size_t>((hi - lo + 1) * raw_bytes));
+    const std::uint64_t at = (p.from + lo) * raw_bytes;
+    if (source(t).read_at(t.file_offset + at, raw.data(), raw.size()) != raw.size()) {
+      throw truncated(t, at + raw.size());
+    }
+    for (std::uint64_t r = r0; r < r1; ++r) {
+      const std::span<const std::uint8_t> blocks(raw.data() + (source_row(r) - lo) * raw_bytes,
+                                                 static_cast<std::size_t>(raw_bytes));
+      const bool packed = p.kind == Piece::Kind::kMlxWeight;
+      encode_mlx_row(
+          t.type, blocks,
+          MlxRow{packed ? std::span(weight) : std::span<std::uint32_t>(), scales, biases, {}});
+      const char* from =
+          p.kind == Piece::Kind::kMlxWeight   ? reinterpret_cast<const char*>(weight.data())
+          : p.kind == Piece::Kind::kMlxScales ? reinterpret_cast<const char*>(scales.data())
+                                              : reinterpret_cast<const char*>(biases.data());
+      const std::uint64_t a = std::max(begin, r * unit), b = std::min(end, (r + 1) * unit);
+      std::memcpy(out + (a - begin), from + (a - r * unit), static_cast<std::size_t>(b - a));
+    }
+    r0 = r1;
+  }
 }
 
 void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,

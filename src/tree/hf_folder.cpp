@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <variant>
 
+#include "ggufs/error.h"
 #include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/hf_config.h"
@@ -14,10 +15,19 @@
 #include "ggufs/hf_weights.h"
 #include "ggufs/names.h"
 #include "ggufs/render.h"
+#include "mlx_folder.h"
 #include "safetensors_file.h"
 
 namespace ggufs {
 namespace {
+
+// The folders laid out here: hf/, hf-mxfp4/ (gpt-oss's experts as the Hub stores them) and mlx/
+// (linear and embedding modules in MLX's quantized form where ggml's blocks have one).
+enum class Flavor { kHf, kHfMxfp4, kMlx };
+
+std::string_view folder_name(Flavor f) {
+  return f == Flavor::kHf ? "hf" : f == Flavor::kHfMxfp4 ? "hf-mxfp4" : "mlx";
+}
 
 // torch's name of a dtype of hf/ (config.json's "dtype").
 std::string_view torch_name(ViewData d) {
@@ -361,18 +371,26 @@ constexpr std::string_view kMxfp4QuantizationConfig = R"({
                              "model.embed_tokens", "lm_head"],
   "quant_method": "mxfp4"})";
 
-// The folder's description (its user.ggufs.view).
+// The folder's description (its user.ggufs.view); `quantized`: mlx/'s modules in MLX's form.
 std::string folder_what(std::string_view model_type, std::size_t tensors, ViewData dtype,
-                        bool mxfp4, std::size_t files) {
+                        Flavor flavor, std::size_t files, std::size_t quantized) {
+  if (flavor == Flavor::kMlx) {
+    return fmt::format(
+        "MLX model folder: {}, {} tensors ({} modules in ggml's blocks as MLX's quantized form, "
+        "the rest {}) in {} file(s)",
+        model_type, tensors, quantized, torch_name(dtype), files);
+  }
   return fmt::format("Hugging Face model folder: {}, {} tensors of {}{} in {} file(s)", model_type,
-                     tensors, torch_name(dtype), mxfp4 ? " and MXFP4 experts" : "", files);
+                     tensors, torch_name(dtype),
+                     flavor == Flavor::kHfMxfp4 ? " and MXFP4 experts" : "", files);
 }
 
 // The tokenizer files, in directory order (render_hf_tokenizer's, as save_pretrained names them).
-void add_tokenizer_files(FolderLayout& out, HfTokenizer& t) {
-  out.files.push_back(text_file("special_tokens_map.json", std::move(t.special_tokens_map_json)));
-  out.files.push_back(text_file("tokenizer.json", std::move(t.tokenizer_json)));
-  out.files.push_back(text_file("tokenizer_config.json", std::move(t.tokenizer_config_json)));
+// The files are copied: each folder of the model holds its own (the rendering is shared).
+void add_tokenizer_files(FolderLayout& out, const HfTokenizer& t) {
+  out.files.push_back(text_file("special_tokens_map.json", t.special_tokens_map_json));
+  out.files.push_back(text_file("tokenizer.json", t.tokenizer_json));
+  out.files.push_back(text_file("tokenizer_config.json", t.tokenizer_config_json));
 }
 
 // A vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf): the tokenizer files alone,
@@ -386,20 +404,41 @@ FolderResult vocabulary_folder(const GgufFile& file) {
   return {std::move(out), ""};
 }
 
-// The weight files' tensors, in state_dict order, and the index's totals.
+// The weight files' tensors, in state_dict order, and the index's totals; mlx/: every module
+// mlx-lm could quantize, with its form (nullptr: float32).
 struct StateDict {
   std::vector<SafetensorsTensor> tensors;
   std::uint64_t total_size = 0, total_parameters = 0;
+  std::vector<MlxModule> mlx_modules;
 };
 
+// mlx/: `w` in MLX's quantized form, its module recorded in `out`; false where it is float.
+bool add_mlx_weight(const GgufFile& file, const HfWeight& w, StateDict& out) {
+  std::vector<SafetensorsTensor> quantized;
+  const MlxBlockForm* form = mlx_tensors(file, w, quantized);
+  if (w.shape.size() == 2 && w.hf_name.ends_with(".weight")) {
+    out.mlx_modules.push_back({w.hf_name.substr(0, w.hf_name.size() - 7), form});
+  }
+  if (!form) return false;
+  for (SafetensorsTensor& t : quantized) {
+    out.total_size += t.size();
+    out.tensors.push_back(std::move(t));
+  }
+  out.total_parameters += w.shape[0] * w.shape[1];
+  return true;
+}
+
 // The tensors of `weights` (hf-mxfp4/: the experts as `_blocks` and `_scales`, whose
-// parameters count their bytes), or the reason one cannot be served.
+// parameters count their bytes; mlx/: modules in MLX's form where they have one), or the reason
+// one cannot be served.
 std::variant<StateDict, std::string> state_dict(const GgufFile& file,
                                                 const std::vector<HfWeight>& weights,
-                                                ViewData dtype, bool mxfp4) {
+                                                ViewData dtype, Flavor flavor) {
   StateDict out;
   for (const HfWeight& w : weights) {
-    if (mxfp4 && w.transform == HfTransform::kInterleaveTransposed && w.shape.size() == 3) {
+    if (flavor == Flavor::kMlx && add_mlx_weight(file, w, out)) continue;
+    if (flavor == Flavor::kHfMxfp4 && w.transform == HfTransform::kInterleaveTransposed &&
+        w.shape.size() == 3) {
       auto blocks = mxfp4_tensors(file, w);
       if (auto* reason = std::get_if<std::string>(&blocks)) return std::move(*reason);
       for (SafetensorsTensor& t : std::get<std::vector<SafetensorsTensor>>(blocks)) {
@@ -492,22 +531,25 @@ std::string first_metadata(const GgufFile& file, const HfModel& model, std::stri
 // sorts them; or the reason there is no folder (lay_out_safetensors' warning, taken back).
 std::optional<std::string> add_weight_files(FolderLayout& out,
                                             std::vector<std::vector<SafetensorsTensor>>& shards,
-                                            const std::string& metadata, ViewData dtype, bool mxfp4,
-                                            std::vector<std::string>& warnings) {
+                                            const std::string& metadata, ViewData dtype,
+                                            Flavor flavor, std::vector<std::string>& warnings) {
   for (std::size_t s = 0; s < shards.size(); ++s) {
     const std::string name = shard_name(s, shards.size());
     std::sort(shards[s].begin(), shards[s].end(),
               [](const SafetensorsTensor& a, const SafetensorsTensor& b) { return a.key < b.key; });
     std::optional<ModelLayout> layout =
         lay_out_safetensors(s == 0 ? metadata : R"({"format":"pt"})", shards[s],
-                            fmt::format("{}/{}", mxfp4 ? "hf-mxfp4" : "hf", name), warnings);
+                            fmt::format("{}/{}", folder_name(flavor), name), warnings);
     if (!layout) {  // its warning is the reason there is no folder
       std::string reason = std::move(warnings.back());
       warnings.pop_back();
       return reason;
     }
     layout->what = fmt::format("safetensors: {} tensors of {}{}", shards[s].size(),
-                               safetensors_dtype_name(dtype), mxfp4 ? " and MXFP4 (U8)" : "");
+                               safetensors_dtype_name(dtype),
+                               flavor == Flavor::kHfMxfp4 ? " and MXFP4 (U8)"
+                               : flavor == Flavor::kMlx   ? " and MLX's quantized form (U32)"
+                                                          : "");
     out.files.push_back({name, {}, std::move(layout)});
   }
   return std::nullopt;
@@ -536,64 +578,117 @@ std::string index_json(const std::vector<std::vector<SafetensorsTensor>>& shards
   return index + "\n  }\n}\n";
 }
 
-// hf/ (mxfp4: hf-mxfp4/).
-FolderResult lay_out(const GgufFile& file, const TreeOptions& options,
-                     std::vector<std::string>& warnings, bool mxfp4) {
-  const ViewData dtype = options.hf_dtype;
+// config.json's text with "dtype" (torch's name) as save_pretrained writes it for a model of
+// that dtype; float32, the default, is not written (config_of).
+std::string with_dtype(const std::string& config_json, ViewData dtype) {
+  if (dtype == ViewData::kFloat32) return config_json;
+  nlohmann::json c = nlohmann::json::parse(config_json);
+  c["dtype"] = torch_name(dtype);
+  return c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// hf/, hf-mxfp4/ or mlx/ (whose float tensors have their own dtype, mlx_dtype), from the
+// model's one rendering.
+FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOptions& options,
+                     std::vector<std::string>& warnings, Flavor flavor) {
+  const ViewData dtype = flavor == Flavor::kMlx ? options.mlx_dtype : options.hf_dtype;
   if (file.tensors.empty()) return vocabulary_folder(file);
-  HfModelResult model = render_hf_model(file, dtype == ViewData::kFloat32 ? "" : torch_name(dtype));
-  if (!model.model) return {std::nullopt, std::move(model.reason)};
+  if (!hf.model.model) return {std::nullopt, hf.model.reason};
+  const HfModel& model = *hf.model.model;
+  if (flavor == Flavor::kMlx && !model.config.mlx_absent.empty()) {
+    return {std::nullopt, model.config.mlx_absent};
+  }
   // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
   // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
   // that is wrong gets none at all.
-  HfTokenizerResult tokenizer = render_hf_tokenizer(file);
-  const bool has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
-    return kv.key == "tokenizer.ggml.tokens";
-  });
-  if (!tokenizer.tokenizer && has_vocabulary) return {std::nullopt, std::move(tokenizer.reason)};
+  const std::optional<HfTokenizer>& tokenizer = hf.tokenizer.tokenizer;
+  if (!tokenizer && hf.has_vocabulary) return {std::nullopt, hf.tokenizer.reason};
 
-  auto weights = state_dict(file, model.model->weights, dtype, mxfp4);
+  auto weights = state_dict(file, model.weights, dtype, flavor);
   if (auto* reason = std::get_if<std::string>(&weights)) return {std::nullopt, std::move(*reason)};
   StateDict& state = std::get<StateDict>(weights);
   const std::size_t n_tensors = state.tensors.size();
   std::vector<std::vector<SafetensorsTensor>> shards =
       shards_of(std::move(state.tensors), options.hf_max_shard_size);
 
-  HfConfig& config = model.model->config;
-  if (mxfp4) add_quantization_config(config.config_json);
+  const HfConfig& config = model.config;
+  std::string config_json =
+      with_dtype(flavor == Flavor::kMlx ? config.mlx_config_json : config.config_json, dtype);
+  if (flavor == Flavor::kHfMxfp4) add_quantization_config(config_json);
+  if (flavor == Flavor::kMlx) add_mlx_quantization(config_json, state.mlx_modules);
   FolderLayout out;
-  out.files.push_back(text_file("config.json", std::move(config.config_json)));
-  out.files.push_back(
-      text_file("generation_config.json", std::move(config.generation_config_json)));
-  if (tokenizer.tokenizer) {
-    add_tokenizer_files(out, *tokenizer.tokenizer);
+  out.files.push_back(text_file("config.json", std::move(config_json)));
+  out.files.push_back(text_file("generation_config.json", config.generation_config_json));
+  if (tokenizer) {
+    add_tokenizer_files(out, *tokenizer);
   } else {
-    warnings.push_back("hf/ has no tokenizer files: the model has no tokenizer.ggml.tokens");
+    warnings.push_back(fmt::format(
+        "{}/ has no tokenizer files: the model has no tokenizer.ggml.tokens", folder_name(flavor)));
   }
-  const std::string metadata =
-      first_metadata(file, *model.model, mxfp4 ? "hf-mxfp4" : "hf", warnings);
-  if (auto reason = add_weight_files(out, shards, metadata, dtype, mxfp4, warnings)) {
+  const std::string metadata = first_metadata(file, model, folder_name(flavor), warnings);
+  if (auto reason = add_weight_files(out, shards, metadata, dtype, flavor, warnings)) {
     return {std::nullopt, std::move(*reason)};
   }
   if (shards.size() > 1) {
     out.files.push_back(text_file("model.safetensors.index.json", index_json(shards, state)));
   }
-  out.what = folder_what(config.model_type, n_tensors, dtype, mxfp4, shards.size());
+  const std::size_t quantized =
+      static_cast<std::size_t>(std::count_if(state.mlx_modules.begin(), state.mlx_modules.end(),
+                                             [](const MlxModule& m) { return m.form != nullptr; }));
+  out.what = folder_what(config.model_type, n_tensors, dtype, flavor, shards.size(), quantized);
   return {std::move(out), ""};
 }
 
 }  // namespace
 
+HfRendering render_hf(const GgufFile& file) {
+  HfRendering r;
+  r.has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
+    return kv.key == "tokenizer.ggml.tokens";
+  });
+  if (file.tensors.empty()) return r;  // vocabulary_folder: neither is rendered
+  r.model = render_hf_model(file);
+  if (!r.model.model) return r;
+  try {
+    r.tokenizer = render_hf_tokenizer(file);
+  } catch (const std::exception& e) {  // bad_alloc: the daemon stays up (error.h)
+    r.model = {std::nullopt, not_enough_memory(e, "render its tokenizer")
+                                 .value_or(fmt::format("no tokenizer: {}", e.what()))};
+  }
+  return r;
+}
+
+FolderResult hf_folder_layout(const GgufFile& file, const HfRendering& hf,
+                              const TreeOptions& options, std::vector<std::string>& warnings) {
+  return lay_out(file, hf, options, warnings, Flavor::kHf);
+}
+
+FolderResult mlx_folder_layout(const GgufFile& file, const HfRendering& hf,
+                               const TreeOptions& options, std::vector<std::string>& warnings) {
+  return lay_out(file, hf, options, warnings, Flavor::kMlx);
+}
+
+FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const HfRendering& hf,
+                                    const TreeOptions& options,
+                                    std::vector<std::string>& warnings) {
+  if (!has_mxfp4_experts(file))
+    return {std::nullopt, "the model is not gpt-oss with MXFP4 experts"};
+  return lay_out(file, hf, options, warnings, Flavor::kHfMxfp4);
+}
+
 FolderResult hf_folder_layout(const GgufFile& file, const TreeOptions& options,
                               std::vector<std::string>& warnings) {
-  return lay_out(file, options, warnings, false);
+  return hf_folder_layout(file, render_hf(file), options, warnings);
+}
+
+FolderResult mlx_folder_layout(const GgufFile& file, const TreeOptions& options,
+                               std::vector<std::string>& warnings) {
+  return mlx_folder_layout(file, render_hf(file), options, warnings);
 }
 
 FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const TreeOptions& options,
                                     std::vector<std::string>& warnings) {
-  if (!has_mxfp4_experts(file))
-    return {std::nullopt, "the model is not gpt-oss with MXFP4 experts"};
-  return lay_out(file, options, warnings, true);
+  return hf_mxfp4_folder_layout(file, render_hf(file), options, warnings);
 }
 
 bool has_mxfp4_experts(const GgufFile& file) {

@@ -136,10 +136,11 @@ std::string render_info(const GgufFile& f) {
                               warnings.empty() ? "not offered" : warnings.back()));
   }
   line("\nfolder views (at the mount's root):");
+  const HfRendering hf = render_hf(f);
   for (const FolderView& view : kFolderViews) {
     if (view.applies && !view.applies(f)) continue;
     std::vector<std::string> warnings;
-    const FolderResult r = view.layout(f, {}, warnings);
+    const FolderResult r = view.layout(f, hf, {}, warnings);
     const std::string name = fmt::format("{}/", view.name);
     line(r.folder ? fmt::format("  {:18} {}", name, r.folder->what)
                   : fmt::format("  {:18} not offered: {}", name, r.reason));

@@ -61,28 +61,30 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   constexpr std::launch kOwnThread = std::launch::async | std::launch::deferred;
   std::future<std::string> json = std::async(kOwnThread, render_gguf_json, std::cref(file));
   const Ino json_ino = add(kRootIno, make_node("gguf.json", kRootIno, NodeKind::kText));
-  // The folder views (a tokenizer.json of a large vocabulary) too, each on its own thread.
+  // The folder views too (a tokenizer.json of a large vocabulary), on a thread of their own: the
+  // model rendered once (render_hf), then each folder laid out from it.
   struct Laid {
     FolderResult result;
     std::vector<std::string> warnings;
   };
-  std::vector<std::future<Laid>> folders;
-  for (const FolderView& view : kFolderViews) {
-    folders.push_back(std::async(kOwnThread, [&file, &options, &view] {
-      Laid l;
-      if (view.applies && !view.applies(file)) return l;
+  std::future<std::vector<Laid>> folders = std::async(kOwnThread, [&file, &options] {
+    const HfRendering hf = render_hf(file);
+    std::vector<Laid> laid(std::size(kFolderViews));
+    for (std::size_t v = 0; v < laid.size(); ++v) {
+      const FolderView& view = kFolderViews[v];
+      if (view.applies && !view.applies(file)) continue;
       try {
-        l.result = view.layout(file, options, l.warnings);
+        laid[v].result = view.layout(file, hf, options, laid[v].warnings);
       } catch (const std::exception& e) {
         // Memory ran out (or a limit of the process was hit) while laying it out: the model is
         // served without this folder, its warning saying why.
-        l = Laid{};
-        l.result.reason = not_enough_memory(e, "lay it out")
-                              .value_or(fmt::format("laying it out failed: {}", e.what()));
+        laid[v] = Laid{};
+        laid[v].result.reason = not_enough_memory(e, "lay it out")
+                                    .value_or(fmt::format("laying it out failed: {}", e.what()));
       }
-      return l;
-    }));
-  }
+    }
+    return laid;
+  });
   text(kRootIno, "tensors.tsv", render_tensors_tsv(file));
   const Ino metadata = dir("metadata");
   std::vector<Ino> view_dirs;
@@ -121,12 +123,12 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
     if (layout) composite(kRootIno, std::string(view.name), std::move(*layout));
   }
 
+  std::vector<Laid> laid = folders.get();
   for (std::size_t v = 0; v < std::size(kFolderViews); ++v) {
     const FolderView& view = kFolderViews[v];
-    Laid laid = folders[v].get();
     if (view.applies && !view.applies(file)) continue;
-    warnings_.insert(warnings_.end(), laid.warnings.begin(), laid.warnings.end());
-    FolderResult& result = laid.result;
+    warnings_.insert(warnings_.end(), laid[v].warnings.begin(), laid[v].warnings.end());
+    FolderResult& result = laid[v].result;
     if (!result.folder) {
       warnings_.push_back(fmt::format("{}/ is not offered: {}", view.name, result.reason));
       nodes_[kRootIno - 1].xattrs.emplace_back(view.absent_xattr,

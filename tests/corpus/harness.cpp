@@ -21,6 +21,7 @@
 #include "ggufs/hf_weights.h"
 #include "ggufs/library.h"
 #include "ggufs/library_scan.h"
+#include "ggufs/mlx_blocks.h"
 #include "ggufs/model.h"
 #include "ggufs/names.h"
 #include "ggufs/tree.h"
@@ -107,8 +108,8 @@ std::string check_safetensors(const std::vector<char>& whole) {
                             nullptr, /*allow_exceptions=*/false);
   if (!header.is_object()) return "header is not a JSON object";
   static const std::map<std::string, std::uint64_t> kDtypeBytes = {
-      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2},
-      {"I64", 8}, {"I32", 4}, {"I16", 2}, {"I8", 1}};
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},
+      {"I16", 2}, {"I8", 1},  {"U64", 8}, {"U32", 4},  {"U16", 2}, {"U8", 1}};
   std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
   for (const auto& [key, t] : header.items()) {
     if (key == "__metadata__") continue;
@@ -461,6 +462,59 @@ std::string check_hf_piece(const GgufFile& f, const Piece& p, const std::string&
   return "";
 }
 
+// The node the tree makes of a folder view's laid-out file.
+Node composite_node(const FolderFile& file) {
+  Node n;
+  n.name = file.name;
+  n.kind = NodeKind::kComposite;
+  n.size = file.layout->size();
+  n.text = file.layout->text;
+  n.pieces = file.layout->pieces;
+  return n;
+}
+
+// mlx/ beside a laid-out hf/ (options as hf/'s): there too (one plan for both), every MLX piece
+// whole rows of a tensor of a type with an MLX form, every weight file a safetensors file read
+// whole and in ranges as hf/'s are. Returns "" or what broke.
+std::string check_mlx_of(const GgufFile& f, const TreeOptions& options, const ContentReader& reader,
+                         std::span<const std::uint8_t> data, Rng& rng) {
+  std::vector<std::string> warnings;
+  const FolderResult mlx = mlx_folder_layout(f, options, warnings);
+  if (!mlx.folder) {
+    // The one reason hf/ stands alone: mlx-lm has no model of the row (MlxColumn::absent).
+    const HfRendering hf = render_hf(f);
+    const bool absent_row = hf.model.model && !hf.model.model->config.mlx_absent.empty() &&
+                            mlx.reason == hf.model.model->config.mlx_absent;
+    return absent_row ? "" : "hf/ is there but mlx/ is not: " + mlx.reason;
+  }
+  for (const FolderFile& file : mlx.folder->files) {
+    if (!file.layout) continue;
+    Node n = composite_node(file);
+    for (const Piece& p : n.pieces) {
+      const bool mlx_piece = p.kind == Piece::Kind::kMlxWeight ||
+                             p.kind == Piece::Kind::kMlxScales || p.kind == Piece::Kind::kMlxBiases;
+      if (!mlx_piece) {
+        if (auto e = check_hf_piece(f, p, "mlx/" + n.name); !e.empty()) return e;
+        continue;
+      }
+      const TensorInfo* t = p.tensor < f.tensors.size() ? &f.tensors[p.tensor] : nullptr;
+      const MlxBlockForm* form = t ? mlx_block_form(t->type) : nullptr;
+      if (!form || !t->n_bytes || t->ne[0] == 0)
+        return "mlx/" + n.name + ": an MLX piece of no form";
+      const std::uint64_t unit = p.kind == Piece::Kind::kMlxWeight
+                                     ? mlx_weight_words(*form, t->ne[0]) * 4
+                                     : mlx_groups(*form, t->ne[0]) * 4;
+      const std::uint64_t rows = t->n_elements / t->ne[0];
+      if (unit == 0 || p.size % unit != 0 || p.from > rows || p.size / unit > rows - p.from) {
+        return fmt::format("mlx/{}: rows [{}, +{} bytes) past the {} of '{}'", n.name, p.from,
+                           p.size, rows, t->name);
+      }
+    }
+    if (auto e = check_node(reader, f, n, "mlx/" + n.name, data, rng); !e.empty()) return e;
+  }
+  return "";
+}
+
 std::string check_hf_of(const GgufFile& f, std::span<const std::uint8_t> data) {
   Rng rng(data);
   const TreeOptions options = options_for(rng);
@@ -492,12 +546,7 @@ std::string check_hf_of(const GgufFile& f, std::span<const std::uint8_t> data) {
     if (!file.name.ends_with(".safetensors") || !file.layout) {
       return fmt::format("hf/{}: a file save_pretrained does not write", file.name);
     }
-    Node n;
-    n.name = file.name;
-    n.kind = NodeKind::kComposite;
-    n.size = file.layout->size();
-    n.text = file.layout->text;
-    n.pieces = file.layout->pieces;
+    Node n = composite_node(file);
     for (const Piece& p : n.pieces) {
       if (auto e = check_hf_piece(f, p, "hf/" + n.name); !e.empty()) return e;
     }
@@ -562,7 +611,7 @@ std::string check_hf_of(const GgufFile& f, std::span<const std::uint8_t> data) {
   if (listed != by_name.size()) {
     return fmt::format("hf/ holds {} tensors of the weight map's {}", listed, by_name.size());
   }
-  return "";
+  return check_mlx_of(f, options, reader, data, rng);
 }
 
 // A refusal's message may quote the file, but only escaped: no control byte may reach a

@@ -33,7 +33,8 @@ std::string check_tree(std::span<const std::uint8_t> data);
 /// exactly hf_weight_map's, each of the shape the map gives, the embedding of config.json's
 /// vocab_size rows; every weight piece inside the tensors the file holds (spliced bytes inside
 /// one tensor's data, decoded elements inside its element count), and no weight holding more
-/// elements than its GGUF tensors. Returns "" or what broke.
+/// elements than its GGUF tensors; and mlx/ there too, its weight files read the same way, each
+/// MLX piece whole rows of a tensor whose type has an MLX form. Returns "" or what broke.
 std::string check_hf(std::span<const std::uint8_t> data);
 
 /// Reads `data` as the text of an Ollama manifest (parse_ollama_manifest). A ParseError is a

@@ -416,9 +416,13 @@ TEST(OllamaModel, MountsOneModelAtTheRoot) {
                         Case{"ollama:hf.co/org/repo:Q4_K_M", kTinyArchitecture, s.tiny_hex}}) {
     Mount m(fs::path(c.ref), "", ollama_env(s.store));
     ASSERT_TRUE(m.mounted()) << c.ref << ": " << m.output();
-    // The tiny llama is also a transformers model: hf/ (the q8 entry's architecture is not).
+    // The tiny llama is also a transformers model: hf/ and mlx/ (the q8 entry's architecture is
+    // not).
     Names expected = tree;
-    if (std::string_view(c.arch) == kTinyArchitecture) expected.push_back("hf");
+    if (std::string_view(c.arch) == kTinyArchitecture) {
+      expected.push_back("hf");
+      expected.push_back("mlx");
+    }
     EXPECT_EQ(listing(m.path()), expected) << c.ref;
     EXPECT_EQ(read_text(m / "metadata/general.architecture"), c.arch) << c.ref;
     EXPECT_EQ(sha256_of(m / "model.gguf"), c.sha) << c.ref;

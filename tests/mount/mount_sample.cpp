@@ -38,10 +38,12 @@ class SampleMount : public ::testing::Test {
 
 TEST_F(SampleMount, RootListsTheContractInOrder) {
   const RunResult r = run("ls -U " + quote(mount_->path()));
-  // hf/ too: the sample is a consistent llama, so the mount offers it and warns of nothing.
+  // hf/ and mlx/ too: the sample is a consistent llama, so the mount offers them and warns of
+  // nothing.
   EXPECT_EQ(
       r.output,
-      "gguf.json\ntensors.tsv\nmetadata\nraw\nf32\nnpy\nf16\nmodel.gguf\nmodel.safetensors\nhf\n");
+      "gguf.json\ntensors.tsv\nmetadata\nraw\nf32\nnpy\nf16\nmodel.gguf\nmodel.safetensors\nhf\n"
+      "mlx\n");
   EXPECT_EQ(mount_->output().find("warning"), std::string::npos) << mount_->output();
   EXPECT_EQ(run("cat " + quote(*mount_ / "metadata/general.architecture")).output, "llama\n");
 }

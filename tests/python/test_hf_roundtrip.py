@@ -80,6 +80,7 @@ gguf = pytest.importorskip("gguf")
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")
+safetensors = pytest.importorskip("safetensors")
 from gguf import quants  # noqa: E402
 from transformers import AutoConfig, AutoTokenizer, GenerationConfig  # noqa: E402
 
@@ -2241,6 +2242,109 @@ def test_generation_config(originals, mount, request, arch, unpadded):
     m = mount(originals.converted(arch, "unpadded" if unpadded else "f32"))
     got = GenerationConfig.from_pretrained(str(_hf(m, arch))).to_dict()
     _compare(want, got, "generation_config")
+
+
+MLX_PYTHON = pathlib.Path(
+    os.environ.get("GGUFS_MLX_PYTHON", "/var/cache/ggufs-tests/venv-mlx/bin/python"))
+# test_mlx's bound where the original holds a Mamba-style A_log (stored as -exp(A_log), within
+# A_LOG_BOUND, not bit-exact): jamba's logits differ by 3.0e-7 (measured).
+MLX_A_LOG_ATOL = 1e-6
+# test_mlx's known gaps of mlx-lm 0.32.2 itself: the original folder fails in it as mlx/ does, or
+# it lacks a field transformers' config class does not write (mlx/ writes it).
+MLX_XFAIL = {
+    "gemma3": "mlx-lm's gemma3_text.py reads the cache of layer sliding_window_pattern - 1 (6), "
+              "which the 2-layer test model lacks (IndexError; the original alike)",
+    "mixtral": "mlx-lm's mixtral.py takes head_dim as hidden_size / num_attention_heads; the "
+               "test model's head_dim differs (the original alike)",
+    "gptneox": "mlx-lm's gpt_neox.py sizes the MLP 4 x hidden_size, not intermediate_size (the "
+               "original alike)",
+    "granitemoehybrid-dense": "mlx-lm's granitemoehybrid.py sizes a dense model's MLP otherwise "
+                              "than GraniteMoeHybridConfig (the original alike)",
+    "deepseek_v3": "mlx-lm's deepseek_v3.py has no tied lm_head; the test model ties it (the "
+                   "original alike)",
+    "qwen3next": "mlx-lm's qwen3_next.py places full attention by full_attention_interval, not "
+                 "layer_types (the original alike)",
+    "gpt-oss": "mlx-lm's gpt_oss.py does not take transformers 4.57.6's expert tensors "
+               "(experts.gate_up_proj, ...; the original alike); mlx/ has not mlx-lm's layout yet",
+    "gpt-oss-mxfp4": "as gpt-oss: mlx-lm's gpt_oss.py does not take transformers 4.57.6's "
+                     "expert tensors (the original alike)",
+    "falcon_h1": "mlx-lm's falcon_h1.py folds key_multiplier into key_proj.weight, a name "
+                 "transformers' checkpoints lack (k_proj.weight gets attention_in_multiplier "
+                 "alone), so it runs the original 0.0041 off torch's logits (of 0.04); mlx/, its "
+                 "multipliers folded by the converter, is within 2.2e-8 of torch's (measured)",
+}
+
+# test_mlx's rows where mlx-lm 0.32.2 cannot load the original (a field transformers' config
+# class does not write, or reads its checkpoint wrong) while it loads mlx/: mlx/ must load, and
+# the comparison is an xfail.
+MLX_REFERENCE_FAILS = {
+    "exaone4": "mlx-lm's exaone4.py reads sliding_window_pattern as a string ('LLLG', EXAONE 4's "
+               "own config.json files): it cannot load the original's int (mlx/ writes the string)",
+    "exaone4_global": "mlx-lm's exaone4.py requires head_dim, which Exaone4Config does not "
+                      "write: it cannot load the original (mlx/ writes it)",
+    "lfm2": "mlx-lm's lfm2.py requires block_dim, which Lfm2Config does not have: it cannot load "
+            "the original (mlx/ writes the Hub configs' hidden size)",
+}
+
+
+def _mlx_reference(original, root):
+    """The original folder with config.json as the class's to_dict() (every field, defaults
+    included; save_pretrained leaves out those equal to PretrainedConfig's, tie_word_embeddings
+    among them, which mlx-lm's ModelArgs require): the same model, the files linked."""
+    root.mkdir()
+    for f in original.iterdir():
+        if f.name != "config.json":
+            (root / f.name).symlink_to(f)
+    config = AutoConfig.from_pretrained(str(original)).to_dict()
+    (root / "config.json").write_text(json.dumps(config, indent=2))
+    return root
+
+
+@pytest.mark.parametrize("arch", list(ARCHS))
+def test_mlx(originals, mount, request, tmp_path, arch):
+    """mlx/ as mlx-lm 0.32.2 takes it: where ggufs offers mlx/, mlx_lm.load of it gives the logits
+    of mlx_lm.load of the original folder (F32: equal; a folded row within its logits_atol);
+    where it does not, mlx-lm cannot load the original either, and the mount says why
+    (user.ggufs.mlx). mlx-lm runs in its own venv (tests/python/mlx_logits.py)."""
+    if not MLX_PYTHON.is_file():
+        pytest.skip(f"no MLX venv ({MLX_PYTHON}; scripts/install-deps --tests, or GGUFS_MLX_PYTHON)")
+    if transformers.__version__.split(".")[0] != "4":
+        pytest.skip("mlx-lm 0.32.2's models read transformers 4's checkpoints (per-expert names)")
+    if arch in MLX_XFAIL:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=MLX_XFAIL[arch]))
+    original = _mlx_reference(originals.original(arch), tmp_path / "original")
+    tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
+    m = mount(originals.converted(arch, "f32"))
+    offered = (m / "mlx").is_dir()
+    r = subprocess.run([str(MLX_PYTHON), str(pathlib.Path(__file__).with_name("mlx_logits.py")),
+                        str(original), str(m / "mlx") if offered else "-",
+                        json.dumps(tok.encode(PROMPT))],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    if not offered:
+        reason = os.getxattr(str(m.path), "user.ggufs.mlx").decode()
+        assert "mlx-lm" in reason, reason
+        assert result["original_error"], f"mlx/ is not offered ({reason}), but mlx-lm loads " \
+            "the original"
+        return
+    if arch in MLX_REFERENCE_FAILS:
+        assert result["original_error"], "mlx-lm loads the original now: compare (remove the " \
+            "row from MLX_REFERENCE_FAILS)"
+        assert result["mlx_error"] is None, f"mlx-lm fails on mlx/: {result['mlx_error']}"
+        pytest.xfail(MLX_REFERENCE_FAILS[arch])
+    assert result["original_error"] is None, f"mlx-lm fails on the original: {result}"
+    assert result["mlx_error"] is None, f"mlx-lm fails on mlx/: {result['mlx_error']}"
+    assert result["shape_equal"], result
+    with safetensors.safe_open(str(original / "model.safetensors"), "np") as f:
+        a_log = any(k.endswith("A_log") for k in f.keys())
+    atol = ARCHS[arch].get("logits_atol")  # a folded row: its bound
+    if a_log:
+        atol = max(atol or 0.0, MLX_A_LOG_ATOL)
+    if atol is not None:
+        assert result["max_diff"] <= atol, f"max abs diff {result['max_diff']} (bound {atol})"
+    else:
+        assert result["equal"], f"max abs diff {result['max_diff']}"
 
 
 @pytest.mark.parametrize("arch", [a for a, row in ARCHS.items() if row.get("mxfp4")])

@@ -201,11 +201,15 @@ TEST(HfFolder, AbsentForOtherArchitecturesWithOneWarningAndAnAttribute) {
     }
   }
   EXPECT_EQ(lines, 1u);
+  // mlx/, hf/'s folder in MLX's form, is absent for the same reason.
   const auto& attrs = tree.node(kRootIno)->xattrs;
-  ASSERT_EQ(attrs.size(), 1u);
+  ASSERT_EQ(attrs.size(), 2u);
   EXPECT_EQ(attrs[0].first, "user.ggufs.hf");
   EXPECT_TRUE(attrs[0].second.starts_with("not offered: ")) << attrs[0].second;
   EXPECT_NE(attrs[0].second.find("'bert'"), std::string::npos) << attrs[0].second;
+  EXPECT_EQ(attrs[1].first, "user.ggufs.mlx");
+  EXPECT_EQ(attrs[1].second, attrs[0].second);
+  EXPECT_EQ(tree.lookup(kRootIno, "mlx"), 0u);
   // The rest of the tree is served.
   EXPECT_NE(tree.lookup(kRootIno, "model.safetensors"), 0u);
 }
@@ -219,7 +223,7 @@ TEST(HfFolder, AbsentWithAVocabularyThatMakesNoTokenizer) {
       test::arr(ValueType::kFloat32, std::vector<Value>(kVocab - 1, test::f32(0)));
   const Tree tree(f);
   EXPECT_EQ(tree.lookup(kRootIno, "hf"), 0u);
-  ASSERT_EQ(tree.node(kRootIno)->xattrs.size(), 1u);
+  ASSERT_EQ(tree.node(kRootIno)->xattrs.size(), 2u);  // hf/'s and mlx/'s
   EXPECT_NE(tree.node(kRootIno)->xattrs[0].second.find("tokenizer.ggml.scores"), std::string::npos)
       << tree.node(kRootIno)->xattrs[0].second;
   // Without any vocabulary: the folder, without tokenizer files, and a warning.
@@ -553,6 +557,64 @@ TEST(HfFolder, Gemma3nPerLayerEmbeddingsWithoutTheConvertersPadding) {
         nlohmann::json::parse(read_all(reader, *tree.node(tree.lookup(hf, "config.json"))));
     EXPECT_EQ(config["vocab_size_per_layer_input"], kPerLayerVocab);
   }
+}
+
+// mlx/ (folder_views.h, mlx_folder_layout): the Q8_0 ffn_down as MLX's affine form (8 bits,
+// group 32: mlx/ops.cpp affine_dequantize gives scale·w + bias, w the byte of a row's LSB-first
+// stream), which must give ggml's d·q for every element (ggml-quants.c dequantize_row_q8_0,
+// worked from the GGUF bytes here); every float matrix named false in config.json's
+// "quantization", the rest hf/'s; partial reads equal the whole file.
+TEST(MlxFolder, Q8_0RowsInMlxFormAndFloatModulesNamedFalse) {
+  const MemorySource src(tiny_llama("llama", /*quantized=*/true));
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  const Tree tree(f);
+  const ContentReader reader(f, src);
+  const Ino mlx = tree.lookup(kRootIno, "mlx");
+  ASSERT_NE(mlx, 0u);
+  EXPECT_EQ(children(tree, mlx), children(tree, tree.lookup(kRootIno, "hf")));
+  const nlohmann::json config =
+      nlohmann::json::parse(tree.node(tree.lookup(mlx, "config.json"))->text);
+  nlohmann::json want = {{"group_size", 32}, {"bits", 8}, {"mode", "affine"}};
+  for (const char* m : {"model.embed_tokens", "lm_head", "model.layers.0.mlp.gate_proj",
+                        "model.layers.0.mlp.up_proj", "model.layers.0.self_attn.q_proj",
+                        "model.layers.0.self_attn.k_proj", "model.layers.0.self_attn.v_proj",
+                        "model.layers.0.self_attn.o_proj"}) {
+    want[m] = false;
+  }
+  EXPECT_EQ(config["quantization"], want);
+  EXPECT_EQ(config["quantization_config"], want);
+  const Node* st = tree.node(tree.lookup(mlx, "model.safetensors"));
+  const std::string bytes = read_all(reader, *st);
+  std::uint64_t buffer = 0;
+  const nlohmann::json h = header_of(bytes, buffer);
+  const std::string down = "model.layers.0.mlp.down_proj";
+  EXPECT_EQ(h[down + ".weight"]["dtype"], "U32");
+  EXPECT_EQ(h[down + ".weight"]["shape"], (nlohmann::json{kHidden, kFf / 4}));
+  EXPECT_EQ(h[down + ".scales"]["shape"], (nlohmann::json{kHidden, kFf / 32}));
+  EXPECT_EQ(h[down + ".biases"]["dtype"], "F32");
+  EXPECT_EQ(h["model.layers.0.mlp.up_proj.weight"]["dtype"], "F32");
+  const auto at = [&](const std::string& key) {
+    return bytes.data() + buffer + h[key]["data_offsets"][0].get<std::uint64_t>();
+  };
+  const TensorInfo& t = *std::find_if(f.tensors.begin(), f.tensors.end(), [](const TensorInfo& x) {
+    return x.name == "blk.0.ffn_down.weight";
+  });
+  std::vector<std::uint8_t> blocks(*t.n_bytes);
+  ASSERT_EQ(src.read_at(t.file_offset, blocks.data(), blocks.size()), blocks.size());
+  for (std::uint64_t e = 0; e < kHidden * kFf; ++e) {
+    const std::uint8_t* block = blocks.data() + e / 32 * 34;
+    std::uint16_t d;
+    std::memcpy(&d, block, 2);
+    const float ggml =
+        half_to_float(d) * static_cast<float>(static_cast<std::int8_t>(block[2 + e % 32]));
+    const std::uint64_t row = e / kFf, g = row * (kFf / 32) + e % kFf / 32;
+    float scale, bias;
+    std::memcpy(&scale, at(down + ".scales") + g * 4, 4);
+    std::memcpy(&bias, at(down + ".biases") + g * 4, 4);
+    const auto w = static_cast<std::uint8_t>(*(at(down + ".weight") + e));  // LSB-first bytes
+    EXPECT_EQ(scale * static_cast<float>(w) + bias, ggml) << e;
+  }
+  expect_partial_reads(reader, *st, bytes, 97, {1, 5, 64, 1000, 5000});
 }
 
 }  // namespace

@@ -246,6 +246,21 @@ TEST(MlxBlocks, ScalesWithoutAnMlxForm) {
             MlxRowStatus::kNoExactForm);
 }
 
+// A reader of the scales and biases alone passes no weight span: they are written as with one
+// (a Q4_0 block of d = 2: scale 2, bias −16), and a weight span of another size is still refused.
+TEST(MlxBlocks, ScalesAndBiasesAloneWithoutTheWeight) {
+  std::vector<std::uint8_t> block(18, 0x5a);
+  block[0] = 0x00;  // d = 2.0 (binary16 0x4000)
+  block[1] = 0x40;
+  std::vector<float> scales(1), biases(1);
+  EXPECT_EQ(encode_mlx_row(GGML_TYPE_Q4_0, block, {{}, scales, biases, {}}), MlxRowStatus::kOk);
+  EXPECT_EQ(scales, std::vector<float>{2.0f});
+  EXPECT_EQ(biases, std::vector<float>{-16.0f});
+  std::vector<std::uint32_t> short_weight(3);
+  EXPECT_THROW(encode_mlx_row(GGML_TYPE_Q4_0, block, {short_weight, scales, biases, {}}),
+               std::invalid_argument);
+}
+
 TEST(MlxBlocks, RefusesWrongSizesAndTypes) {
   std::vector<std::uint8_t> bytes(18 * 2);
   std::vector<std::uint32_t> weight(8);

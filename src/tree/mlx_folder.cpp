@@ -1,0 +1,147 @@
+// mlx/'s quantized modules (mlx_folder.h). mlx-lm (mlx_lm/utils.py, load_model) quantizes a
+// module (nn.Linear, nn.Embedding: those with to_quantized) when config.json's "quantization"
+// names it with its form, or, unnamed, when the weights hold `<module>.scales`, inferring the form
+// from the shapes (infer_quant_config); a module named `false` stays float. MLX's quantized
+// weight is [out, in·bits/32] uint32, its scales and biases [out, in/group_size]
+// (mlx/ops.cpp, quantize).
+#include "mlx_folder.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "ggufs/ggml_type.h"
+
+namespace ggufs {
+namespace {
+
+// A run of whole rows of one GGUF tensor: rows [first, first + rows), or, permuted, the q/k
+// row permutation of those rows (hf_permuted_row, `n_head` heads).
+struct RowRun {
+  std::size_t tensor;
+  std::uint64_t first, rows, n_head;
+  bool permuted;
+};
+
+// The rows a row-only transform takes, in order, or nothing when `w` is not one (or its
+// tensors do not hold them: hf/ says why). Not kSelect: mlx-lm stacks the per-expert weights of
+// hf/'s names itself, some models with their scales and biases (mlx_lm/models/qwen2_moe.py,
+// sanitize), others only `.weight` (qwen3_moe.py), so quantized experts need mlx-lm's own
+// stacked names (switch_mlp), model by model; they are float32 for now.
+std::vector<RowRun> row_runs(const GgufFile& file, const HfWeight& w) {
+  const TensorInfo& t = file.tensors[w.source];
+  const std::uint64_t rows = w.shape[0], have = t.ne[0] ? t.n_elements / t.ne[0] : 0;
+  switch (w.transform) {
+    case HfTransform::kNone:
+      if (have == rows) return {{w.source, 0, rows, 0, false}};
+      return {};
+    case HfTransform::kFirstRows:
+      if (rows <= have) return {{w.source, 0, rows, 0, false}};
+      return {};
+    case HfTransform::kReversePermute:
+      if (have == rows && w.n_head && rows % (2 * w.n_head) == 0) {
+        return {{w.source, 0, rows, w.n_head, true}};
+      }
+      return {};
+    case HfTransform::kConcatRows: {
+      std::vector<RowRun> runs = {{w.source, 0, have, 0, false}};
+      std::uint64_t total = have;
+      for (const std::size_t s : w.parts) {
+        const TensorInfo& part = file.tensors[s];
+        if (part.n_dims != 2 || part.ne[0] != t.ne[0]) return {};
+        runs.push_back({s, 0, part.ne[1], 0, false});
+        total += part.ne[1];
+      }
+      if (t.n_dims != 2 || total != rows) return {};
+      return runs;
+    }
+    default:
+      return {};
+  }
+}
+
+// Whether every tensor of `runs` is of type `form.type`, stored whole, `cols` elements a row.
+bool all_of_form(const GgufFile& file, const std::vector<RowRun>& runs, const MlxBlockForm& form,
+                 std::uint64_t cols) {
+  const TypeTraits* tr = type_traits(form.type);
+  return tr && std::all_of(runs.begin(), runs.end(), [&](const RowRun& r) {
+           const TensorInfo& t = file.tensors[r.tensor];
+           return t.type == form.type && t.n_bytes && t.ne[0] == cols &&
+                  cols % tr->block_size == 0 && cols % form.group_size == 0;
+         });
+}
+
+}  // namespace
+
+const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w,
+                                std::vector<SafetensorsTensor>& out) {
+  // (An empty matrix too: MLX's shapes would hold no group, and its reads no row.)
+  if (w.shape.size() != 2 || w.shape[0] == 0 || w.shape[1] == 0 ||
+      !w.hf_name.ends_with(".weight") || w.untile_run || file.big_endian) {
+    return nullptr;
+  }
+  const MlxBlockForm* form = mlx_block_form(file.tensors[w.source].type);
+  // mxfp4 and nvfp4 have scale bytes with no MLX equivalent (encode_mlx_row's kNoExactForm),
+  // known only once the blocks are read: served as float until mlx/ can refuse per tensor.
+  if (!form || form->mode != MlxMode::kAffine) return nullptr;
+  const std::vector<RowRun> runs = row_runs(file, w);
+  const std::uint64_t cols = w.shape[1];
+  if (runs.empty() || !all_of_form(file, runs, *form, cols)) return nullptr;
+  const std::string module = w.hf_name.substr(0, w.hf_name.size() - 7);
+  const std::uint64_t words = mlx_weight_words(*form, cols), groups = mlx_groups(*form, cols);
+  const std::tuple<const char*, std::string_view, std::uint64_t, Piece::Kind> outputs[] = {
+      {".weight", "U32", words, Piece::Kind::kMlxWeight},
+      {".scales", "F32", groups, Piece::Kind::kMlxScales},
+      {".biases", "F32", groups, Piece::Kind::kMlxBiases},
+  };
+  for (const auto& output : outputs) {
+    const std::uint64_t n = std::get<2>(output);
+    SafetensorsTensor st{module + std::get<0>(output), std::get<1>(output), {w.shape[0], n}, {}};
+    for (const RowRun& r : runs) {
+      Piece p;
+      p.kind = std::get<3>(output);
+      p.tensor = r.tensor;
+      p.from = r.first;
+      p.size = r.rows * n * 4;
+      p.order = r.permuted ? Piece::Order::kPermuteRows : Piece::Order::kAsStored;
+      p.n_head = r.n_head;
+      st.pieces.push_back(p);
+    }
+    out.push_back(std::move(st));
+  }
+  return form;
+}
+
+void add_mlx_quantization(std::string& config_json, const std::vector<MlxModule>& modules) {
+  // The default: the form most modules have (ties: the lowest type id).
+  std::map<GgmlType, std::size_t> counts;
+  for (const MlxModule& m : modules) {
+    if (m.form) ++counts[m.form->type];
+  }
+  if (counts.empty()) return;
+  const auto most =
+      std::max_element(counts.begin(), counts.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto entry = [](const MlxBlockForm& f) {
+    return nlohmann::json{{"group_size", f.group_size},
+                          {"bits", f.bits},
+                          {"mode", std::string(mlx_mode_name(f.mode))}};
+  };
+  const MlxBlockForm& fallback = *mlx_block_form(most->first);
+  nlohmann::json q = entry(fallback);
+  for (const MlxModule& m : modules) {
+    if (!m.form) {
+      q[m.name] = false;
+    } else if (std::tie(m.form->mode, m.form->bits, m.form->group_size) !=
+               std::tie(fallback.mode, fallback.bits, fallback.group_size)) {
+      q[m.name] = entry(*m.form);
+    }
+  }
+  nlohmann::json c = nlohmann::json::parse(config_json);
+  c["quantization"] = q;
+  c["quantization_config"] = q;
+  config_json = c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace ggufs
