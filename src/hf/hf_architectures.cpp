@@ -656,11 +656,14 @@ constexpr Refusal kT5Refusals[] = {{RefuseWhen::kTensorAbsent, "enc.blk.0.ffn_ga
 constexpr ConfigConstant kMinistral3Constants[] = {
     {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
 
-// Architecture::varying_layer_tensors: the layer tensors one model's layers hold by their kind.
-// A name no entry of a row has changes nothing there, so rows share these lists.
+// Architecture::layer_groups: the layer tensors one model's layers hold by their kind, each group
+// whole or not at all, one of each choice (LayerGroup). A name no entry of a row has changes
+// nothing there, so rows share these lists.
 // llama's attention (llama_attention below), in a hybrid's attention layers only.
 constexpr std::string_view kAttentionTensors[] = {"attn_q.weight", "attn_k.weight", "attn_v.weight",
                                                   "attn_output.weight"};
+constexpr std::string_view kQkNormTensors[] = {"attn_q_norm.weight", "attn_k_norm.weight"};
+constexpr auto kNormedAttentionTensors = join(kAttentionTensors, kQkNormTensors);
 // A Mamba-2 mixer (mamba2_mixer below), in a hybrid's Mamba layers only.
 constexpr std::string_view kMamba2Tensors[] = {
     "ssm_dt.bias",     "ssm_a",         "ssm_d",           "ssm_conv1d.weight",
@@ -672,24 +675,30 @@ constexpr std::string_view kMamba2Tensors[] = {
 // every moe_layer_interval; modeling_jamba.py, JambaDecoderLayer, where layers_num_experts (from
 // expert_layer_offset and _period) is over 1; modeling_nemotron_h.py, NemotronHBlock, in its
 // MLP or MoE layers (layers_block_type) only.
-constexpr std::string_view kDenseOrMoeTensors[] = {
-    "ffn_gate.weight",       "ffn_up.weight",       "ffn_down.weight",      "ffn_gate_inp.weight",
-    "ffn_gate_exps.weight",  "ffn_up_exps.weight",  "ffn_down_exps.weight", "exp_probs_b.bias",
-    "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight"};
+constexpr std::string_view kDenseMlpTensors[] = {"ffn_gate.weight", "ffn_up.weight",
+                                                 "ffn_down.weight"};
+constexpr std::string_view kMoeTensors[] = {
+    "ffn_gate_inp.weight", "ffn_gate_exps.weight",  "ffn_up_exps.weight",  "ffn_down_exps.weight",
+    "exp_probs_b.bias",    "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight"};
+constexpr LayerGroup kDenseOrMoe[] = {{kDenseMlpTensors, 1, "dense"}, {kMoeTensors, 1, "moe"}};
 // modeling_lfm2.py, Lfm2DecoderLayer: self_attn (with q/k layernorms) where layer_types says
 // "full_attention", the short convolution elsewhere.
-constexpr std::string_view kLfm2Own[] = {"attn_q_norm.weight", "attn_k_norm.weight",
-                                         "shortconv.conv.weight", "shortconv.in_proj.weight",
-                                         "shortconv.out_proj.weight"};
-constexpr auto kLfm2Varying = join(kAttentionTensors, kLfm2Own);
+constexpr std::string_view kShortConvTensors[] = {
+    "shortconv.conv.weight", "shortconv.in_proj.weight", "shortconv.out_proj.weight"};
+constexpr LayerGroup kLfm2Groups[] = {{kNormedAttentionTensors, 1, "full_attention"},
+                                      {kShortConvTensors, 1, "conv"}};
 // modeling_granitemoehybrid.py, GraniteMoeHybridDecoderLayer: a Mamba-2 mixer or attention by
 // layers_block_type (the MoE and shared MLP in every layer).
-constexpr auto kMambaOrAttention = join(kMamba2Tensors, kAttentionTensors);
+constexpr LayerGroup kMambaOrAttention[] = {{kMamba2Tensors, 1, "mamba"},
+                                            {kAttentionTensors, 1, "attention"}};
 // modeling_nemotron_h.py, NemotronHBlock: one mixer a layer by layers_block_type (the
 // converter's hybrid_override_pattern): Mamba-2, attention, MLP or MoE.
-constexpr auto kNemotronHVarying = join(kMamba2Tensors, kAttentionTensors, kDenseOrMoeTensors);
+constexpr LayerGroup kNemotronHGroups[] = {{kMamba2Tensors, 1, "M"},
+                                           {kAttentionTensors, 1, "*"},
+                                           {kDenseMlpTensors, 1, "-"},
+                                           {kMoeTensors, 1, "E"}};
 // modeling_jamba.py, JambaAttentionDecoderLayer and JambaMambaDecoderLayer by layers_block_type
-// (attn_layer_offset and _period), each with a dense MLP or the experts (kDenseOrMoeTensors).
+// (attn_layer_offset and _period), each with a dense MLP or the experts.
 constexpr std::string_view kJambaMamba[] = {"ssm_conv1d.weight",
                                             "ssm_conv1d.bias",
                                             "ssm_in.weight",
@@ -704,23 +713,28 @@ constexpr std::string_view kJambaMamba[] = {"ssm_conv1d.weight",
                                             "ssm_dt_norm.weight",
                                             "ssm_b_norm.weight",
                                             "ssm_c_norm.weight"};
-constexpr auto kJambaVarying = join(kAttentionTensors, kJambaMamba, kDenseOrMoeTensors);
+constexpr LayerGroup kJambaGroups[] = {
+    {kAttentionTensors, 1}, {kJambaMamba, 1}, {kDenseMlpTensors, 2}, {kMoeTensors, 2}};
 // modeling_qwen3_next.py, Qwen3NextDecoderLayer (and modeling_qwen3_5.py's): the gated delta
 // net where layer_types says "linear_attention", gated attention with q/k norms where it says
 // "full_attention"; in_proj_qkvz's split (attn_qkv, attn_gate) and in_proj_ba (ssm_ba) are
 // qwen3next's, in_proj_b and in_proj_a (ssm_beta, ssm_alpha) Qwen3.5's.
-constexpr std::string_view kQwenOwn[] = {
-    "attn_q_norm.weight", "attn_k_norm.weight", "ssm_dt.bias",     "ssm_a",
-    "ssm_conv1d.weight",  "ssm_norm.weight",    "ssm_out.weight",  "attn_qkv.weight",
-    "attn_gate.weight",   "ssm_ba.weight",      "ssm_beta.weight", "ssm_alpha.weight"};
-constexpr auto kQwenLinearOrFull = join(kAttentionTensors, kQwenOwn);
+constexpr std::string_view kGatedDeltaNetTensors[] = {
+    "ssm_dt.bias",     "ssm_a",           "ssm_conv1d.weight", "ssm_norm.weight",
+    "ssm_out.weight",  "attn_qkv.weight", "attn_gate.weight",  "ssm_ba.weight",
+    "ssm_beta.weight", "ssm_alpha.weight"};
+constexpr LayerGroup kQwenLinearOrFull[] = {{kGatedDeltaNetTensors, 1, "linear_attention"},
+                                            {kNormedAttentionTensors, 1, "full_attention"}};
 // transformers 5's modeling_gemma4.py, Gemma4TextAttention, and modeling_gemma3n.py,
 // Gemma3nTextAttention: the last num_kv_shared_layers reuse an earlier layer's keys and values
 // and hold no k_proj, v_proj or k_norm (4.57.6's Gemma 3n holds them, unused).
-constexpr std::string_view kKvSharing[] = {"attn_k.weight", "attn_v.weight", "attn_k_norm.weight"};
+constexpr std::string_view kKvSharingTensors[] = {"attn_k.weight", "attn_v.weight",
+                                                  "attn_k_norm.weight"};
+constexpr LayerGroup kKvSharing[] = {{kKvSharingTensors, 0}};
 // modeling_t5.py, T5Stack: T5Block(has_relative_attention_bias=bool(i == 0)), in the encoder
 // and the decoder (UMT5 holds it in every layer: its row lists none).
-constexpr std::string_view kT5RelativeBias[] = {"attn_rel_b.weight"};
+constexpr std::string_view kT5RelativeBiasTensors[] = {"attn_rel_b.weight"};
+constexpr LayerGroup kT5RelativeBias[] = {{kT5RelativeBiasTensors, 0}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -1068,15 +1082,18 @@ std::vector<Architecture> build() {
             gated_mlp,
             {{"exp_probs_b.bias", "mlp.moe_statics.e_score_correction_bias", Shape::kOneExperts}},
             experts,
-            {{"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
-              Shape::kSharedExpertsFfHidden},
-             {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
-              Shape::kSharedExpertsFfHidden},
-             {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
-              Shape::kHiddenSharedExpertsFf}},
+            // Where moe_num_shared_experts > 0 (modeling_ernie4_5_moe.py,
+            // Ernie4_5_MoeSparseMoeBlock).
+            conditional({{"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+                          Shape::kSharedExpertsFfHidden},
+                         {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight",
+                          Shape::kSharedExpertsFfHidden},
+                         {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+                          Shape::kHiddenSharedExpertsFf}}),
             two_norms}),
        .after = norm_head,
-       .varying_layer_tensors = kDenseOrMoeTensors,
+       .layer_groups = kDenseOrMoe,
+       .moe_layers = {"moe_layer_start_index", "moe_layer_interval", 1, 1},
        .mlx = {.defaults = kMlxNoBias}});
   // dots.llm1: dense layers before first_k_dense_replace, then the experts (qwen.py,
   // Qwen2MoeModel.modify_tensors), the router with its correction bias (a buffer), and the
@@ -1090,7 +1107,8 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention, qk_norms, gated_mlp, scored_experts, two_norms}),
        .after = norm_head,
-       .varying_layer_tensors = kDenseOrMoeTensors});
+       .layer_groups = kDenseOrMoe,
+       .moe_layers = {"first_k_dense_replace", "", 0}});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
        .class_name = "GPT2LMHeadModel",
@@ -1490,7 +1508,8 @@ std::vector<Architecture> build() {
        .after = norm_head,
        .tensor_flags = kGlm4MoeFlags,
        .appended_layers = "nextn_predict_layers",
-       .varying_layer_tensors = kDenseOrMoeTensors,
+       .layer_groups = kDenseOrMoe,
+       .moe_layers = {"first_k_dense_replace", "", 1},
        .mlx = {.defaults = kMlxGlm4Moe}});
   // MiniMax-M2: q/k norms over all heads, Mixtral's expert names (the checkpoint's, which
   // transformers 5.24.0 fuses at load: conversion_mapping.py, "minimax_m2") stacked by the
@@ -1545,7 +1564,7 @@ std::vector<Architecture> build() {
        .after = {{"token_embd_norm.weight", "model.embedding_norm.weight", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.head_count_kv", "full_attention", "conv"},
-       .varying_layer_tensors = kLfm2Varying,
+       .layer_groups = kLfm2Groups,
        .mlx = {.defaults = kMlxLfm2, .renamed = kMlxLfm2Renamed}});
   // Hunyuan dense: per-head q/k norms named query_layernorm and key_layernorm
   // (modeling_hunyuan_v1_dense.py); the converter renames only, writes eod_token_id as the eos
@@ -1697,7 +1716,7 @@ std::vector<Architecture> build() {
             llama_attention}),
        .after = norm_head,
        .layer_types = {"attention.head_count_kv", "attention", "mamba"},
-       .varying_layer_tensors = kMambaOrAttention,
+       .layer_groups = kMambaOrAttention,
        .refusals = kBambaRefusals,
        .mlx = {.defaults = kMlxGraniteMoeHybrid}});
   // NemotronH's MoE form, as the converter writes it from a transformers 5 config (whose
@@ -1754,7 +1773,7 @@ std::vector<Architecture> build() {
              {"ffn_down_shexp.weight", "mixer.shared_experts.down_proj.weight",
               Shape::kHiddenSharedFf}}}),
        .after = nemotron_h_head,
-       .varying_layer_tensors = kNemotronHVarying,
+       .layer_groups = kNemotronHGroups,
        .refusals = kNemotronHRefusals,
        .layer_pattern = "hybrid_override_pattern"});
   // NemotronH's dense form (Nemotron-H, Nemotron Nano 2: a config.json without
@@ -1772,7 +1791,7 @@ std::vector<Architecture> build() {
                      {{"ffn_up.weight", "mixer.up_proj.weight", Shape::kFfHidden},
                       {"ffn_down.weight", "mixer.down_proj.weight", Shape::kHiddenFf}}}),
        .after = nemotron_h_head,
-       .varying_layer_tensors = kNemotronHVarying,
+       .layer_groups = kNemotronHGroups,
        .refusals = kNemotronHRefusals,
        .layer_pattern = "hybrid_override_pattern"});
   // Falcon-H1: every layer a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A =
@@ -1856,7 +1875,7 @@ std::vector<Architecture> build() {
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .tensor_flags = kJambaFlags,
        .layer_periods = kJambaPeriods,
-       .varying_layer_tensors = kJambaVarying});
+       .layer_groups = kJambaGroups});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its
@@ -1892,7 +1911,7 @@ std::vector<Architecture> build() {
                   Shape::kPerLayerInput},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
-       .varying_layer_tensors = kKvSharing,
+       .layer_groups = kKvSharing,
        .refusals = kGemma4Refusals,
        .per_layer_vocab = PerLayerVocab::kVocab,
        .layer_type_config = true});
@@ -1947,7 +1966,7 @@ std::vector<Architecture> build() {
        .tensor_flags = kGemma3nFlags,
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
        .tensor_dims = kGemma3nDims,
-       .varying_layer_tensors = kKvSharing,
+       .layer_groups = kKvSharing,
        .per_layer_vocab = PerLayerVocab::kPadded,
        .mlx = {.absent =
                    "mlx-lm 0.32.2 has no model of model_type gemma3n_text (mlx_lm/models/)"}});
@@ -1981,9 +2000,13 @@ std::vector<Architecture> build() {
        .transforms = Transforms::kMla,
        .layer_prefix = kModelLayer,
        .before = embed,
-       .layer = cat({mla_attention, gated_mlp, scored_experts, two_norms}),
+       // V2's softmax router has no correction bias (modeling_deepseek_v2.py, DeepseekV2MoE): a
+       // file holding one is V3's (required_tensor below).
+       .layer = cat({mla_attention, gated_mlp, conditional(scored_experts, {"exp_probs_b.bias"}),
+                     two_norms}),
        .after = norm_head,
-       .varying_layer_tensors = kDenseOrMoeTensors});
+       .layer_groups = kDenseOrMoe,
+       .moe_layers = {"first_k_dense_replace", "", 0}});
   add({.gguf_arch = "deepseek2",
        .model_type = "deepseek_v3",
        .class_name = "DeepseekV3ForCausalLM",
@@ -2002,7 +2025,8 @@ std::vector<Architecture> build() {
        .after = norm_head,
        .required_tensor = "exp_probs_b.bias",
        .required_with = "ffn_gate_inp.weight",
-       .varying_layer_tensors = kDenseOrMoeTensors});
+       .layer_groups = kDenseOrMoe,
+       .moe_layers = {"first_k_dense_replace", "", 3}});
   // Qwen3-Next: gated delta net layers and gated attention layers (q_proj holds the output
   // gate too), each with Qwen2-MoE's experts and gated shared expert (modeling_qwen3_next.py,
   // Qwen3NextGatedDeltaNet, Qwen3NextAttention, Qwen3NextSparseMoeBlock). The converter
@@ -2044,7 +2068,7 @@ std::vector<Architecture> build() {
              {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}}}),
        .after = norm_head,
        .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
-       .varying_layer_tensors = kQwenLinearOrFull,
+       .layer_groups = kQwenLinearOrFull,
        .mlx = {.defaults = kMlxSparseStep}});
   // Qwen3.5 (transformers 5.x): Qwen3-Next's layers with the projections unfused
   // (modeling_qwen3_5.py, Qwen3_5GatedDeltaNet: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a).
@@ -2078,7 +2102,7 @@ std::vector<Architecture> build() {
        .layer = cat({qwen35_layer, gated_mlp, qwen35_norms}),
        .after = norm_head,
        .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
-       .varying_layer_tensors = kQwenLinearOrFull,
+       .layer_groups = kQwenLinearOrFull,
        .mlx = {.absent =
                    "mlx-lm 0.32.2 has no model of model_type qwen3_5_text (mlx_lm/models/)"}});
   add({.gguf_arch = "qwen35moe",
@@ -2096,7 +2120,7 @@ std::vector<Architecture> build() {
        .layer = cat({qwen35_layer, experts, shared_expert, qwen35_norms}),
        .after = norm_head,
        .layer_types = {"attention.recurrent_layers", "linear_attention", "full_attention"},
-       .varying_layer_tensors = kQwenLinearOrFull,
+       .layer_groups = kQwenLinearOrFull,
        .mlx = {.absent =
                    "mlx-lm 0.32.2 has no model of model_type qwen3_5_moe_text (mlx_lm/models/)"}});
   // Ministral 3's text model: a llama (mistral3.py, Ministral3Model is a LlamaModel) under its
@@ -2155,7 +2179,7 @@ std::vector<Architecture> build() {
                  {"cross_attn_norm.weight", "layer.1.layer_norm.weight", Shape::kHidden}},
                 t5_decoder_mlp}),
        .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}},
-       .varying_layer_tensors = kT5RelativeBias,
+       .layer_groups = kT5RelativeBias,
        .refusals = kT5Refusals,
        .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type t5 (mlx_lm/models/)"}});
   // UMT5 (modeling_umt5.py): T5's state_dict with a relative attention bias in every layer
@@ -2166,7 +2190,7 @@ std::vector<Architecture> build() {
   umt5.class_name = "UMT5ForConditionalGeneration";
   umt5.required_tensor = "attn_rel_b.weight";
   umt5.required_from_layer = 1;
-  umt5.varying_layer_tensors = {};
+  umt5.layer_groups = {};
   umt5.mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type umt5 (mlx_lm/models/)"};
   add(std::move(umt5));
   return rows;
@@ -2297,15 +2321,101 @@ RowChoice with_layer_tensors(const Architecture* row, const GgufFile& file) {
   return {chosen, ""};
 }
 
+namespace {
+
+// A layer group's tensors that the row's entries name, each with whether it is required
+// (WeightEntry::optional).
+struct GroupNames {
+  std::uint8_t choice = 0;
+  std::string_view layer_type;
+  std::vector<std::pair<std::string_view, bool>> names;
+  // The first required tensor (the first, where none is).
+  std::string_view first() const {
+    for (const auto& entry : names) {
+      if (entry.second) return entry.first;
+    }
+    return names.front().first;
+  }
+};
+
+std::vector<GroupNames> group_names(const Architecture& row, std::span<const WeightEntry> entries) {
+  std::vector<GroupNames> out;
+  for (const LayerGroup& g : row.layer_groups) {
+    GroupNames group{g.choice, g.layer_type, {}};
+    for (const std::string_view name : g.tensors) {
+      const auto e = std::find_if(entries.begin(), entries.end(), [&](const WeightEntry& w) {
+        return w.gguf == name || w.then[0] == name || w.then[1] == name;
+      });
+      if (e != entries.end()) group.names.emplace_back(name, !e->optional);
+    }
+    if (!group.names.empty()) out.push_back(std::move(group));
+  }
+  return out;
+}
+
+// The first tensor of `group` layer `tensors` holds, else nullptr.
+const std::string_view* held_of(const GroupNames& group, const LayerTensors& tensors) {
+  for (const auto& entry : group.names) {
+    if (tensors.contains(entry.first)) return &entry.first;
+  }
+  return nullptr;
+}
+
+// Layer n's fault against the row's groups (LayerGroup): a group held in part, the group of the
+// layer's kind in `kinds` not held, or no group of a choice held; else "".
+std::string kind_fault(const Architecture& row, std::string_view prefix, std::uint64_t n,
+                       std::size_t count, const LayerTensors& tensors,
+                       const std::vector<GroupNames>& groups, const LayerKinds& kinds) {
+  auto path = [&](std::string_view name) { return fmt::format("'{}{}.{}'", prefix, n, name); };
+  for (const GroupNames& g : groups) {
+    const std::string_view* held = held_of(g, tensors);
+    for (const auto& [name, required] : g.names) {
+      if (held && required && !tensors.contains(name)) {
+        return fmt::format("layer {} of {} has no {}, which {} builds in every layer holding {}", n,
+                           count, path(name), row.class_name, path(*held));
+      }
+    }
+  }
+  for (const GroupNames& g : groups) {
+    if (g.layer_type.empty() || n >= kinds.of_layer.size() || kinds.of_layer[n] != g.layer_type ||
+        held_of(g, tensors)) {
+      continue;
+    }
+    return fmt::format("layer {} of {} has no {}, which {} builds in every '{}' layer of {}", n,
+                       count, path(g.first()), row.class_name, g.layer_type, kinds.field);
+  }
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::uint8_t choice = groups[i].choice;
+    auto of_choice = [&](const GroupNames& g) { return g.choice == choice; };
+    if (choice == 0 || std::find_if(groups.begin(), groups.end(), of_choice) != groups.begin() + i)
+      continue;  // a group a layer may lack, or a choice seen
+    if (std::any_of(groups.begin() + i, groups.end(),
+                    [&](const GroupNames& g) { return of_choice(g) && held_of(g, tensors); })) {
+      continue;
+    }
+    std::string none;
+    for (auto g = groups.begin() + i; g != groups.end(); ++g) {
+      if (of_choice(*g)) none += fmt::format("{}{}", none.empty() ? "" : " nor ", path(g->first()));
+    }
+    return fmt::format("layer {} of {} has no {}: {} builds one of them in every layer", n, count,
+                       none, row.class_name);
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string uneven_layer(const Architecture& row, std::string_view prefix, const Layers& layers,
-                         std::span<const WeightEntry> entries) {
+                         std::span<const WeightEntry> entries, const LayerKinds& kinds) {
   if (layers.empty()) return "";
   // Not a structured binding: clang 14 does not capture one in a lambda.
   const std::uint64_t first = layers.begin()->first;
   const auto& first_tensors = layers.begin()->second;
-  const std::span<const std::string_view> varying = row.varying_layer_tensors;
+  const std::vector<GroupNames> groups = group_names(row, entries);
   auto is_varying = [&](std::string_view name) {
-    return std::find(varying.begin(), varying.end(), name) != varying.end();
+    return std::any_of(row.layer_groups.begin(), row.layer_groups.end(), [&](const LayerGroup& g) {
+      return std::find(g.tensors.begin(), g.tensors.end(), name) != g.tensors.end();
+    });
   };
   // An entry of the same HF name held instead (granitehybrid's shared MLP: ffn_gate_shexp with
   // experts, ffn_gate without) stands in for a required one.
@@ -2335,6 +2445,8 @@ std::string uneven_layer(const Architecture& row, std::string_view prefix, const
                          : fmt::format("layer {} of {} holds '{}{}.{}', which layer {} has not", n,
                                        layers.size(), prefix, n, name, first);
     }
+    std::string why = kind_fault(row, prefix, n, layers.size(), tensors, groups, kinds);
+    if (!why.empty()) return why;
   }
   return "";
 }

@@ -214,8 +214,8 @@ enum class Transforms {
 /// parameter the class builds only under a config field the file may leave off (a bias under
 /// attention_bias, q/k norms under use_qk_norm, the query LoRA under q_lora_rank); every other
 /// layer entry is required: the class builds it in every layer (or, where the row lists it in
-/// varying_layer_tensors, in every layer of a kind), and a file whose layer 0 lacks it, and no
-/// entry of the same `hf` name stands in for it, is refused (uneven_layer).
+/// Architecture::layer_groups, in every layer of its kind), and a file whose layer 0 lacks it, and
+/// no entry of the same `hf` name stands in for it, is refused (uneven_layer).
 struct WeightEntry {
   std::string_view gguf;
   std::string_view hf;
@@ -285,6 +285,33 @@ struct Refusal {
 /// it, else the class default 262144, at most vocab_size); kVocab, Gemma 4's (vocab_size, as in
 /// every Gemma 4 checkpoint).
 enum class PerLayerVocab : std::uint8_t { kNone, kPadded, kVocab };
+
+/// Layer tensors (after "blk.N.", `then` parts too) that come together in the layers of one kind:
+/// a layer holds every tensor of the group a required entry of the row names
+/// (WeightEntry::optional), or no tensor of the group; a name no entry of the row has is no part
+/// of it there, so rows share groups. Groups of one non-zero `choice` are alternatives, of which
+/// each layer holds at least one (Lfm2DecoderLayer builds self_attn or the short convolution by
+/// layer_types, DeepseekV2DecoderLayer the dense MLP or the MoE by first_k_dense_replace); a
+/// group of choice 0 a layer holds or lacks (Gemma's KV-sharing layers lack keys and values).
+/// `layer_type`: the kind the config gives a layer that holds the group (LayerKinds: its
+/// layer_types element, or its character of the layer pattern); such a layer must hold it.
+struct LayerGroup {
+  std::span<const std::string_view> tensors;
+  std::uint8_t choice = 0;
+  std::string_view layer_type{};
+};
+
+/// The layers a dense-then-MoE class builds its MoE in, the kind "moe" (LayerKinds; the others
+/// "dense"): layer n from config field `from` on where `every` is empty
+/// (modeling_deepseek_v2.py, DeepseekV2DecoderLayer: layer_idx >= first_k_dense_replace), and
+/// where n + 1 is a multiple of config field `every` (modeling_ernie4_5_moe.py,
+/// Ernie4_5_MoeDecoderLayer: moe_layer_start_index, moe_layer_interval; moe_layer_end_index,
+/// which the converter does not write, is the last layer by default). A field the config does
+/// not hold is the class default `from_default`, `every_default`.
+struct MoeLayers {
+  std::string_view from, every;
+  std::uint64_t from_default = 0, every_default = 1;
+};
 
 /// mlx/'s column of a row. mlx-lm 0.32.2 builds the model of config.json's model_type from
 /// mlx_lm/models/<model_type>.py (mlx_lm/utils.py, _get_classes; its MODEL_REMAPPING takes
@@ -356,18 +383,19 @@ struct Architecture {
   /// globals after the encoder's layers (its final norm). None when `decoder_prefix` is empty.
   std::string_view decoder_prefix;
   std::vector<WeightEntry> decoder_layer, between;
-  /// The GGUF layer tensors (after "blk.N.", of `layer` and `decoder_layer`, `then` parts too)
-  /// that one model's layers hold or lack by their kind: a hybrid's attention and SSM or
-  /// convolution layers, dense layers before or between MoE layers, T5's relative attention bias
-  /// in layer 0 only, Gemma's KV-sharing layers without keys and values. Every other tensor of
-  /// the row is held by every layer, or, where WeightEntry::optional, by none (uneven_layer).
-  std::span<const std::string_view> varying_layer_tensors;
+  /// The layer tensors one model's layers hold or lack by their kind (LayerGroup): a hybrid's
+  /// attention and SSM or convolution mixers, a dense MLP or the experts, T5's relative
+  /// attention bias in layer 0 only, Gemma's KV-sharing layers without keys and values. Every
+  /// other tensor of the row is held by every layer, or, where WeightEntry::optional, by none
+  /// (uneven_layer).
+  std::span<const LayerGroup> layer_groups;
   std::span<const Refusal> refusals;
   PerLayerVocab per_layer_vocab = PerLayerVocab::kNone;
   /// A config field holding one character a layer from the per-layer head_count_kv and
   /// feed_forward_length arrays and the tensors (NemotronHConfig's hybrid_override_pattern;
   /// hf_config.cpp, hybrid_pattern), none when empty.
   std::string_view layer_pattern;
+  MoeLayers moe_layers;  ///< none when `from` is empty
   /// Gemma 4's layer-type config (Gemma4TextConfig): the rope bases nested per layer type, the
   /// full-attention layers' head_dim in per_layer_config, a per-layer feed_forward_length as
   /// use_double_wide_mlp (hf_config.cpp, layer_type_config).
@@ -420,15 +448,24 @@ using LayerTensors = std::map<std::string_view, std::size_t>;
 using Layers = std::map<std::uint64_t, LayerTensors>;
 
 /// A row is proven by its tensors: layer 0 of `layers` holds each required tensor of `entries`
-/// (WeightEntry::optional; their `then` parts too) that `row` does not list in
-/// varying_layer_tensors ("layer 0 of 4 has no 'blk.0.attn_k.weight', which LlamaForCausalLM
-/// builds in every layer"), and each such tensor, required or not, is held by every layer if
-/// layer 0 holds it, by none if not (else transformers would initialise it at random in the
-/// layers lacking it, or the layers holding it would carry a part the config does not give
-/// them). The first layer at fault in one line, naming the tensor ("layer 3 of 4 has no
-/// 'blk.3.attn_k.weight', which layer 0 holds"), else "". Time linear in the layers times the
-/// entries, no allocation beyond the entries' names.
+/// (WeightEntry::optional; their `then` parts too) of no group of `row`'s layer_groups ("layer 0 of
+/// 4 has no 'blk.0.attn_k.weight', which LlamaForCausalLM builds in every layer"), and each such
+/// tensor, required or not, is held by every layer if layer 0 holds it, by none if not (else
+/// transformers would initialise it at random in the layers lacking it, or the layers holding it
+/// would carry a part the config does not give them). The first layer at fault in one line, naming
+/// the tensor ("layer 3 of 4 has no 'blk.3.attn_k.weight', which layer 0 holds"); and each layer
+/// holds each group wholly or not at all, one of each set of alternatives, and the one of its kind
+/// in `kinds` (LayerGroup: "layer 1 of 2 has no 'blk.1.attn_k.weight', which Lfm2ForCausalLM builds
+/// in every layer holding 'blk.1.attn_q.weight'"). The first layer at fault, else "". Time linear
+/// in the layers times the entries, no allocation beyond the entries' names. Each layer's kind as
+/// config field `field` gives it (layer_types, hybrid_override_pattern), one element a layer,
+/// matched against LayerGroup::layer_type; none where empty.
+struct LayerKinds {
+  std::string_view field;
+  std::vector<std::string_view> of_layer;
+};
+
 std::string uneven_layer(const Architecture& row, std::string_view prefix, const Layers& layers,
-                         std::span<const WeightEntry> entries);
+                         std::span<const WeightEntry> entries, const LayerKinds& kinds = {});
 
 }  // namespace ggufs::hf

@@ -200,12 +200,52 @@ std::string missing_layer(const Layers& layers, std::uint64_t count, std::string
                      missing);
 }
 
+// Each layer's kind as the plan's config gives it (hf_architectures.h, LayerKinds): its
+// layer_types element (lfm2, granitehybrid, qwen3next, qwen35), its character of the layer
+// pattern (NemotronH's hybrid_override_pattern), or dense or MoE (Architecture::moe_layers);
+// none for other rows.
+LayerKinds config_layer_kinds(const Plan& plan) {
+  const Architecture& row = *plan.row;
+  LayerKinds kinds;
+  if (!row.layer_pattern.empty()) {
+    kinds.field = row.layer_pattern;
+    const auto it = plan.config.find(std::string(row.layer_pattern));
+    if (it == plan.config.end() || !it->is_string()) return kinds;
+    const std::string_view pattern = it->get_ref<const std::string&>();
+    for (std::size_t i = 0; i < pattern.size(); ++i) kinds.of_layer.push_back(pattern.substr(i, 1));
+  } else if (!row.moe_layers.from.empty()) {
+    kinds.field = row.moe_layers.from;
+    auto field = [&](std::string_view name, std::uint64_t fallback) {
+      const auto it = plan.config.find(std::string(name));
+      return it != plan.config.end() && it->is_number_unsigned() ? it->get<std::uint64_t>()
+                                                                 : fallback;
+    };
+    const std::uint64_t from = field(row.moe_layers.from, row.moe_layers.from_default);
+    const std::uint64_t every = row.moe_layers.every.empty()
+                                    ? 1
+                                    : field(row.moe_layers.every, row.moe_layers.every_default);
+    for (std::uint64_t n = 0; n < plan.dims.layers; ++n) {
+      const bool moe = n >= from && every != 0 && (n + 1) % every == 0;
+      kinds.of_layer.push_back(moe ? "moe" : "dense");
+    }
+  } else if (!row.layer_types.gguf.empty()) {
+    kinds.field = "layer_types";
+    const auto it = plan.config.find("layer_types");
+    if (it == plan.config.end() || !it->is_array()) return kinds;
+    for (const nlohmann::json& t : *it) {
+      kinds.of_layer.push_back(t.is_string() ? std::string_view(t.get_ref<const std::string&>())
+                                             : std::string_view());
+    }
+  }
+  return kinds;
+}
+
 // Fills plan.index with the tensors of `file` for the row's layers (and the decoder's), or says
 // why the file is no such model: a layer tensor past the file's own block count or named as the
 // converter never names one ("blk.07.", "blk.x.") is no tensor of this model, not dropped
 // unseen; a layer without any tensor is a layer transformers would initialise at random (a layer
-// is its tensors), as is one lacking a tensor the others hold, or one its class builds in every
-// layer (uneven_layer).
+// is its tensors), as is one lacking a tensor the others hold, one its class builds in every
+// layer, or one of its kind (uneven_layer).
 std::string index_tensors(const GgufFile& file, Plan& plan, std::uint64_t decoder_layers) {
   const Architecture& row = *plan.row;
   const std::uint64_t layers = plan.dims.layers;
@@ -242,8 +282,11 @@ std::string index_tensors(const GgufFile& file, Plan& plan, std::uint64_t decode
     return why;
   }
   // Layer 0 holds the row's required tensors, and each layer those layer 0 holds, but those of
-  // a layer kind.
-  if (std::string why = uneven_layer(row, blk_prefix, index.blocks, row.layer); !why.empty()) {
+  // a layer kind: each of their groups whole or not at all, the one of the kind the config
+  // gives the layer, one of each choice.
+  if (std::string why =
+          uneven_layer(row, blk_prefix, index.blocks, row.layer, config_layer_kinds(plan));
+      !why.empty()) {
     return why;
   }
   return uneven_layer(row, "dec.blk.", index.decoder_blocks, row.decoder_layer);

@@ -1508,6 +1508,14 @@ bool add_entry(ModelSpec& m, const hf::Architecture& row, const hf::WeightEntry&
   return false;
 }
 
+// The group of `row`'s layer tensors of a kind that holds `tensor`, else nullptr.
+const hf::LayerGroup* group_of(const hf::Architecture& row, std::string_view tensor) {
+  for (const hf::LayerGroup& g : row.layer_groups) {
+    if (std::find(g.tensors.begin(), g.tensors.end(), tensor) != g.tensors.end()) return &g;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<HfRowSeed> hf_row_seeds() {
@@ -1554,10 +1562,12 @@ std::vector<HfRowSeed> hf_row_seeds() {
     };
     auto fill = [&](const std::vector<hf::WeightEntry>& entries, std::string_view under) {
       std::set<std::string_view> hf_names;
-      const auto& varying = row.varying_layer_tensors;
       for (const hf::WeightEntry& e : entries) {
-        if (e.optional || !hf_names.insert(e.hf).second ||
-            std::find(varying.begin(), varying.end(), e.gguf) != varying.end()) {
+        // A group of alternatives in every layer too (each layer holds one of them wholly:
+        // hf::LayerGroup), not one a layer may lack (T5's relative attention bias past layer 0
+        // makes it UMT5).
+        const hf::LayerGroup* group = group_of(row, e.gguf);
+        if (e.optional || !hf_names.insert(e.hf).second || (group && group->choice == 0)) {
           continue;
         }
         for (std::uint64_t n = 0; n < setup.layers; ++n) {
@@ -1587,17 +1597,39 @@ std::vector<HfRowSeed> hf_row_seeds() {
       }
       if (prefixes.empty()) return;
       const std::vector<std::string> others(prefixes.begin() + 1, prefixes.end());
-      const auto& varying = row.varying_layer_tensors;
-      auto is_varying = [&](const hf::WeightEntry& e) {
-        return std::find(varying.begin(), varying.end(), e.gguf) != varying.end();
+      auto is_varying = [&](const hf::WeightEntry& e) { return group_of(row, e.gguf) != nullptr; };
+      auto has = [&](const std::string& name) {
+        return std::any_of(m.tensors.begin(), m.tensors.end(),
+                           [&](const ModelSpec::Tensor& t) { return t.name == name; });
+      };
+      auto probe = [&](const hf::WeightEntry& e, const std::string& p,
+                       const std::vector<std::string>& also) {
+        // An entry of the same HF name held (granitehybrid's shared MLP as ffn_*_shexp or
+        // ffn_*): a seed holds one of them.
+        for (const hf::WeightEntry& other : entries) {
+          if (&other != &e && other.hf == e.hf && has(p + std::string(other.gguf))) return;
+        }
+        // The rest of the entry's group in the layer, as fillers: a layer holds a group wholly
+        // or not at all (hf::LayerGroup). One a layer may lack, in the first layer only (T5's
+        // relative attention bias past it makes UMT5).
+        const hf::LayerGroup* group = group_of(row, e.gguf);
+        if (group && group->choice == 0 && p != prefixes[0]) group = nullptr;
+        for (const std::string_view name : group ? group->tensors : decltype(group->tensors){}) {
+          for (const hf::WeightEntry& other : entries) {
+            if (!other.optional &&
+                (other.gguf == name || other.then[0] == name || other.then[1] == name)) {
+              fill_one(p + std::string(name), other.expert);
+            }
+          }
+        }
+        add_entry(m, row, e, p, also, &fillers);
       };
       for (const hf::WeightEntry& e : entries) {
-        add_entry(m, row, e, prefixes[0], is_varying(e) ? std::vector<std::string>{} : others,
-                  &fillers);
+        probe(e, prefixes[0], is_varying(e) ? std::vector<std::string>{} : others);
       }
       for (const std::string& p : others) {
         for (const hf::WeightEntry& e : entries) {
-          if (is_varying(e)) add_entry(m, row, e, p, {}, &fillers);
+          if (is_varying(e)) probe(e, p, {});
         }
       }
     };

@@ -109,31 +109,56 @@ TEST(HfWeights, UntiledValueHeadsByHand) {
   for (std::uint64_t h = 0; h < 5; ++h) EXPECT_EQ(hf_untiled_head(h, 5, 5), h) << h;
 }
 
+// A two-layer qwen35: layer 0's gated delta net (inner 24 of 2 key heads of state 8,
+// `value_heads` value heads, kernel 4), layer 1's gated attention (q_proj holds the output gate
+// too: 2 · 4 heads of 4), the MLP and norms Qwen3_5DecoderLayer builds in every layer.
+GgufFile tiny_qwen35(std::uint64_t value_heads) {
+  GgufFile f = tiny_decoder("qwen35", 2);
+  add(f, "qwen35.ssm.conv_kernel", u32(4));
+  add(f, "qwen35.ssm.inner_size", u32(24));
+  add(f, "qwen35.ssm.state_size", u32(8));
+  add(f, "qwen35.ssm.time_step_rank", u32(value_heads));
+  add(f, "qwen35.ssm.group_count", u32(2));
+  add(f, "qwen35.attention.key_length", u32(4));
+  add(f, "qwen35.attention.value_length", u32(4));
+  // Layer 0 linear attention, layer 1 full (qwen.py writes the recurrent layers so).
+  add(f, "qwen35.attention.recurrent_layers", arr(ValueType::kUint32, {u32(1), u32(0)}));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  add_tensor(f, "token_embd.weight", {3, 16});
+  const std::uint64_t heads = value_heads ? value_heads : 1;
+  add_tensor(f, "blk.0.ssm_dt.bias", {heads});
+  add_tensor(f, "blk.0.ssm_a", {heads});
+  add_tensor(f, "blk.0.ssm_conv1d.weight", {56, 4});
+  add_tensor(f, "blk.0.ssm_norm.weight", {24 / heads});
+  add_tensor(f, "blk.0.ssm_out.weight", {16, 24});
+  add_tensor(f, "blk.0.attn_qkv.weight", {56, 16});
+  add_tensor(f, "blk.0.attn_gate.weight", {24, 16});
+  add_tensor(f, "blk.0.ssm_beta.weight", {heads, 16});
+  add_tensor(f, "blk.0.ssm_alpha.weight", {heads, 16});
+  add_tensor(f, "blk.1.attn_q.weight", {32, 16});
+  add_tensor(f, "blk.1.attn_k.weight", {8, 16});
+  add_tensor(f, "blk.1.attn_v.weight", {8, 16});
+  add_tensor(f, "blk.1.attn_output.weight", {16, 16});
+  add_tensor(f, "blk.1.attn_q_norm.weight", {4});
+  add_tensor(f, "blk.1.attn_k_norm.weight", {4});
+  for (const int n : {0, 1}) {
+    add_tensor(f, fmt::format("blk.{}.ffn_gate.weight", n), {40, 16});
+    add_tensor(f, fmt::format("blk.{}.ffn_up.weight", n), {40, 16});
+    add_tensor(f, fmt::format("blk.{}.ffn_down.weight", n), {16, 40});
+    add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+    add_tensor(f, fmt::format("blk.{}.post_attention_norm.weight", n), {16});
+  }
+  return f;
+}
+
 // A qwen35 file whose linear attention's head counts are not whole value heads per key head
 // (ssm.group_count 2 key heads; ssm.time_step_rank 0 or 3 value heads) gets no map and a
 // reason: never a division by zero or a wrong regrouping.
 TEST(HfWeights, Qwen35ValueHeadsNotWholePerKeyHeadRefused) {
   for (const std::uint64_t nv : {0u, 3u}) {
-    GgufFile f = tiny_decoder("qwen35", 2);
-    add(f, "qwen35.ssm.conv_kernel", u32(4));
-    add(f, "qwen35.ssm.inner_size", u32(24));
-    add(f, "qwen35.ssm.state_size", u32(8));
-    add(f, "qwen35.ssm.time_step_rank", u32(nv));
-    add(f, "qwen35.ssm.group_count", u32(2));
-    add(f, "qwen35.full_attention_interval", u32(2));
-    add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
-    add_tensor(f, "token_embd.weight", {3, 16});
-    add_tensor(f, "blk.0.ssm_a", {nv ? nv : 1});
-    add_tensor(f, "blk.0.ssm_out.weight", {16, 24});
-    for (const int n : {0, 1}) {  // the MLP and norms Qwen3_5DecoderLayer builds in every layer
-      add_tensor(f, fmt::format("blk.{}.ffn_gate.weight", n), {40, 16});
-      add_tensor(f, fmt::format("blk.{}.ffn_up.weight", n), {40, 16});
-      add_tensor(f, fmt::format("blk.{}.ffn_down.weight", n), {16, 40});
-      add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
-      add_tensor(f, fmt::format("blk.{}.post_attention_norm.weight", n), {16});
-    }
     // 0: the config's linear_value_head_dim (inner size / value heads) is refused first.
-    expect_refused(f, nv ? "not whole value heads per key head" : "linear_num_value_heads");
+    expect_refused(tiny_qwen35(nv),
+                   nv ? "not whole value heads per key head" : "linear_num_value_heads");
   }
 }
 
@@ -405,17 +430,24 @@ TEST(HfWeights, AParameterBuiltUnderAConfigFieldMayBeAbsent) {
                  "every layer");
 }
 
+// A GraniteMoeHybrid of one layer a KV head count in `kv_heads` (0: a Mamba layer, granite.py
+// writes it so), with a dense shared MLP of 40 and layer 0's attention.
+GgufFile tiny_granitehybrid(std::vector<Value> kv_heads) {
+  GgufFile f = tiny_decoder("granitehybrid", static_cast<std::uint32_t>(kv_heads.size()));
+  *find(f, "granitehybrid.attention.head_count_kv") = arr(ValueType::kUint32, std::move(kv_heads));
+  add(f, "granitehybrid.vocab_size", u32(10));
+  add(f, "granitehybrid.expert_shared_feed_forward_length", u32(40));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  add_llama_attention(f, 0);
+  return f;
+}
+
 // GraniteMoeHybridDecoderLayer builds shared_mlp in every layer (modeling_granitemoehybrid.py),
 // which the converter writes as ffn_*_shexp beside experts and as the plain ffn_* in a dense
 // model (granite.py, GraniteHybridModel.modify_tensors): either stands for the other, and a layer
 // with neither is refused naming the first.
 TEST(HfWeights, AnAlternativeStandsForARequiredTensor) {
-  GgufFile f = tiny_decoder("granitehybrid", 1);
-  *find(f, "granitehybrid.attention.head_count_kv") = arr(ValueType::kUint32, {u32(2)});
-  add(f, "granitehybrid.vocab_size", u32(10));
-  add(f, "granitehybrid.expert_shared_feed_forward_length", u32(40));
-  add_tensor(f, "token_embd.weight", {10, 16});
-  add_llama_attention(f, 0);
+  GgufFile f = tiny_granitehybrid({u32(2)});
   add_llama_mlp_norms(f, 0);  // ffn_gate and ffn_up: shared_mlp.input_linear's halves
   const HfWeightsResult r = hf_weight_map(f);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
@@ -430,22 +462,31 @@ TEST(HfWeights, AnAlternativeStandsForARequiredTensor) {
                  "GraniteMoeHybridForCausalLM builds in every layer");
 }
 
-// LFM2's layers are attention or short convolution by layer_types (modeling_lfm2.py,
-// Lfm2DecoderLayer; lfm2.py writes it as 0 KV heads in a convolution layer): an attention layer
-// 0 and a convolution layer 1 hold different tensors and map; the MLP and norms every layer has
-// (feed_forward, operator_norm, ffn_norm) are not of a layer kind, and a layer lacking one is
-// refused.
-TEST(HfWeights, AHybridsLayerKindsMap) {
+// A two-layer lfm2: attention in layer 0 (q, k, v, out_proj, q/k layernorms), the short
+// convolution in layer 1 (lfm2.py writes its KV heads as 0), the MLP and norms in both.
+GgufFile tiny_lfm2() {
   GgufFile f = tiny_decoder("lfm2", 2);
   *find(f, "lfm2.attention.head_count_kv") = arr(ValueType::kUint32, {u32(2), u32(0)});
   add(f, "lfm2.vocab_size", u32(10));
   add(f, "lfm2.shortconv.l_cache", u32(3));
   add_tensor(f, "token_embd.weight", {10, 16});
   add_llama_attention(f, 0);  // LFM2's q, k, v and out_proj (no q/k permutation)
+  add_tensor(f, "blk.0.attn_q_norm.weight", {4});
+  add_tensor(f, "blk.0.attn_k_norm.weight", {4});
   add_tensor(f, "blk.1.shortconv.conv.weight", {16, 3});
   add_tensor(f, "blk.1.shortconv.in_proj.weight", {48, 16});
   add_tensor(f, "blk.1.shortconv.out_proj.weight", {16, 16});
   for (const int n : {0, 1}) add_llama_mlp_norms(f, n);  // LFM2's w1, w3, w2 and norms
+  return f;
+}
+
+// LFM2's layers are attention or short convolution by layer_types (modeling_lfm2.py,
+// Lfm2DecoderLayer; lfm2.py writes it as 0 KV heads in a convolution layer): an attention layer
+// 0 and a convolution layer 1 hold different tensors and map; the MLP and norms every layer has
+// (feed_forward, operator_norm, ffn_norm) are not of a layer kind, and a layer lacking one is
+// refused.
+TEST(HfWeights, AHybridsLayerKindsMap) {
+  GgufFile f = tiny_lfm2();
   const HfWeightsResult r = hf_weight_map(f);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
   std::vector<std::string> names;
@@ -456,6 +497,173 @@ TEST(HfWeights, AHybridsLayerKindsMap) {
             names.end());
   erase_tensor(f, "blk.1.ffn_norm.weight");
   expect_refused(f, "layer 1 of 2 has no 'blk.1.ffn_norm.weight', which layer 0 holds");
+}
+
+// Each layer holds each group of its kind's tensors wholly (hf::LayerGroup) and one of the
+// alternatives: Lfm2DecoderLayer builds self_attn (q, k, v, out_proj and the q/k layernorms) in
+// a full_attention layer and the short convolution (conv, in_proj, out_proj) in the others, so a
+// layer with neither, or with part of one, would be served with parameters transformers
+// initialises at random.
+TEST(HfWeights, AHybridLayerHoldsItsKindWhole) {
+  auto lfm2 = tiny_lfm2;
+  ASSERT_TRUE(hf_weight_map(lfm2()).weights.has_value()) << hf_weight_map(lfm2()).reason;
+  // (a) Layer 1 without its short convolution, and no attention either: named as the kind
+  // layer_types gives it.
+  GgufFile f = lfm2();
+  for (const char* t : {"conv.weight", "in_proj.weight", "out_proj.weight"}) {
+    erase_tensor(f, fmt::format("blk.1.shortconv.{}", t));
+  }
+  expect_refused(f,
+                 "layer 1 of 2 has no 'blk.1.shortconv.conv.weight', which Lfm2ForCausalLM builds "
+                 "in every 'conv' layer of layer_types");
+  // Layer 1's convolution where the KV heads make it an attention layer (layer_types
+  // "full_attention": lfm2.py writes a convolution layer's as 0).
+  f = lfm2();
+  *find(f, "lfm2.attention.head_count_kv") = arr(ValueType::kUint32, {u32(2), u32(2)});
+  expect_refused(f,
+                 "layer 1 of 2 has no 'blk.1.attn_q.weight', which Lfm2ForCausalLM builds in "
+                 "every 'full_attention' layer of layer_types");
+  // (b) Layer 0's attention without k_proj; layer 1 a q_proj beside its convolution and no
+  // other attention tensor; layer 1's convolution without in_proj.
+  f = lfm2();
+  erase_tensor(f, "blk.0.attn_k.weight");
+  expect_refused(f,
+                 "layer 0 of 2 has no 'blk.0.attn_k.weight', which Lfm2ForCausalLM builds in "
+                 "every layer holding 'blk.0.attn_q.weight'");
+  f = lfm2();
+  add_tensor(f, "blk.1.attn_q.weight", {16, 16});
+  expect_refused(f,
+                 "layer 1 of 2 has no 'blk.1.attn_k.weight', which Lfm2ForCausalLM builds in "
+                 "every layer holding 'blk.1.attn_q.weight'");
+  f = lfm2();
+  erase_tensor(f, "blk.1.shortconv.in_proj.weight");
+  expect_refused(f,
+                 "layer 1 of 2 has no 'blk.1.shortconv.in_proj.weight', which Lfm2ForCausalLM "
+                 "builds in every layer holding 'blk.1.shortconv.conv.weight'");
+}
+
+// (c) Qwen3.5's gated delta net (modeling_qwen3_5.py, Qwen3_5GatedDeltaNet: dt_bias, A_log,
+// conv1d, norm, out_proj, in_proj_qkv, in_proj_z, in_proj_b, in_proj_a) and GraniteMoeHybrid's
+// Mamba-2 mixer (GraniteMoeHybridMambaLayer) come whole: half of one is refused by the first
+// tensor it lacks.
+TEST(HfWeights, HalfALinearAttentionOrMambaLayerRefused) {
+  const GgufFile f = tiny_qwen35(2);
+  ASSERT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+  GgufFile half = f;
+  for (const char* t : {"ssm_conv1d.weight", "ssm_norm.weight", "ssm_beta.weight"}) {
+    erase_tensor(half, fmt::format("blk.0.{}", t));
+  }
+  expect_refused(half,
+                 "layer 0 of 2 has no 'blk.0.ssm_conv1d.weight', which Qwen3_5ForCausalLM builds "
+                 "in every layer holding 'blk.0.ssm_dt.bias'");
+  half = f;
+  erase_tensor(half, "blk.1.attn_k_norm.weight");
+  expect_refused(half,
+                 "layer 1 of 2 has no 'blk.1.attn_k_norm.weight', which Qwen3_5ForCausalLM builds "
+                 "in every layer holding 'blk.1.attn_q.weight'");
+
+  // GraniteMoeHybrid: attention in layer 0, a Mamba-2 mixer (inner 32 in 2 groups of state 4, 4
+  // heads, kernel 4) in layer 1, a dense shared MLP in both.
+  GgufFile g = tiny_granitehybrid({u32(2), u32(0)});
+  add(g, "granitehybrid.ssm.conv_kernel", u32(4));
+  add(g, "granitehybrid.ssm.inner_size", u32(32));
+  add(g, "granitehybrid.ssm.state_size", u32(4));
+  add(g, "granitehybrid.ssm.time_step_rank", u32(4));
+  add(g, "granitehybrid.ssm.group_count", u32(2));
+  add_tensor(g, "blk.1.ssm_dt.bias", {4});
+  add_tensor(g, "blk.1.ssm_a", {4});
+  add_tensor(g, "blk.1.ssm_d", {4});
+  add_tensor(g, "blk.1.ssm_conv1d.weight", {48, 4});
+  add_tensor(g, "blk.1.ssm_conv1d.bias", {48});
+  add_tensor(g, "blk.1.ssm_in.weight", {84, 16});
+  add_tensor(g, "blk.1.ssm_norm.weight", {2, 16});
+  add_tensor(g, "blk.1.ssm_out.weight", {16, 32});
+  for (const int n : {0, 1}) add_llama_mlp_norms(g, n);
+  ASSERT_TRUE(hf_weight_map(g).weights.has_value()) << hf_weight_map(g).reason;
+  // Layer 1's mixer where the KV heads make it an attention layer (granite.py writes a Mamba
+  // layer's as 0).
+  GgufFile attention = g;
+  *find(attention, "granitehybrid.attention.head_count_kv") =
+      arr(ValueType::kUint32, {u32(2), u32(2)});
+  expect_refused(attention,
+                 "layer 1 of 2 has no 'blk.1.attn_q.weight', which GraniteMoeHybridForCausalLM "
+                 "builds in every 'attention' layer of layer_types");
+  erase_tensor(g, "blk.1.ssm_in.weight");
+  erase_tensor(g, "blk.1.ssm_out.weight");
+  expect_refused(g,
+                 "layer 1 of 2 has no 'blk.1.ssm_in.weight', which GraniteMoeHybridForCausalLM "
+                 "builds in every layer holding 'blk.1.ssm_dt.bias'");
+}
+
+// Where the config gives no kind a layer (Jamba's attn_layer_offset and _period name the
+// attention layers, the others' mixer is Mamba: modeling_jamba.py, JambaDecoderLayer), a layer
+// still holds one of its mixers: layer 1 here holds its MLP and norms only.
+TEST(HfWeights, ALayerWithNoneOfItsAlternativesRefused) {
+  GgufFile f = tiny_decoder("jamba", 2);
+  *find(f, "jamba.attention.head_count_kv") = arr(ValueType::kUint32, {u32(2), u32(0)});
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  add(f, "jamba.ssm.conv_kernel", u32(4));
+  add(f, "jamba.ssm.inner_size", u32(32));
+  add(f, "jamba.ssm.state_size", u32(4));
+  add(f, "jamba.ssm.time_step_rank", u32(2));
+  add_tensor(f, "token_embd.weight", {3, 16});
+  add_llama_attention(f, 0);
+  for (const int n : {0, 1}) add_llama_mlp_norms(f, n);
+  expect_refused(f,
+                 "layer 1 of 2 has no 'blk.1.attn_q.weight' nor 'blk.1.ssm_conv1d.weight': "
+                 "JambaForCausalLM builds one of them in every layer");
+}
+
+// (d) GLM-4.5's layers before first_k_dense_replace (leading_dense_block_count) hold the dense
+// MLP, the others the MoE (modeling_glm4_moe.py, Glm4MoeDecoderLayer; Glm4MoeMoE: the router
+// with its correction bias, the experts, the shared experts): a layer with neither, with
+// experts without their router, or with the other kind than the key gives it, is refused.
+TEST(HfWeights, ADenseThenMoeLayerHoldsItsMlpWhole) {
+  GgufFile f = tiny_decoder("glm4moe", 2);
+  add(f, "glm4moe.vocab_size", u32(10));
+  add(f, "glm4moe.expert_count", u32(4));
+  add(f, "glm4moe.expert_used_count", u32(2));
+  add(f, "glm4moe.expert_feed_forward_length", u32(8));
+  add(f, "glm4moe.expert_shared_count", u32(1));
+  add(f, "glm4moe.leading_dense_block_count", u32(1));
+  add_tensor(f, "token_embd.weight", {10, 16});
+  for (const int n : {0, 1}) {
+    add_llama_attention(f, n);
+    add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
+    add_tensor(f, fmt::format("blk.{}.post_attention_norm.weight", n), {16});
+  }
+  add_tensor(f, "blk.0.ffn_gate.weight", {40, 16});
+  add_tensor(f, "blk.0.ffn_up.weight", {40, 16});
+  add_tensor(f, "blk.0.ffn_down.weight", {16, 40});
+  add_tensor(f, "blk.1.ffn_gate_exps.weight", {4, 8, 16});
+  add_tensor(f, "blk.1.ffn_up_exps.weight", {4, 8, 16});
+  add_tensor(f, "blk.1.ffn_down_exps.weight", {4, 16, 8});
+  add_tensor(f, "blk.1.ffn_gate_inp.weight", {4, 16});
+  add_tensor(f, "blk.1.exp_probs_b.bias", {4});
+  add_tensor(f, "blk.1.ffn_gate_shexp.weight", {8, 16});
+  add_tensor(f, "blk.1.ffn_up_shexp.weight", {8, 16});
+  add_tensor(f, "blk.1.ffn_down_shexp.weight", {16, 8});
+  ASSERT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+  GgufFile g = f;
+  for (const char* t : {"ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight",
+                        "ffn_gate_inp.weight", "exp_probs_b.bias", "ffn_gate_shexp.weight",
+                        "ffn_up_shexp.weight", "ffn_down_shexp.weight"}) {
+    erase_tensor(g, fmt::format("blk.1.{}", t));
+  }
+  expect_refused(g,
+                 "layer 1 of 2 has no 'blk.1.ffn_gate_inp.weight', which Glm4MoeForCausalLM "
+                 "builds in every 'moe' layer of first_k_dense_replace");
+  // Both layers dense by the key, layer 1 holding the MoE.
+  g = f;
+  *find(g, "glm4moe.leading_dense_block_count") = u32(2);
+  expect_refused(g,
+                 "layer 1 of 2 has no 'blk.1.ffn_gate.weight', which Glm4MoeForCausalLM builds in "
+                 "every 'dense' layer of first_k_dense_replace");
+  g = f;
+  erase_tensor(g, "blk.1.ffn_gate_inp.weight");
+  expect_refused(g,
+                 "layer 1 of 2 has no 'blk.1.ffn_gate_inp.weight', which Glm4MoeForCausalLM "
+                 "builds in every layer holding 'blk.1.ffn_gate_exps.weight'");
 }
 
 // A tensor of no elements gets no map, whatever its other dimensions say: at 300 000 and at
@@ -584,12 +792,14 @@ TEST(HfWeights, AnMlaRankNear2To64NeverWrapsTheShape) {
   add(f, "deepseek2.attention.kv_lora_rank", u64(UINT64_MAX));
   add(f, "deepseek2.rope.dimension_count", u32(2));
   add(f, "deepseek2.attention.key_length_mla", u32(6));
+  add(f, "deepseek2.leading_dense_block_count", u32(1));
   add_tensor(f, "token_embd.weight", {10, 16});
   add_tensor(f, "blk.0.attn_kv_a_mqa.weight", {1, 16});
-  // The rest of the layer's required tensors, checked after kv_a_mqa's shape (q_proj, or the
-  // query LoRA under q_lora_rank, is not required).
+  // The rest of the layer's required tensors, a dense MLP among them, checked after kv_a_mqa's
+  // shape (q_proj, or the query LoRA under q_lora_rank, is not required).
   for (const std::string_view t : {"attn_kv_a_norm.weight", "attn_k_b.weight", "attn_v_b.weight",
-                                   "attn_output.weight", "attn_norm.weight", "ffn_norm.weight"}) {
+                                   "attn_output.weight", "attn_norm.weight", "ffn_norm.weight",
+                                   "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"}) {
     add_tensor(f, fmt::format("blk.0.{}", t), {16});
   }
   expect_refused(f, "tensor 'blk.0.attn_kv_a_mqa.weight': the config's shape overflows");
@@ -658,10 +868,10 @@ TEST(HfWeights, HostileExperts) {
 }
 
 // expert_count is only a number: the expert loop runs where a layer holds a stack, each stack
-// checked to hold that many experts first. Here 4 096 dots1 layers hold their attention and
-// norms and no MLP (dots1's MLP is dense or experts by layer: kDenseOrMoeTensors), with
-// expert_count 10 000 000: looping the experts of every layer anyway took 0.17 s a layer (11 s
-// for 64 layers).
+// checked to hold that many experts first. Here 4 096 dots1 layers hold their attention, norms
+// and a dense MLP (dots1's MLP is dense or experts by layer: kDenseOrMoe), with expert_count
+// 10 000 000: looping the experts of every layer anyway took 0.17 s a layer (11 s for 64
+// layers).
 TEST(HfWeights, ExpertCountLoopsOnlyWhereALayerHasStacks) {
   constexpr std::uint32_t kLayers = 4096;
   GgufFile f = tiny_decoder("dots1", kLayers);
@@ -674,13 +884,28 @@ TEST(HfWeights, ExpertCountLoopsOnlyWhereALayerHasStacks) {
     add_tensor(f, fmt::format("blk.{}.attn_norm.weight", n), {16});
     add_tensor(f, fmt::format("blk.{}.ffn_norm.weight", n), {16});
   }
-  const HfWeightsResult r = hf_weight_map(f);
+  GgufFile dense = f;
+  add(dense, "dots1.leading_dense_block_count", u32(kLayers));
+  for (std::uint32_t n = 0; n < kLayers; ++n) {
+    add_tensor(dense, fmt::format("blk.{}.ffn_gate.weight", n), {40, 16});
+    add_tensor(dense, fmt::format("blk.{}.ffn_up.weight", n), {40, 16});
+    add_tensor(dense, fmt::format("blk.{}.ffn_down.weight", n), {16, 40});
+  }
+  const HfWeightsResult r = hf_weight_map(dense);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
-  ASSERT_EQ(r.weights->size(), kLayers * 8);
+  ASSERT_EQ(r.weights->size(), kLayers * 11);
   EXPECT_EQ(r.weights->back().hf_name, "model.layers.4095.post_attention_layernorm.weight");
-  // A stack in every layer, under that expert_count: refused before any expert is emitted.
+  // The MoE in every layer (Dots1MoE: the stacks, the router, its correction bias, the shared
+  // experts), under that expert_count: refused before any expert is emitted.
   for (std::uint32_t n = 0; n < kLayers; ++n) {
     add_tensor(f, fmt::format("blk.{}.ffn_gate_exps.weight", n), {4, 768, 16});
+    add_tensor(f, fmt::format("blk.{}.ffn_up_exps.weight", n), {4, 768, 16});
+    add_tensor(f, fmt::format("blk.{}.ffn_down_exps.weight", n), {4, 16, 768});
+    add_tensor(f, fmt::format("blk.{}.ffn_gate_inp.weight", n), {4, 16});
+    add_tensor(f, fmt::format("blk.{}.exp_probs_b.bias", n), {4});
+    for (const char* p : {"gate", "up", "down"}) {
+      add_tensor(f, fmt::format("blk.{}.ffn_{}_shexp.weight", n, p), {16, 16});
+    }
   }
   expect_refused(f, "tensor 'blk.0.ffn_gate_exps.weight': fewer than the 10000000 experts");
 }
