@@ -482,8 +482,8 @@ constexpr TensorFlag kJambaFlags[] = {{"ssm_conv1d.bias", "mamba_conv_bias"},
 // and _period); the expert layers' experts stacked, their router ffn_gate_inp (from
 // expert_layer_offset and _period), neither pair written.
 constexpr LayerPeriod kJambaPeriods[] = {
-    {"attn_layer_offset", "attn_layer_period", "attention.head_count_kv", ""},
-    {"expert_layer_offset", "expert_layer_period", "", "ffn_gate_inp.weight"}};
+    {"attn_layer_offset", "attn_layer_period", "attention.head_count_kv", "", "attention", "mamba"},
+    {"expert_layer_offset", "expert_layer_period", "", "ffn_gate_inp.weight", "moe", "dense"}};
 
 // The keys Gemma 3n and Gemma 4 share (gemma.py, Gemma3NModel and Gemma4Model, both after
 // Gemma3Model's set_gguf_parameters).
@@ -713,8 +713,10 @@ constexpr std::string_view kJambaMamba[] = {"ssm_conv1d.weight",
                                             "ssm_dt_norm.weight",
                                             "ssm_b_norm.weight",
                                             "ssm_c_norm.weight"};
-constexpr LayerGroup kJambaGroups[] = {
-    {kAttentionTensors, 1}, {kJambaMamba, 1}, {kDenseMlpTensors, 2}, {kMoeTensors, 2}};
+constexpr LayerGroup kJambaGroups[] = {{kAttentionTensors, 1, "attention"},
+                                       {kJambaMamba, 1, "mamba"},
+                                       {kDenseMlpTensors, 2, "dense"},
+                                       {kMoeTensors, 2, "moe"}};
 // modeling_qwen3_next.py, Qwen3NextDecoderLayer (and modeling_qwen3_5.py's): the gated delta
 // net where layer_types says "linear_attention", gated attention with q/k norms where it says
 // "full_attention"; in_proj_qkvz's split (attn_qkv, attn_gate) and in_proj_ba (ssm_ba) are
@@ -730,11 +732,13 @@ constexpr LayerGroup kQwenLinearOrFull[] = {{kGatedDeltaNetTensors, 1, "linear_a
 // and hold no k_proj, v_proj or k_norm (4.57.6's Gemma 3n holds them, unused).
 constexpr std::string_view kKvSharingTensors[] = {"attn_k.weight", "attn_v.weight",
                                                   "attn_k_norm.weight"};
-constexpr LayerGroup kKvSharing[] = {{kKvSharingTensors, 0}};
+constexpr LayerGroup kKvSharing[] = {{kKvSharingTensors, 0, "unshared"}};
+constexpr LeadingLayers kUnsharedKv{"unshared", "num_kv_shared_layers"};
 // modeling_t5.py, T5Stack: T5Block(has_relative_attention_bias=bool(i == 0)), in the encoder
 // and the decoder (UMT5 holds it in every layer: its row lists none).
 constexpr std::string_view kT5RelativeBiasTensors[] = {"attn_rel_b.weight"};
-constexpr LayerGroup kT5RelativeBias[] = {{kT5RelativeBiasTensors, 0}};
+constexpr LayerGroup kT5RelativeBias[] = {
+    {kT5RelativeBiasTensors, 0, "has_relative_attention_bias"}};
 
 std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
@@ -1914,6 +1918,7 @@ std::vector<Architecture> build() {
        .layer_groups = kKvSharing,
        .refusals = kGemma4Refusals,
        .per_layer_vocab = PerLayerVocab::kVocab,
+       .leading_layers = kUnsharedKv,
        .layer_type_config = true});
   // Gemma 3n (modeling_gemma3n.py, Gemma3nTextModel): Gemma3nRMSNorm scales by w (the converter
   // adds nothing: gemma.py, Gemma3NModel.norm_shift); each layer's AltUp (predict, correct), its
@@ -1968,6 +1973,7 @@ std::vector<Architecture> build() {
        .tensor_dims = kGemma3nDims,
        .layer_groups = kKvSharing,
        .per_layer_vocab = PerLayerVocab::kPadded,
+       .leading_layers = kUnsharedKv,
        .mlx = {.absent =
                    "mlx-lm 0.32.2 has no model of model_type gemma3n_text (mlx_lm/models/)"}});
   // DeepSeek-V2 and V3 (Kimi K2 too): MLA (modeling_deepseek_v2.py, DeepseekV2Attention): q_proj,
@@ -2181,6 +2187,7 @@ std::vector<Architecture> build() {
        .between = {{"enc.output_norm.weight", "encoder.final_layer_norm.weight", Shape::kHidden}},
        .layer_groups = kT5RelativeBias,
        .refusals = kT5Refusals,
+       .leading_layers = {"has_relative_attention_bias", "T5Stack", 1},
        .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type t5 (mlx_lm/models/)"}});
   // UMT5 (modeling_umt5.py): T5's state_dict with a relative attention bias in every layer
   // (UMT5Block's has_relative_attention_bias=True); the converter writes it as t5 (t5.py,
@@ -2191,6 +2198,7 @@ std::vector<Architecture> build() {
   umt5.required_tensor = "attn_rel_b.weight";
   umt5.required_from_layer = 1;
   umt5.layer_groups = {};
+  umt5.leading_layers = {};
   umt5.mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type umt5 (mlx_lm/models/)"};
   add(std::move(umt5));
   return rows;
@@ -2376,13 +2384,13 @@ std::string kind_fault(const Architecture& row, std::string_view prefix, std::ui
       }
     }
   }
-  for (const GroupNames& g : groups) {
-    if (g.layer_type.empty() || n >= kinds.of_layer.size() || kinds.of_layer[n] != g.layer_type ||
-        held_of(g, tensors)) {
-      continue;
+  for (const LayerKinds::Axis& axis : kinds.axes) {
+    if (n >= axis.of_layer.size()) continue;
+    for (const GroupNames& g : groups) {
+      if (g.layer_type.empty() || axis.of_layer[n] != g.layer_type || held_of(g, tensors)) continue;
+      return fmt::format("layer {} of {} has no {}, which {} builds in every '{}' layer of {}", n,
+                         count, path(g.first()), row.class_name, g.layer_type, axis.field);
     }
-    return fmt::format("layer {} of {} has no {}, which {} builds in every '{}' layer of {}", n,
-                       count, path(g.first()), row.class_name, g.layer_type, kinds.field);
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::uint8_t choice = groups[i].choice;

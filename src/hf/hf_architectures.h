@@ -255,10 +255,23 @@ struct LayerTypes {
 /// writes per layer instead (jamba.py, JambaModel: the attention layers as a non-zero
 /// head_count_kv element, the expert layers as the layers holding experts): the layers of a
 /// non-zero or true element of the per-layer array `<arch>.<gguf>`, else those holding layer
-/// tensor `tensor`. hf_config.cpp derives the pair; a pattern no pair gives is refused.
+/// tensor `tensor`. hf_config.cpp derives the pair; a pattern no pair gives is refused. `kind`
+/// is the kind (LayerKinds) of a layer the pair gives (JambaConfig.layers_block_type's
+/// "attention"; "moe" where layers_num_experts is num_experts), `other` the rest's.
 struct LayerPeriod {
   std::string_view offset, period;  ///< the config fields
   std::string_view gguf, tensor;
+  std::string_view kind, other;
+};
+
+/// The leading layers a class gives kind `kind` (LayerKinds): where `count` is 0, all but the
+/// last config field `field` (Gemma3nTextAttention and Gemma 4's: the layers before the last
+/// num_kv_shared_layers compute their own keys and values); else the first `count`, `field` naming
+/// the class that builds them so (modeling_t5.py, T5Stack: has_relative_attention_bias=bool(i ==
+/// 0)). None where `kind` is empty.
+struct LeadingLayers {
+  std::string_view kind, field;
+  std::uint64_t count = 0;
 };
 
 /// A config count the converter does not write but a layer tensor's shape holds: numpy axis
@@ -396,6 +409,7 @@ struct Architecture {
   /// hf_config.cpp, hybrid_pattern), none when empty.
   std::string_view layer_pattern;
   MoeLayers moe_layers;  ///< none when `from` is empty
+  LeadingLayers leading_layers;
   /// Gemma 4's layer-type config (Gemma4TextConfig): the rope bases nested per layer type, the
   /// full-attention layers' head_dim in per_layer_config, a per-layer feed_forward_length as
   /// use_double_wide_mlp (hf_config.cpp, layer_type_config).
@@ -457,12 +471,16 @@ using Layers = std::map<std::uint64_t, LayerTensors>;
 /// holds each group wholly or not at all, one of each set of alternatives, and the one of its kind
 /// in `kinds` (LayerGroup: "layer 1 of 2 has no 'blk.1.attn_k.weight', which Lfm2ForCausalLM builds
 /// in every layer holding 'blk.1.attn_q.weight'"). The first layer at fault, else "". Time linear
-/// in the layers times the entries, no allocation beyond the entries' names. Each layer's kind as
-/// config field `field` gives it (layer_types, hybrid_override_pattern), one element a layer,
-/// matched against LayerGroup::layer_type; none where empty.
+/// in the layers times the entries, no allocation beyond the entries' names. Each layer's kinds,
+/// one per axis: the kind config field `field` gives it (layer_types, hybrid_override_pattern,
+/// first_k_dense_replace, attn_layer_offset and _period, num_kv_shared_layers), one element a
+/// layer, matched against LayerGroup::layer_type; none where no axis.
 struct LayerKinds {
-  std::string_view field;
-  std::vector<std::string_view> of_layer;
+  struct Axis {
+    std::string field;
+    std::vector<std::string_view> of_layer;
+  };
+  std::vector<Axis> axes;
 };
 
 std::string uneven_layer(const Architecture& row, std::string_view prefix, const Layers& layers,

@@ -200,42 +200,72 @@ std::string missing_layer(const Layers& layers, std::uint64_t count, std::string
                      missing);
 }
 
-// Each layer's kind as the plan's config gives it (hf_architectures.h, LayerKinds): its
-// layer_types element (lfm2, granitehybrid, qwen3next, qwen35), its character of the layer
-// pattern (NemotronH's hybrid_override_pattern), or dense or MoE (Architecture::moe_layers);
-// none for other rows.
-LayerKinds config_layer_kinds(const Plan& plan) {
+// Config field `name` of the plan as a count, else `fallback`.
+std::uint64_t config_count(const Plan& plan, std::string_view name, std::uint64_t fallback) {
+  const auto it = plan.config.find(std::string(name));
+  return it != plan.config.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : fallback;
+}
+
+// The kinds config field `field` gives the `layers` layers, `kind_of(n)` each.
+template <class KindOf>
+LayerKinds::Axis kind_axis(std::string field, std::uint64_t layers, KindOf kind_of) {
+  LayerKinds::Axis axis{std::move(field), {}};
+  axis.of_layer.reserve(layers);
+  for (std::uint64_t n = 0; n < layers; ++n) axis.of_layer.push_back(kind_of(n));
+  return axis;
+}
+
+// Each of `layers` layers' kinds as the plan's config gives them (hf_architectures.h,
+// LayerKinds): its layer_types element (lfm2, granitehybrid, qwen3next, qwen35), its character
+// of the layer pattern (NemotronH's hybrid_override_pattern), dense or MoE
+// (Architecture::moe_layers), the kinds of the row's offsets and periods (Jamba), and the
+// leading layers' (Gemma's unshared KV, T5's relative attention bias); none for other rows.
+// One kind per layer and axis: the layer count is bounded by the layers the file holds.
+LayerKinds config_layer_kinds(const Plan& plan, std::uint64_t layers) {
   const Architecture& row = *plan.row;
   LayerKinds kinds;
   if (!row.layer_pattern.empty()) {
-    kinds.field = row.layer_pattern;
     const auto it = plan.config.find(std::string(row.layer_pattern));
-    if (it == plan.config.end() || !it->is_string()) return kinds;
-    const std::string_view pattern = it->get_ref<const std::string&>();
-    for (std::size_t i = 0; i < pattern.size(); ++i) kinds.of_layer.push_back(pattern.substr(i, 1));
-  } else if (!row.moe_layers.from.empty()) {
-    kinds.field = row.moe_layers.from;
-    auto field = [&](std::string_view name, std::uint64_t fallback) {
-      const auto it = plan.config.find(std::string(name));
-      return it != plan.config.end() && it->is_number_unsigned() ? it->get<std::uint64_t>()
-                                                                 : fallback;
-    };
-    const std::uint64_t from = field(row.moe_layers.from, row.moe_layers.from_default);
-    const std::uint64_t every = row.moe_layers.every.empty()
-                                    ? 1
-                                    : field(row.moe_layers.every, row.moe_layers.every_default);
-    for (std::uint64_t n = 0; n < plan.dims.layers; ++n) {
-      const bool moe = n >= from && every != 0 && (n + 1) % every == 0;
-      kinds.of_layer.push_back(moe ? "moe" : "dense");
+    if (it != plan.config.end() && it->is_string()) {
+      const std::string_view pattern = it->get_ref<const std::string&>();
+      kinds.axes.push_back(kind_axis(std::string(row.layer_pattern), pattern.size(),
+                                     [&](std::uint64_t n) { return pattern.substr(n, 1); }));
     }
-  } else if (!row.layer_types.gguf.empty()) {
-    kinds.field = "layer_types";
+  }
+  if (!row.moe_layers.from.empty()) {
+    const std::uint64_t from = config_count(plan, row.moe_layers.from, row.moe_layers.from_default);
+    const std::uint64_t every =
+        row.moe_layers.every.empty()
+            ? 1
+            : config_count(plan, row.moe_layers.every, row.moe_layers.every_default);
+    kinds.axes.push_back(kind_axis(std::string(row.moe_layers.from), layers, [&](std::uint64_t n) {
+      return std::string_view(n >= from && every != 0 && (n + 1) % every == 0 ? "moe" : "dense");
+    }));
+  }
+  if (!row.layer_types.gguf.empty()) {
     const auto it = plan.config.find("layer_types");
-    if (it == plan.config.end() || !it->is_array()) return kinds;
-    for (const nlohmann::json& t : *it) {
-      kinds.of_layer.push_back(t.is_string() ? std::string_view(t.get_ref<const std::string&>())
-                                             : std::string_view());
+    if (it != plan.config.end() && it->is_array()) {
+      kinds.axes.push_back(kind_axis("layer_types", it->size(), [&](std::uint64_t n) {
+        const nlohmann::json& t = (*it)[n];
+        return t.is_string() ? std::string_view(t.get_ref<const std::string&>())
+                             : std::string_view();
+      }));
     }
+  }
+  for (const LayerPeriod& p : row.layer_periods) {
+    if (p.kind.empty()) continue;
+    const std::uint64_t offset = config_count(plan, p.offset, 0);
+    const std::uint64_t period = config_count(plan, p.period, 0);
+    kinds.axes.push_back(kind_axis(
+        fmt::format("{} and {}", p.offset, p.period), layers,
+        [&](std::uint64_t n) { return period != 0 && n % period == offset ? p.kind : p.other; }));
+  }
+  if (const LeadingLayers& lead = row.leading_layers; !lead.kind.empty()) {
+    const std::uint64_t count =
+        lead.count != 0 ? lead.count : layers - std::min(layers, config_count(plan, lead.field, 0));
+    kinds.axes.push_back(kind_axis(std::string(lead.field), layers, [&](std::uint64_t n) {
+      return std::string_view(n < count ? lead.kind : "");
+    }));
   }
   return kinds;
 }
@@ -285,11 +315,12 @@ std::string index_tensors(const GgufFile& file, Plan& plan, std::uint64_t decode
   // a layer kind: each of their groups whole or not at all, the one of the kind the config
   // gives the layer, one of each choice.
   if (std::string why =
-          uneven_layer(row, blk_prefix, index.blocks, row.layer, config_layer_kinds(plan));
+          uneven_layer(row, blk_prefix, index.blocks, row.layer, config_layer_kinds(plan, layers));
       !why.empty()) {
     return why;
   }
-  return uneven_layer(row, "dec.blk.", index.decoder_blocks, row.decoder_layer);
+  return uneven_layer(row, "dec.blk.", index.decoder_blocks, row.decoder_layer,
+                      config_layer_kinds(plan, decoder_layers));
 }
 
 }  // namespace

@@ -1560,17 +1560,24 @@ std::vector<HfRowSeed> hf_row_seeds() {
         fillers.insert(name);
       }
     };
+    // The leading layers of the row's kind (hf::LeadingLayers): all but none, as a seed's
+    // attention.shared_kv_layers is 0, or the first `count`.
+    const hf::LeadingLayers& lead = row.leading_layers;
+    const std::uint64_t leading =
+        lead.count != 0 ? std::min(lead.count, setup.layers) : setup.layers;
     auto fill = [&](const std::vector<hf::WeightEntry>& entries, std::string_view under) {
       std::set<std::string_view> hf_names;
       for (const hf::WeightEntry& e : entries) {
         // A group of alternatives in every layer too (each layer holds one of them wholly:
-        // hf::LayerGroup), not one a layer may lack (T5's relative attention bias past layer 0
-        // makes it UMT5).
+        // hf::LayerGroup); one a layer may lack in the leading layers of its kind only (T5's
+        // relative attention bias past layer 0 makes it UMT5), else in none.
         const hf::LayerGroup* group = group_of(row, e.gguf);
-        if (e.optional || !hf_names.insert(e.hf).second || (group && group->choice == 0)) {
+        const bool may_lack = group && group->choice == 0;
+        if (e.optional || !hf_names.insert(e.hf).second ||
+            (may_lack && group->layer_type != lead.kind)) {
           continue;
         }
-        for (std::uint64_t n = 0; n < setup.layers; ++n) {
+        for (std::uint64_t n = 0; n < (may_lack ? leading : setup.layers); ++n) {
           for (const std::string_view name : {e.gguf, e.then[0], e.then[1]}) {
             if (!name.empty()) fill_one(fmt::format("{}{}.{}", under, n, name), e.expert);
           }

@@ -506,11 +506,13 @@ TEST(HfFolder, Gemma3nPerLayerEmbeddingsWithoutTheConvertersPadding) {
     }
     g.add_tensor("per_layer_token_embd.weight", quantized ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
                  {kWidth, kVocabPadded}, data);
-    // Its one layer: what Gemma3nTextDecoderLayer builds in every layer (modeling_gemma3n.py)
-    // but k_proj, v_proj and k_norm (a KV-sharing layer's under transformers 5), zeros, each
-    // shape as GGUF's ne (LAuReL rank 2).
+    // Its one layer: what Gemma3nTextDecoderLayer builds in a layer of its own keys and values
+    // (modeling_gemma3n.py), zeros, each shape as GGUF's ne (LAuReL rank 2).
     const std::vector<std::pair<std::string, std::vector<std::uint64_t>>> layer = {
         {"attn_q.weight", {kHidden, kHidden}},
+        {"attn_k.weight", {kHidden, kKvHeads * (kHidden / kHeads)}},
+        {"attn_v.weight", {kHidden, kKvHeads * (kHidden / kHeads)}},
+        {"attn_k_norm.weight", {kHidden / kHeads}},
         {"attn_output.weight", {kHidden, kHidden}},
         {"attn_q_norm.weight", {kHidden / kHeads}},
         {"ffn_gate.weight", {kHidden, kFf}},

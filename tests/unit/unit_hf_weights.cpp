@@ -210,10 +210,8 @@ void add_gemma3n_layer(GgufFile& f, int n, std::uint64_t ff) {
   t("proj.weight", {16, 8});
 }
 
-// Gemma 3n: the per-layer embeddings without the converter's zero padding (gemma.py,
-// Gemma3NModel.modify_tensors pads Google's 262144 rows to vocab_size 262400), the stacked AltUp
-// projections one per matrix (altup_num_inputs 4: three), an intermediate_size a layer.
-TEST(HfWeights, Gemma3nPaddingStacksAndWidths) {
+// A Gemma 3n of two layers, its vocabulary padded as the converter pads it.
+GgufFile tiny_gemma3n() {
   GgufFile f = tiny_decoder("gemma3n", 2);
   *find(f, "gemma3n.feed_forward_length") = arr(ValueType::kUint32, {u32(40), u32(24)});
   add(f, "gemma3n.altup.num_inputs", u32(4));
@@ -223,6 +221,19 @@ TEST(HfWeights, Gemma3nPaddingStacksAndWidths) {
   add(f, "gemma3n.attention.key_length", u32(4));
   add_tensor(f, "altup_proj.weight", {3, 16, 16});
   for (const int n : {0, 1}) add_gemma3n_layer(f, n, n == 0 ? 40 : 24);
+  // Layer 1 reuses layer 0's keys and values (num_kv_shared_layers 1).
+  add(f, "gemma3n.attention.shared_kv_layers", u32(1));
+  add_tensor(f, "blk.0.attn_k.weight", {8, 16});
+  add_tensor(f, "blk.0.attn_v.weight", {8, 16});
+  add_tensor(f, "blk.0.attn_k_norm.weight", {4});
+  return f;
+}
+
+// Gemma 3n: the per-layer embeddings without the converter's zero padding (gemma.py,
+// Gemma3NModel.modify_tensors pads Google's 262144 rows to vocab_size 262400), the stacked AltUp
+// projections one per matrix (altup_num_inputs 4: three), an intermediate_size a layer.
+TEST(HfWeights, Gemma3nPaddingStacksAndWidths) {
+  GgufFile f = tiny_gemma3n();
   const HfWeightsResult r = hf_weight_map(f);
   ASSERT_TRUE(r.weights.has_value()) << r.reason;
   std::vector<std::string> names;
@@ -609,9 +620,90 @@ TEST(HfWeights, ALayerWithNoneOfItsAlternativesRefused) {
   add_tensor(f, "token_embd.weight", {3, 16});
   add_llama_attention(f, 0);
   for (const int n : {0, 1}) add_llama_mlp_norms(f, n);
-  expect_refused(f,
-                 "layer 1 of 2 has no 'blk.1.attn_q.weight' nor 'blk.1.ssm_conv1d.weight': "
-                 "JambaForCausalLM builds one of them in every layer");
+  // Layer 1 is a Mamba layer by head_count_kv (attn_layer_offset 0, attn_layer_period 2:
+  // JambaConfig.layers_block_type), holding neither mixer, then attention instead.
+  const std::string mamba_layer_1 =
+      "layer 1 of 2 has no 'blk.1.ssm_conv1d.weight', which JambaForCausalLM builds in every "
+      "'mamba' layer of attn_layer_offset and attn_layer_period";
+  expect_refused(f, mamba_layer_1);
+  add_llama_attention(f, 1);
+  expect_refused(f, mamba_layer_1);
+}
+
+// Gemma 3n's layers before the last num_kv_shared_layers compute their own keys and values
+// (modeling_gemma3n.py, Gemma3nTextAttention: is_kv_shared_layer), so hold k_proj, v_proj and
+// k_norm; a file whose such layer lacks them would get them initialised at random.
+TEST(HfWeights, ALayerOfItsOwnKeysAndValuesHoldsThem) {
+  GgufFile f = tiny_gemma3n();
+  ASSERT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+  GgufFile g = f;
+  for (const char* t : {"attn_k.weight", "attn_v.weight", "attn_k_norm.weight"}) {
+    erase_tensor(g, fmt::format("blk.0.{}", t));
+  }
+  expect_refused(g,
+                 "layer 0 of 2 has no 'blk.0.attn_k.weight', which Gemma3nForCausalLM builds in "
+                 "every 'unshared' layer of num_kv_shared_layers");
+  // No layer shares: layer 1 computes its own too.
+  g = f;
+  *find(g, "gemma3n.attention.shared_kv_layers") = u32(0);
+  expect_refused(g, "layer 1 of 2 has no 'blk.1.attn_k.weight'");
+}
+
+// T5's layer 0, of the encoder and of the decoder, holds the relative attention bias
+// (modeling_t5.py, T5Stack: T5Block(has_relative_attention_bias=bool(i == 0))); without it
+// T5ForConditionalGeneration would initialise it at random.
+TEST(HfWeights, T5sFirstLayerHoldsTheRelativeAttentionBias) {
+  GgufFile f;
+  f.path = "tiny.gguf";
+  f.version = 3;
+  add(f, "general.architecture", str("t5"));
+  add(f, "t5.block_count", u32(2));
+  add(f, "t5.decoder_block_count", u32(2));
+  add(f, "t5.context_length", u32(128));
+  add(f, "t5.embedding_length", u32(16));
+  add(f, "t5.feed_forward_length", u32(40));
+  add(f, "t5.attention.head_count", u32(4));
+  add(f, "t5.attention.key_length", u32(4));
+  add(f, "t5.attention.layer_norm_epsilon", f32(1e-6f));
+  add(f, "t5.attention.relative_buckets_count", u32(8));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  add_tensor(f, "token_embd.weight", {3, 16});
+  for (const char* stack : {"enc", "dec"}) {
+    for (const int n : {0, 1}) {
+      auto t = [&](std::string_view name, std::vector<std::uint64_t> shape) {
+        add_tensor(f, fmt::format("{}.blk.{}.{}", stack, n, name), std::move(shape));
+      };
+      for (const char* m : {"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_o.weight"}) {
+        t(m, {16, 16});
+      }
+      t("attn_norm.weight", {16});
+      t("ffn_gate.weight", {40, 16});
+      t("ffn_up.weight", {40, 16});
+      t("ffn_down.weight", {16, 40});
+      t("ffn_norm.weight", {16});
+      if (std::string_view(stack) == "dec") {
+        for (const char* m : {"cross_attn_q.weight", "cross_attn_k.weight", "cross_attn_v.weight",
+                              "cross_attn_o.weight"}) {
+          t(m, {16, 16});
+        }
+        t("cross_attn_norm.weight", {16});
+      }
+      if (n == 0) t("attn_rel_b.weight", {8, 4});
+    }
+  }
+  add_tensor(f, "enc.output_norm.weight", {16});
+  add_tensor(f, "dec.output_norm.weight", {16});
+  add_tensor(f, "output.weight", {3, 16});
+  ASSERT_TRUE(hf_weight_map(f).weights.has_value()) << hf_weight_map(f).reason;
+  GgufFile g = f;
+  erase_tensor(g, "enc.blk.0.attn_rel_b.weight");
+  expect_refused(g,
+                 "layer 0 of 2 has no 'enc.blk.0.attn_rel_b.weight', which "
+                 "T5ForConditionalGeneration builds in every 'has_relative_attention_bias' layer "
+                 "of T5Stack");
+  g = f;
+  erase_tensor(g, "dec.blk.0.attn_rel_b.weight");
+  expect_refused(g, "layer 0 of 2 has no 'dec.blk.0.attn_rel_b.weight'");
 }
 
 // (d) GLM-4.5's layers before first_k_dense_replace (leading_dense_block_count) hold the dense
