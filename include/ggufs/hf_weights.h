@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ggufs/gguf.h"
@@ -148,6 +150,10 @@ struct HfModel {
   HfConfig config;
   std::vector<HfWeight> weights;
   std::vector<std::size_t> omitted;  ///< as HfWeightsResult::omitted
+  /// mlx/'s expert stacks: {per-expert name after the layer prefix, "{}" the expert; mlx-lm's
+  /// stacked name}, the row's (its mlx column, src/hf/hf_architectures.h); empty where mlx/ keeps
+  /// hf/'s per-expert names.
+  std::span<const std::pair<std::string_view, std::string_view>> mlx_experts;
 };
 
 /// The model, or why hf/ has none.

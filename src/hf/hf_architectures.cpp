@@ -656,6 +656,34 @@ constexpr Refusal kT5Refusals[] = {{RefuseWhen::kTensorAbsent, "enc.blk.0.ffn_ga
 constexpr ConfigConstant kMinistral3Constants[] = {
     {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
 
+// MlxColumn::experts: mlx-lm's stacked expert modules (mlx_lm/models/switch_layers.py, SwitchGLU
+// and SwitchMLP), as each model's sanitize names what it stacks from hf/'s per-expert weights.
+// qwen2_moe.py, qwen3_moe.py, olmoe.py, ernie4_5_moe.py, glm4_moe.py, deepseek_v2.py and
+// deepseek_v3.py: mlp.switch_mlp.
+constexpr std::pair<std::string_view, std::string_view> kMlxSwitchMlp[] = {
+    {"mlp.experts.{}.gate_proj.weight", "mlp.switch_mlp.gate_proj.weight"},
+    {"mlp.experts.{}.up_proj.weight", "mlp.switch_mlp.up_proj.weight"},
+    {"mlp.experts.{}.down_proj.weight", "mlp.switch_mlp.down_proj.weight"}};
+// dots1.py: mlp.experts itself is the SwitchGLU.
+constexpr std::pair<std::string_view, std::string_view> kMlxDots1Experts[] = {
+    {"mlp.experts.{}.gate_proj.weight", "mlp.experts.gate_proj.weight"},
+    {"mlp.experts.{}.up_proj.weight", "mlp.experts.up_proj.weight"},
+    {"mlp.experts.{}.down_proj.weight", "mlp.experts.down_proj.weight"}};
+// mixtral.py, phimoe.py and minimax.py (minimax_m2's): w1, w2, w3 as gate, down and up.
+constexpr std::pair<std::string_view, std::string_view> kMlxBlockSparseSwitch[] = {
+    {"block_sparse_moe.experts.{}.w1.weight", "block_sparse_moe.switch_mlp.gate_proj.weight"},
+    {"block_sparse_moe.experts.{}.w2.weight", "block_sparse_moe.switch_mlp.down_proj.weight"},
+    {"block_sparse_moe.experts.{}.w3.weight", "block_sparse_moe.switch_mlp.up_proj.weight"}};
+// nemotron_h.py: the SwitchMLP's fc1 (up_proj) and fc2 (down_proj).
+constexpr std::pair<std::string_view, std::string_view> kMlxNemotronHSwitch[] = {
+    {"mixer.experts.{}.up_proj.weight", "mixer.switch_mlp.fc1.weight"},
+    {"mixer.experts.{}.down_proj.weight", "mixer.switch_mlp.fc2.weight"}};
+// jamba.py: feed_forward.switch_mlp.
+constexpr std::pair<std::string_view, std::string_view> kMlxFeedForwardSwitch[] = {
+    {"feed_forward.experts.{}.gate_proj.weight", "feed_forward.switch_mlp.gate_proj.weight"},
+    {"feed_forward.experts.{}.up_proj.weight", "feed_forward.switch_mlp.up_proj.weight"},
+    {"feed_forward.experts.{}.down_proj.weight", "feed_forward.switch_mlp.down_proj.weight"}};
+
 // Architecture::layer_groups: the layer tensors one model's layers hold by their kind, each group
 // whole or not at all, one of each choice (LayerGroup). A name no entry of a row has changes
 // nothing there, so rows share these lists.
@@ -894,7 +922,8 @@ std::vector<Architecture> build() {
        .layer_prefix = kModelLayer,
        .before = embed,
        .layer = cat({biased_attention, experts, shared_expert, two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.experts = kMlxSwitchMlp}});
   add({.gguf_arch = "qwen3",
        .model_type = "qwen3",
        .class_name = "Qwen3ForCausalLM",
@@ -915,7 +944,7 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention, qk_norms, experts, two_norms}),
        .after = norm_head,
-       .mlx = {.defaults = kMlxSparseStep}});
+       .mlx = {.defaults = kMlxSparseStep, .experts = kMlxSwitchMlp}});
   // gguf-py's GEMMA2 tensors have no OUTPUT (Gemma 2 ties its embeddings).
   add({.gguf_arch = "gemma2",
        .model_type = "gemma2",
@@ -1026,7 +1055,8 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention, block_sparse_moe, two_norms}),
        .after = norm_head,
-       .required_tensor = "ffn_gate_exps.weight"});
+       .required_tensor = "ffn_gate_exps.weight",
+       .mlx = {.experts = kMlxBlockSparseSwitch}});
   // OLMoE's experts are intermediate_size wide (olmo.py, OlmoeModel.modify_tensors stacks
   // mlp.experts.X.*); its q_norm spans every head, its k_norm the KV heads.
   add({.gguf_arch = "olmoe",
@@ -1045,7 +1075,8 @@ std::vector<Architecture> build() {
              {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kFfHidden, true},
              {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kHiddenFf, true}},
             two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.experts = kMlxSwitchMlp}});
   // PhiMoE: phi3's file with split q/k/v, LayerNorms with biases, and Mixtral's experts
   // (phi.py, PhiMoeModel.modify_tensors stacks block_sparse_moe.experts.X.w1/w2/w3).
   add({.gguf_arch = "phimoe",
@@ -1063,7 +1094,8 @@ std::vector<Architecture> build() {
        .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden},
                  {"output_norm.bias", "model.norm.bias", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden},
-                 {"output.bias", "lm_head.bias", Shape::kVocab}}});
+                 {"output.bias", "lm_head.bias", Shape::kVocab}},
+       .mlx = {.experts = kMlxBlockSparseSwitch}});
   // ERNIE 4.5 MoE: dense layers before moe_layer_start_index, then the router's correction
   // bias, the experts (ernie.py, Ernie4_5MoeModel.modify_tensors) and the shared experts as one
   // MLP; the MTP layers are dropped by the converter.
@@ -1098,7 +1130,7 @@ std::vector<Architecture> build() {
        .after = norm_head,
        .layer_groups = kDenseOrMoe,
        .moe_layers = {"moe_layer_start_index", "moe_layer_interval", 1, 1},
-       .mlx = {.defaults = kMlxNoBias}});
+       .mlx = {.defaults = kMlxNoBias, .experts = kMlxSwitchMlp}});
   // dots.llm1: dense layers before first_k_dense_replace, then the experts (qwen.py,
   // Qwen2MoeModel.modify_tensors), the router with its correction bias (a buffer), and the
   // shared experts as one MLP moe_intermediate_size · n_shared_experts wide.
@@ -1112,7 +1144,8 @@ std::vector<Architecture> build() {
        .layer = cat({llama_attention, qk_norms, gated_mlp, scored_experts, two_norms}),
        .after = norm_head,
        .layer_groups = kDenseOrMoe,
-       .moe_layers = {"first_k_dense_replace", "", 0}});
+       .moe_layers = {"first_k_dense_replace", "", 0},
+       .mlx = {.experts = kMlxDots1Experts}});
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
        .class_name = "GPT2LMHeadModel",
@@ -1514,7 +1547,7 @@ std::vector<Architecture> build() {
        .appended_layers = "nextn_predict_layers",
        .layer_groups = kDenseOrMoe,
        .moe_layers = {"first_k_dense_replace", "", 1},
-       .mlx = {.defaults = kMlxGlm4Moe}});
+       .mlx = {.defaults = kMlxGlm4Moe, .experts = kMlxSwitchMlp}});
   // MiniMax-M2: q/k norms over all heads, Mixtral's expert names (the checkpoint's, which
   // transformers 5.24.0 fuses at load: conversion_mapping.py, "minimax_m2") stacked by the
   // converter (minimax.py, MiniMaxM2Model.modify_tensors), the routing's correction bias.
@@ -1539,7 +1572,8 @@ std::vector<Architecture> build() {
                 block_sparse_moe,
                 {{"exp_probs_b.bias", "block_sparse_moe.e_score_correction_bias", Shape::kExperts}},
                 two_norms}),
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.experts = kMlxBlockSparseSwitch}});
   // LFM2: attention layers (q/k norms, out_proj) and short-convolution layers (lfm2.py
   // squeezes the Conv1d weight), each with the w1/w3/w2 MLP (modeling_lfm2.py,
   // Lfm2DecoderLayer); the final norm is embedding_norm.
@@ -1779,7 +1813,8 @@ std::vector<Architecture> build() {
        .after = nemotron_h_head,
        .layer_groups = kNemotronHGroups,
        .refusals = kNemotronHRefusals,
-       .layer_pattern = "hybrid_override_pattern"});
+       .layer_pattern = "hybrid_override_pattern",
+       .mlx = {.experts = kMlxNemotronHSwitch}});
   // NemotronH's dense form (Nemotron-H, Nemotron Nano 2: a config.json without
   // num_experts_per_tok, nemotron.py NemotronHModel.__init__): the MLP layers' relu² MLP of up
   // and down projections (modeling_nemotron_h.py, NemotronHMLP) where the MoE form has experts.
@@ -1797,7 +1832,8 @@ std::vector<Architecture> build() {
        .after = nemotron_h_head,
        .layer_groups = kNemotronHGroups,
        .refusals = kNemotronHRefusals,
-       .layer_pattern = "hybrid_override_pattern"});
+       .layer_pattern = "hybrid_override_pattern",
+       .mlx = {.experts = kMlxNemotronHSwitch}});
   // Falcon-H1: every layer a Mamba-2 mixer (mamba.py, Mamba2Model.modify_tensors: A =
   // -exp(A_log), reshapes) beside unpermuted attention (Mamba2Model.modify_tensors calls no
   // LlamaModel.permute; the class rotates halves), then a gated MLP; pre_ff_layernorm.weight is
@@ -1879,7 +1915,8 @@ std::vector<Architecture> build() {
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
        .tensor_flags = kJambaFlags,
        .layer_periods = kJambaPeriods,
-       .layer_groups = kJambaGroups});
+       .layer_groups = kJambaGroups,
+       .mlx = {.experts = kMlxFeedForwardSwitch}});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its
@@ -2012,7 +2049,8 @@ std::vector<Architecture> build() {
                      two_norms}),
        .after = norm_head,
        .layer_groups = kDenseOrMoe,
-       .moe_layers = {"first_k_dense_replace", "", 0}});
+       .moe_layers = {"first_k_dense_replace", "", 0},
+       .mlx = {.experts = kMlxSwitchMlp}});
   add({.gguf_arch = "deepseek2",
        .model_type = "deepseek_v3",
        .class_name = "DeepseekV3ForCausalLM",
@@ -2032,7 +2070,8 @@ std::vector<Architecture> build() {
        .required_tensor = "exp_probs_b.bias",
        .required_with = "ffn_gate_inp.weight",
        .layer_groups = kDenseOrMoe,
-       .moe_layers = {"first_k_dense_replace", "", 3}});
+       .moe_layers = {"first_k_dense_replace", "", 3},
+       .mlx = {.experts = kMlxSwitchMlp}});
   // Qwen3-Next: gated delta net layers and gated attention layers (q_proj holds the output
   // gate too), each with Qwen2-MoE's experts and gated shared expert (modeling_qwen3_next.py,
   // Qwen3NextGatedDeltaNet, Qwen3NextAttention, Qwen3NextSparseMoeBlock). The converter

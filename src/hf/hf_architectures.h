@@ -344,6 +344,14 @@ struct MlxColumn {
   /// layer_types, or null without a window: how exaone4.py reads it (EXAONE 4's own config.json
   /// files), where Exaone4Config holds an int.
   bool window_pattern = false;
+  /// The expert stacks mlx/ serves whole under mlx-lm's names: {the row's per-expert name, "{}"
+  /// the expert; mlx-lm's stacked module's weight}, both after the layer prefix. mlx-lm's
+  /// sanitize stacks hf/'s per-expert weights into these (mlx_lm/models/qwen3_moe.py: only
+  /// `.weight`, so experts could not keep their blocks under hf/'s names); given the stacked
+  /// names it leaves them, and they keep ggml's blocks as a whole GGUF stack [E, out, in]. Empty
+  /// where mlx-lm stacks nothing or its sanitize does more once it finds per-expert names
+  /// (qwen3_next.py shifts the norms by 1 only then): hf/'s names, in float.
+  std::span<const std::pair<std::string_view, std::string_view>> experts;
 };
 
 /// One architecture.

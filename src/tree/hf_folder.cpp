@@ -412,11 +412,12 @@ struct StateDict {
   std::vector<MlxModule> mlx_modules;
 };
 
-// mlx/: `w` in MLX's quantized form, its module recorded in `out`; false where it is float.
-bool add_mlx_weight(const GgufFile& file, const HfWeight& w, StateDict& out) {
+// mlx/: `w` (an expert stack where `stack`: MlxWeights) in MLX's quantized form, its module
+// recorded in `out`; false where it is float.
+bool add_mlx_weight(const GgufFile& file, const HfWeight& w, bool stack, StateDict& out) {
   std::vector<SafetensorsTensor> quantized;
-  const MlxBlockForm* form = mlx_tensors(file, w, quantized);
-  if (w.shape.size() == 2 && w.hf_name.ends_with(".weight")) {
+  const MlxBlockForm* form = mlx_tensors(file, w, stack, quantized);
+  if ((stack || w.shape.size() == 2) && w.hf_name.ends_with(".weight")) {
     out.mlx_modules.push_back({w.hf_name.substr(0, w.hf_name.size() - 7), form});
   }
   if (!form) return false;
@@ -424,19 +425,24 @@ bool add_mlx_weight(const GgufFile& file, const HfWeight& w, StateDict& out) {
     out.total_size += t.size();
     out.tensors.push_back(std::move(t));
   }
-  out.total_parameters += w.shape[0] * w.shape[1];
+  std::uint64_t parameters = 1;
+  for (const std::uint64_t n : w.shape) parameters *= n;  // a tensor's elements: no overflow
+  out.total_parameters += parameters;
   return true;
 }
 
 // The tensors of `weights` (hf-mxfp4/: the experts as `_blocks` and `_scales`, whose
-// parameters count their bytes; mlx/: modules in MLX's form where they have one), or the reason
-// one cannot be served.
+// parameters count their bytes; mlx/: modules in MLX's form where they have one, `stacked` the
+// expert stacks), or the reason one cannot be served.
 std::variant<StateDict, std::string> state_dict(const GgufFile& file,
                                                 const std::vector<HfWeight>& weights,
-                                                ViewData dtype, Flavor flavor) {
+                                                const std::vector<bool>& stacked, ViewData dtype,
+                                                Flavor flavor) {
   StateDict out;
-  for (const HfWeight& w : weights) {
-    if (flavor == Flavor::kMlx && add_mlx_weight(file, w, out)) continue;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const HfWeight& w = weights[i];
+    const bool stack = i < stacked.size() && stacked[i];
+    if (flavor == Flavor::kMlx && add_mlx_weight(file, w, stack, out)) continue;
     if (flavor == Flavor::kHfMxfp4 && w.transform == HfTransform::kInterleaveTransposed &&
         w.shape.size() == 3) {
       auto blocks = mxfp4_tensors(file, w);
@@ -604,7 +610,11 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
   const std::optional<HfTokenizer>& tokenizer = hf.tokenizer.tokenizer;
   if (!tokenizer && hf.has_vocabulary) return {std::nullopt, hf.tokenizer.reason};
 
-  auto weights = state_dict(file, model.weights, dtype, flavor);
+  // mlx/: the expert stacks whole, under mlx-lm's names.
+  const MlxWeights mlx =
+      flavor == Flavor::kMlx ? mlx_weights(file, model.weights, model.mlx_experts) : MlxWeights{};
+  auto weights = flavor == Flavor::kMlx ? state_dict(file, mlx.weights, mlx.stacked, dtype, flavor)
+                                        : state_dict(file, model.weights, {}, dtype, flavor);
   if (auto* reason = std::get_if<std::string>(&weights)) return {std::nullopt, std::move(*reason)};
   StateDict& state = std::get<StateDict>(weights);
   const std::size_t n_tensors = state.tensors.size();

@@ -6,6 +6,8 @@
 // (mlx/ops.cpp, quantize).
 #include "mlx_folder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -24,14 +26,13 @@ struct RowRun {
   bool permuted;
 };
 
-// The rows a row-only transform takes, in order, or nothing when `w` is not one (or its
-// tensors do not hold them: hf/ says why). Not kSelect: mlx-lm stacks the per-expert weights of
-// hf/'s names itself, some models with their scales and biases (mlx_lm/models/qwen2_moe.py,
-// sanitize), others only `.weight` (qwen3_moe.py), so quantized experts need mlx-lm's own
-// stacked names (switch_mlp), model by model; they are float32 for now.
-std::vector<RowRun> row_runs(const GgufFile& file, const HfWeight& w) {
+// The rows a row-only transform takes, in order (`rows` of them), or nothing when `w` is not one
+// (or its tensors do not hold them: hf/ says why). Not kSelect: one expert of a stack is float
+// (mlx-lm's sanitize stacks some models' `.weight` alone, qwen3_moe.py); a whole stack is kNone
+// (mlx_weights).
+std::vector<RowRun> row_runs(const GgufFile& file, const HfWeight& w, std::uint64_t rows) {
   const TensorInfo& t = file.tensors[w.source];
-  const std::uint64_t rows = w.shape[0], have = t.ne[0] ? t.n_elements / t.ne[0] : 0;
+  const std::uint64_t have = t.ne[0] ? t.n_elements / t.ne[0] : 0;
   switch (w.transform) {
     case HfTransform::kNone:
       if (have == rows) return {{w.source, 0, rows, 0, false}};
@@ -72,21 +73,82 @@ bool all_of_form(const GgufFile& file, const std::vector<RowRun>& runs, const Ml
          });
 }
 
+// mlx-lm's stacked name of `w` where it is one expert of a GGUF stack [in, out, E] that one of
+// `stacks` names, else "".
+std::string stacked_name(const GgufFile& file, const HfWeight& w,
+                         std::span<const std::pair<std::string_view, std::string_view>> stacks) {
+  const TensorInfo& t = file.tensors[w.source];
+  if (w.transform != HfTransform::kSelect || t.n_dims != 3 || w.index >= t.ne[2] ||
+      w.shape != std::vector<std::uint64_t>{t.ne[1], t.ne[0]}) {
+    return "";
+  }
+  for (const auto& [per_expert, stacked] : stacks) {
+    const std::string suffix = fmt::format(fmt::runtime(per_expert), w.index);
+    const std::size_t at = w.hf_name.size() - std::min(w.hf_name.size(), suffix.size());
+    if (at > 0 && w.hf_name[at - 1] == '.' && w.hf_name.compare(at, suffix.size(), suffix) == 0) {
+      return w.hf_name.substr(0, at) + std::string(stacked);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
-const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w,
+MlxWeights mlx_weights(const GgufFile& file, const std::vector<HfWeight>& weights,
+                       std::span<const std::pair<std::string_view, std::string_view>> stacks) {
+  MlxWeights out{{}, std::vector<bool>(weights.size(), false)};
+  if (stacks.empty()) {
+    out.weights = weights;
+    return out;
+  }
+  out.stacked.clear();
+  // Each stack's weight in `out` and the experts seen, by mlx-lm's name.
+  std::map<std::string, std::pair<std::size_t, std::uint64_t>, std::less<>> seen;
+  for (const HfWeight& w : weights) {
+    std::string name = stacked_name(file, w, stacks);
+    if (name.empty()) {
+      out.weights.push_back(w);
+      out.stacked.push_back(false);
+      continue;
+    }
+    auto [it, fresh] = seen.try_emplace(std::move(name), out.weights.size(), 0);
+    if (fresh) {
+      const TensorInfo& t = file.tensors[w.source];
+      HfWeight stack;
+      stack.hf_name = it->first;
+      stack.shape = {t.ne[2], t.ne[1], t.ne[0]};
+      stack.source = w.source;
+      out.weights.push_back(std::move(stack));
+      out.stacked.push_back(true);
+    }
+    // Expert e of the stack, after experts 0 … e−1: else hf/'s names, as they are.
+    if (out.weights[it->second.first].source != w.source || w.index != it->second.second++) {
+      return mlx_weights(file, weights, {});
+    }
+  }
+  for (const auto& [name, at] : seen) {
+    if (at.second != out.weights[at.first].shape[0]) return mlx_weights(file, weights, {});
+  }
+  return out;
+}
+
+const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool stack,
                                 std::vector<SafetensorsTensor>& out) {
   // (An empty matrix too: MLX's shapes would hold no group, and its reads no row.)
-  if (w.shape.size() != 2 || w.shape[0] == 0 || w.shape[1] == 0 ||
-      !w.hf_name.ends_with(".weight") || w.untile_run || file.big_endian) {
+  const std::size_t dims = stack ? 3 : 2;
+  if (w.shape.size() != dims || std::count(w.shape.begin(), w.shape.end(), std::uint64_t{0}) ||
+      !w.hf_name.ends_with(".weight") || w.untile_run || file.big_endian ||
+      (stack && w.transform != HfTransform::kNone)) {
     return nullptr;
   }
   const MlxBlockForm* form = mlx_block_form(file.tensors[w.source].type);
   // mxfp4 and nvfp4 have scale bytes with no MLX equivalent (encode_mlx_row's kNoExactForm),
   // known only once the blocks are read: served as float until mlx/ can refuse per tensor.
   if (!form || form->mode != MlxMode::kAffine) return nullptr;
-  const std::vector<RowRun> runs = row_runs(file, w);
-  const std::uint64_t cols = w.shape[1];
+  // A stack's rows: E·out, at most the tensor's elements (its ne), so the product holds.
+  const std::uint64_t rows = stack ? w.shape[0] * w.shape[1] : w.shape[0];
+  const std::vector<RowRun> runs = row_runs(file, w, rows);
+  const std::uint64_t cols = w.shape.back();
   if (runs.empty() || !all_of_form(file, runs, *form, cols)) return nullptr;
   const std::string module = w.hf_name.substr(0, w.hf_name.size() - 7);
   const std::uint64_t words = mlx_weight_words(*form, cols), groups = mlx_groups(*form, cols);
@@ -97,7 +159,9 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w,
   };
   for (const auto& output : outputs) {
     const std::uint64_t n = std::get<2>(output);
-    SafetensorsTensor st{module + std::get<0>(output), std::get<1>(output), {w.shape[0], n}, {}};
+    std::vector<std::uint64_t> shape = w.shape;
+    shape.back() = n;
+    SafetensorsTensor st{module + std::get<0>(output), std::get<1>(output), std::move(shape), {}};
     for (const RowRun& r : runs) {
       Piece p;
       p.kind = std::get<3>(output);

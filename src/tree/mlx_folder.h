@@ -4,7 +4,10 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ggufs/gguf.h"
@@ -21,12 +24,26 @@ struct MlxModule {
   const MlxBlockForm* form = nullptr;
 };
 
+/// mlx/'s state_dict: hf/'s `weights`, each GGUF expert stack whose experts are all there, in
+/// order, as kSelect weights named by `stacks` (HfModel::mlx_experts) as one weight under
+/// mlx-lm's stacked name, of shape [E, out, in] and transform kNone (GGUF's stack, ne = [in, out,
+/// E], holds the stacked tensor's elements in order). `stacked[i]` says whether weights[i] is
+/// one. A stack that is not whole keeps hf/'s per-expert names (mlx-lm's sanitize stacks them).
+struct MlxWeights {
+  std::vector<HfWeight> weights;
+  std::vector<bool> stacked;
+};
+MlxWeights mlx_weights(const GgufFile& file, const std::vector<HfWeight>& weights,
+                       std::span<const std::pair<std::string_view, std::string_view>> stacks);
+
 /// Weight `w` as MLX's quantized `<module>.weight` (U32), `.scales` and `.biases` (F32),
 /// appended to `out`, when its GGUF tensors keep their blocks exactly: a 2-D `.weight` whose
-/// transform moves whole rows (kNone, kFirstRows, kReversePermute, kConcatRows; not an expert of a
-/// stack), all of one ggml type with an affine MLX form (mlx_blocks.h), in a little-endian file.
-/// Returns the form, or nullptr (and `out` unchanged) where `w` is served as float.
-const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w,
+/// transform moves whole rows (kNone, kFirstRows, kReversePermute, kConcatRows; not one expert of
+/// a stack), or, where `stack`, a whole expert stack [E, out, in] (mlx_weights; mlx-lm's
+/// QuantizedSwitchLinear: weight [E, out, in·bits/32], scales and biases [E, out, in/group]); all
+/// of one ggml type with an affine MLX form (mlx_blocks.h), in a little-endian file. Returns the
+/// form, or nullptr (and `out` unchanged) where `w` is served as float.
+const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool stack,
                                 std::vector<SafetensorsTensor>& out);
 
 /// mlx/'s config.json (`config`) with mlx-lm's "quantization" and its copy

@@ -14,9 +14,11 @@ float32). Mounted, mlx/ must:
 - give the logits and the 20 greedy tokens mlx-lm gives on the float32 hf/ folder of the same
   mount (same values: only the order of float32 sums may differ);
 - run under `python -m mlx_lm generate` from the mount.
-A tiny qwen3moe (4 experts; Q4_0 attention, Q8_0 embedding, Q4_0/Q8_0 expert stacks) checks that
-the experts, which mlx-lm's qwen3_moe.py sanitize stacks by `.weight` alone, are float32 there,
-and that the rest is quantized as for llama.
+A tiny qwen3moe (4 experts; Q4_0 attention, Q8_0 embedding, Q4_0, Q8_0 and F16 expert stacks)
+checks that each expert stack is served whole under mlx-lm's stacked name
+(mlp.switch_mlp.{gate,up,down}_proj, qwen3_moe.py's sanitize), its blocks kept where its type has
+an MLX form (a QuantizedSwitchLinear) and float32 where not, and the rest quantized as for
+llama.
 
 Runs in the MLX environment, /var/cache/ggufs-tests/venv-mlx (scripts/test runs this file there);
 needs llama.cpp's gguf-py ($GGUFS_LLAMA_CPP, else /var/cache/ggufs-tests/llama.cpp), the shared
@@ -253,9 +255,9 @@ def test_generate_command_from_the_mount(mount, testdata, tmp_path):
 
 
 def write_qwen3moe(path, vocab_file):
-    """A one-layer qwen3moe GGUF (4 experts of 64, 2 used; head_dim 16). Returns gguf-py's
-    dequantization of each quantized matrix under its Hugging Face name (Qwen3's q/k rows are
-    not permuted by the converter)."""
+    """A one-layer qwen3moe GGUF (4 experts of 64, 2 used; head_dim 16). Returns, under mlx/'s
+    names (the expert stacks as mlx-lm's switch_mlp), gguf-py's dequantization of each matrix
+    and its GGUF type (Qwen3's q/k rows are not permuted by the converter)."""
     rng = np.random.default_rng(3)
     head_dim, experts, expert_ff = 16, 4, 64
     w, n_vocab = new_writer(path, "qwen3moe", vocab_file, 1)
@@ -270,7 +272,7 @@ def write_qwen3moe(path, vocab_file):
     def add(name, hf_name, shape, qtype):
         values = add_random(w, rng, name, shape, qtype)
         if hf_name:
-            expected[hf_name] = values
+            expected[hf_name] = (values, qtype)
 
     add("token_embd.weight", "model.embed_tokens.weight", (n_vocab, HIDDEN), Q.Q8_0)
     for gg, module, rows, cols in (("attn_q", "q_proj", HEADS * head_dim, HIDDEN),
@@ -280,9 +282,13 @@ def write_qwen3moe(path, vocab_file):
         add(f"blk.0.{gg}.weight", f"model.layers.0.self_attn.{module}.weight", (rows, cols),
             Q.Q4_0)
     add("blk.0.ffn_gate_inp.weight", None, (experts, HIDDEN), Q.F32)
-    add("blk.0.ffn_gate_exps.weight", None, (experts, expert_ff, HIDDEN), Q.Q4_0)
-    add("blk.0.ffn_up_exps.weight", None, (experts, expert_ff, HIDDEN), Q.Q4_0)
-    add("blk.0.ffn_down_exps.weight", None, (experts, HIDDEN, expert_ff), Q.Q8_0)
+    switch = "model.layers.0.mlp.switch_mlp"
+    add("blk.0.ffn_gate_exps.weight", f"{switch}.gate_proj.weight", (experts, expert_ff, HIDDEN),
+        Q.Q4_0)
+    add("blk.0.ffn_up_exps.weight", f"{switch}.up_proj.weight", (experts, expert_ff, HIDDEN),
+        Q.Q8_0)
+    add("blk.0.ffn_down_exps.weight", f"{switch}.down_proj.weight", (experts, HIDDEN, expert_ff),
+        Q.F16)
     for name, n in (("blk.0.attn_q_norm", head_dim), ("blk.0.attn_k_norm", head_dim),
                     ("blk.0.attn_norm", HIDDEN), ("blk.0.ffn_norm", HIDDEN),
                     ("output_norm", HIDDEN)):
@@ -298,19 +304,23 @@ def write_qwen3moe(path, vocab_file):
 QWEN3MOE_DEFAULTS = {"decoder_sparse_step": 1, "mlp_only_layers": []}
 
 
-def test_qwen3moe_experts_float_rest_quantized(mount, testdata, tmp_path):
+def test_qwen3moe_expert_stacks_keep_their_blocks(mount, testdata, tmp_path):
     path = tmp_path / "tiny-qwen3moe.gguf"
     expected = write_qwen3moe(path, testdata / "real" / "ggml-vocab-llama-spm.gguf")
     m = mount(path)
     weights = served_weights(m / "mlx")
-    for hf_name, want in expected.items():
+    for hf_name, (want, qtype) in expected.items():
         module = hf_name.removesuffix(".weight")
-        bits = 8 if "embed" in hf_name else 4
-        got = mx.dequantize(weights[hf_name], weights[f"{module}.scales"],
-                            weights[f"{module}.biases"], group_size=32, bits=bits)
-        assert (np.array(got) == want).all(), hf_name
-    experts = [k for k in weights if ".mlp.experts." in k]
-    assert len(experts) == 3 * 4 and all(weights[k].dtype == mx.float32 for k in experts)
+        if qtype in FORMS:
+            _, bits, group = FORMS[qtype]
+            got = mx.dequantize(weights[hf_name], weights[f"{module}.scales"],
+                                weights[f"{module}.biases"], group_size=group, bits=bits)
+        else:
+            assert f"{module}.scales" not in weights, hf_name
+            got = weights[hf_name]
+            assert got.dtype == mx.float32, hf_name
+        assert got.shape == want.shape and (np.array(got) == want).all(), hf_name
+    assert not [k for k in weights if ".mlp.experts." in k]
 
     config = json.loads((m / "mlx" / "config.json").read_text())
     assert {k: config.get(k) for k in QWEN3MOE_DEFAULTS} == QWEN3MOE_DEFAULTS
@@ -319,7 +329,9 @@ def test_qwen3moe_experts_float_rest_quantized(mount, testdata, tmp_path):
     layer = qmodel.model.layers[0]
     assert isinstance(layer.self_attn.q_proj, nn.QuantizedLinear)
     assert isinstance(qmodel.model.embed_tokens, nn.QuantizedEmbedding)
-    assert not hasattr(layer.mlp.switch_mlp.gate_proj, "scales")
+    switch = layer.mlp.switch_mlp
+    assert (switch.gate_proj.bits, switch.up_proj.bits) == (4, 8)
+    assert not hasattr(switch.down_proj, "scales")
     prompt = mx.array([tokenizer.encode("The quick brown fox jumps over the lazy dog")])
     q_logits, f_logits = np.array(qmodel(prompt)), np.array(fmodel(prompt))
     np.testing.assert_allclose(q_logits, f_logits, rtol=1e-4, atol=1e-4 * np.abs(f_logits).max())
