@@ -6,6 +6,7 @@
 // the file, it loads the same tensors. Pure: a map only, no tensor data is read.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -145,15 +146,31 @@ struct HfWeightsResult {
 /// built with Qwen3MoeConfig's 128; the map lists the 60. Never throws.
 HfWeightsResult hf_weight_map(const GgufFile& file);
 
+/// One hf/ weight of one or two GGUF tensors (HfWeight::source, then parts[0]) that mlx/ serves
+/// as those tensors as stored, under mlx-lm's names `mlx` (after the layer prefix): where mlx-lm
+/// takes the checkpoint's own fused layout undone (mlx_lm/models/gpt_oss.py's sanitized
+/// experts.gate_proj, up_proj, down_proj), which GGUF's stacks already are.
+struct MlxUnfused {
+  std::string_view hf;  ///< hf/'s name after the layer prefix
+  std::array<std::string_view, 2> mlx;
+};
+
+/// mlx/'s names where mlx-lm's are not hf/'s.
+struct MlxNames {
+  /// Expert stacks: {hf/'s per-expert name after the layer prefix, "{}" the expert; mlx-lm's
+  /// stacked name}; empty where mlx/ keeps hf/'s per-expert names.
+  std::span<const std::pair<std::string_view, std::string_view>> experts;
+  std::span<const MlxUnfused> unfused;
+};
+
 /// A model's config and state_dict, rendered from one reading of the file.
 struct HfModel {
   HfConfig config;
   std::vector<HfWeight> weights;
   std::vector<std::size_t> omitted;  ///< as HfWeightsResult::omitted
-  /// mlx/'s expert stacks: {per-expert name after the layer prefix, "{}" the expert; mlx-lm's
-  /// stacked name}, the row's (its mlx column, src/hf/hf_architectures.h); empty where mlx/ keeps
-  /// hf/'s per-expert names.
-  std::span<const std::pair<std::string_view, std::string_view>> mlx_experts;
+  /// mlx/'s names where mlx-lm's are not hf/'s: the row's (its mlx column,
+  /// src/hf/hf_architectures.h).
+  MlxNames mlx_names;
 };
 
 /// The model, or why hf/ has none.

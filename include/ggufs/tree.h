@@ -80,10 +80,11 @@ struct Piece {
     /// row r is row `from` + r of `tensor` (order kAsStored) or row `from` +
     /// hf_permuted_row(r, rows, n_head) (kPermuteRows, rows the piece's), its whole blocks
     /// encoded on read. kMlxWeight: its uint32 words; kMlxScales, kMlxBiases: its float32
-    /// scales or biases.
+    /// scales or biases (affine); kMlxScaleBytes: its scale bytes (mxfp4).
     kMlxWeight,
     kMlxScales,
     kMlxBiases,
+    kMlxScaleBytes,
   };
   /// kTensor: the order in which the tensor's elements are laid out (hf/ weights, hf_weights.h).
   enum class Order : std::uint8_t {

@@ -684,6 +684,15 @@ constexpr std::pair<std::string_view, std::string_view> kMlxFeedForwardSwitch[] 
     {"feed_forward.experts.{}.up_proj.weight", "feed_forward.switch_mlp.up_proj.weight"},
     {"feed_forward.experts.{}.down_proj.weight", "feed_forward.switch_mlp.down_proj.weight"}};
 
+// gpt_oss.py: the experts as its sanitize leaves them (gate_up_proj's even and odd rows as
+// gate_proj and up_proj, [E, F, H]; down_proj [E, H, F]; each with its bias), which the
+// converter's ffn_{gate,up,down}_exps stacks are as stored (gpt_oss.py,
+// GptOssModel.modify_tensors); MXFP4 stacks in mlx-lm's "mxfp4" form.
+constexpr MlxUnfused kMlxGptOssExperts[] = {
+    {"mlp.experts.gate_up_proj", {"mlp.experts.gate_proj.weight", "mlp.experts.up_proj.weight"}},
+    {"mlp.experts.gate_up_proj_bias", {"mlp.experts.gate_proj.bias", "mlp.experts.up_proj.bias"}},
+    {"mlp.experts.down_proj", {"mlp.experts.down_proj.weight", ""}},
+    {"mlp.experts.down_proj_bias", {"mlp.experts.down_proj.bias", ""}}};
 // Architecture::layer_groups: the layer tensors one model's layers hold by their kind, each group
 // whole or not at all, one of each choice (LayerGroup). A name no entry of a row has changes
 // nothing there, so rows share these lists.
@@ -1708,7 +1717,8 @@ std::vector<Architecture> build() {
                  {"ffn_down_exps.bias", "mlp.experts.down_proj_bias", Shape::kExpertsHidden},
                  {"attn_norm.weight", "input_layernorm.weight", Shape::kHidden},
                  {"post_attention_norm.weight", "post_attention_layernorm.weight", Shape::kHidden}},
-       .after = norm_head});
+       .after = norm_head,
+       .mlx = {.unfused = kMlxGptOssExperts}});
   // A Mamba-2 mixer under "mamba." (mamba.py, Mamba2Model.filter_tensors renames dt_bias,
   // modify_tensors stores A = -exp(A_log), A, D and the gated norm reshaped, conv1d squeezed).
   const std::vector<WeightEntry> mamba2_mixer = {

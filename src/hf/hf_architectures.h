@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ggufs/gguf.h"
+#include "ggufs/hf_weights.h"
 
 namespace ggufs::hf {
 
@@ -352,6 +353,8 @@ struct MlxColumn {
   /// where mlx-lm stacks nothing or its sanitize does more once it finds per-expert names
   /// (qwen3_next.py shifts the norms by 1 only then): hf/'s names, in float.
   std::span<const std::pair<std::string_view, std::string_view>> experts;
+  /// hf/ weights mlx/ serves as their GGUF tensors under mlx-lm's names (MlxUnfused).
+  std::span<const MlxUnfused> unfused;
 };
 
 /// One architecture.

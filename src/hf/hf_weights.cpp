@@ -771,8 +771,10 @@ HfModelResult render_hf_model(const GgufFile& file, std::string_view dtype) {
     if (!planned.plan) return {std::nullopt, std::move(planned.reason)};
     HfWeightsResult weights = weights_of(file, *planned.plan);
     if (!weights.weights) return {std::nullopt, std::move(weights.reason)};
-    return {HfModel{hf::config_of(*planned.plan, dtype), std::move(*weights.weights),
-                    std::move(weights.omitted), planned.plan->row->mlx.experts},
+    return {HfModel{hf::config_of(*planned.plan, dtype),
+                    std::move(*weights.weights),
+                    std::move(weights.omitted),
+                    {planned.plan->row->mlx.experts, planned.plan->row->mlx.unfused}},
             ""};
   } catch (const std::exception& e) {  // bad_alloc: the daemon stays up (error.h)
     return {std::nullopt, not_enough_memory(e, "build its weight map")

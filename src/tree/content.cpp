@@ -263,6 +263,7 @@ std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size
       case Piece::Kind::kMlxWeight:
       case Piece::Kind::kMlxScales:
       case Piece::Kind::kMlxBiases:
+      case Piece::Kind::kMlxScaleBytes:
         read_mlx(p, to, n, lo - p.at);
         break;
     }
@@ -397,7 +398,10 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
   const TypeTraits& tr = *type_traits(t.type);
   const std::size_t ne0 = static_cast<std::size_t>(t.ne[0]);
   const std::size_t words = mlx_weight_words(form, ne0), groups = mlx_groups(form, ne0);
-  const std::uint64_t unit = p.kind == Piece::Kind::kMlxWeight ? words * 4 : groups * 4;
+  const bool affine = form.mode == MlxMode::kAffine;
+  const std::uint64_t unit = p.kind == Piece::Kind::kMlxWeight       ? words * 4
+                             : p.kind == Piece::Kind::kMlxScaleBytes ? groups
+                                                                     : groups * 4;
   const std::uint64_t rows = p.size / unit, raw_bytes = ne0 / tr.block_size * tr.type_size;
   const std::uint64_t chunk = std::max<std::uint64_t>(1, kChunkOutputBytes / raw_bytes);
   const auto source_row = [&](std::uint64_t r) {
@@ -406,9 +410,11 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
   thread_local std::vector<std::uint8_t> raw;
   thread_local std::vector<std::uint32_t> weight;
   thread_local std::vector<float> scales, biases;
+  thread_local std::vector<std::uint8_t> scale_bytes;
   weight.resize(words);
-  scales.resize(groups);
-  biases.resize(groups);
+  scales.resize(affine ? groups : 0);
+  biases.resize(affine ? groups : 0);
+  scale_bytes.resize(affine ? 0 : groups);
   const std::uint64_t end = begin + size;
   for (std::uint64_t r0 = begin / unit, last = (end + unit - 1) / unit; r0 < last;) {
     const std::uint64_t r1 = std::min(last, r0 + chunk);
@@ -426,13 +432,21 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
       const std::span<const std::uint8_t> blocks(raw.data() + (source_row(r) - lo) * raw_bytes,
                                                  static_cast<std::size_t>(raw_bytes));
       const bool packed = p.kind == Piece::Kind::kMlxWeight;
-      encode_mlx_row(
-          t.type, blocks,
-          MlxRow{packed ? std::span(weight) : std::span<std::uint32_t>(), scales, biases, {}});
+      if (encode_mlx_row(t.type, blocks,
+                         MlxRow{packed ? std::span(weight) : std::span<std::uint32_t>(), scales,
+                                biases, scale_bytes}) != MlxRowStatus::kOk) {
+        // Laid out only for MXFP4 stacks (mlx_folder.h, mlx_tensors): an exponent byte 255.
+        throw std::runtime_error(fmt::format(
+            "tensor '{}': row {} has a block scale MLX's {} form cannot hold (an MXFP4 exponent "
+            "byte 255, NaN in the OCP MX format)",
+            printable(t.name), p.from + source_row(r), mlx_mode_name(form.mode)));
+      }
       const char* from =
           p.kind == Piece::Kind::kMlxWeight   ? reinterpret_cast<const char*>(weight.data())
           : p.kind == Piece::Kind::kMlxScales ? reinterpret_cast<const char*>(scales.data())
-                                              : reinterpret_cast<const char*>(biases.data());
+          : p.kind == Piece::Kind::kMlxScaleBytes
+              ? reinterpret_cast<const char*>(scale_bytes.data())
+              : reinterpret_cast<const char*>(biases.data());
       const std::uint64_t a = std::max(begin, r * unit), b = std::min(end, (r + 1) * unit);
       std::memcpy(out + (a - begin), from + (a - r * unit), static_cast<std::size_t>(b - a));
     }

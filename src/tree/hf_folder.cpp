@@ -612,7 +612,7 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
 
   // mlx/: the expert stacks whole, under mlx-lm's names.
   const MlxWeights mlx =
-      flavor == Flavor::kMlx ? mlx_weights(file, model.weights, model.mlx_experts) : MlxWeights{};
+      flavor == Flavor::kMlx ? mlx_weights(file, model.weights, model.mlx_names) : MlxWeights{};
   auto weights = flavor == Flavor::kMlx ? state_dict(file, mlx.weights, mlx.stacked, dtype, flavor)
                                         : state_dict(file, model.weights, {}, dtype, flavor);
   if (auto* reason = std::get_if<std::string>(&weights)) return {std::nullopt, std::move(*reason)};

@@ -92,20 +92,46 @@ std::string stacked_name(const GgufFile& file, const HfWeight& w,
   return "";
 }
 
+// GGUF tensor `t` (index `source`) as it is stored, named `name`: its numpy shape, kNone.
+HfWeight as_stored(const TensorInfo& t, std::size_t source, std::string name) {
+  HfWeight w;
+  w.hf_name = std::move(name);
+  for (std::uint32_t d = t.n_dims; d > 0; --d) w.shape.push_back(t.ne[d - 1]);
+  w.source = source;
+  return w;
+}
+
+// `w` as its GGUF tensors under mlx-lm's names, appended to `out`, where `unfused` names it;
+// else false.
+bool unfuse(const GgufFile& file, const HfWeight& w, std::span<const MlxUnfused> unfused,
+            MlxWeights& out) {
+  for (const MlxUnfused& u : unfused) {
+    const std::size_t at = w.hf_name.size() - std::min(w.hf_name.size(), u.hf.size());
+    if (at == 0 || w.hf_name[at - 1] != '.' || w.hf_name.compare(at, u.hf.size(), u.hf) != 0) {
+      continue;
+    }
+    const std::size_t sources[] = {w.source, w.parts.empty() ? w.source : w.parts[0]};
+    for (std::size_t i = 0; i < 2 && !u.mlx[i].empty(); ++i) {
+      const TensorInfo& t = file.tensors[sources[i]];
+      std::string name = w.hf_name.substr(0, at) + std::string(u.mlx[i]);
+      out.stacked.push_back(t.n_dims == 3 && name.ends_with(".weight"));
+      out.weights.push_back(as_stored(t, sources[i], std::move(name)));
+    }
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 MlxWeights mlx_weights(const GgufFile& file, const std::vector<HfWeight>& weights,
-                       std::span<const std::pair<std::string_view, std::string_view>> stacks) {
-  MlxWeights out{{}, std::vector<bool>(weights.size(), false)};
-  if (stacks.empty()) {
-    out.weights = weights;
-    return out;
-  }
-  out.stacked.clear();
+                       const MlxNames& names) {
+  MlxWeights out;
   // Each stack's weight in `out` and the experts seen, by mlx-lm's name.
   std::map<std::string, std::pair<std::size_t, std::uint64_t>, std::less<>> seen;
   for (const HfWeight& w : weights) {
-    std::string name = stacked_name(file, w, stacks);
+    if (unfuse(file, w, names.unfused, out)) continue;
+    std::string name = stacked_name(file, w, names.experts);
     if (name.empty()) {
       out.weights.push_back(w);
       out.stacked.push_back(false);
@@ -114,20 +140,18 @@ MlxWeights mlx_weights(const GgufFile& file, const std::vector<HfWeight>& weight
     auto [it, fresh] = seen.try_emplace(std::move(name), out.weights.size(), 0);
     if (fresh) {
       const TensorInfo& t = file.tensors[w.source];
-      HfWeight stack;
-      stack.hf_name = it->first;
-      stack.shape = {t.ne[2], t.ne[1], t.ne[0]};
-      stack.source = w.source;
-      out.weights.push_back(std::move(stack));
+      out.weights.push_back(as_stored(t, w.source, it->first));
       out.stacked.push_back(true);
     }
     // Expert e of the stack, after experts 0 … e−1: else hf/'s names, as they are.
     if (out.weights[it->second.first].source != w.source || w.index != it->second.second++) {
-      return mlx_weights(file, weights, {});
+      return mlx_weights(file, weights, {{}, names.unfused});
     }
   }
   for (const auto& [name, at] : seen) {
-    if (at.second != out.weights[at.first].shape[0]) return mlx_weights(file, weights, {});
+    if (at.second != out.weights[at.first].shape[0]) {
+      return mlx_weights(file, weights, {{}, names.unfused});
+    }
   }
   return out;
 }
@@ -142,9 +166,14 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool st
     return nullptr;
   }
   const MlxBlockForm* form = mlx_block_form(file.tensors[w.source].type);
-  // mxfp4 and nvfp4 have scale bytes with no MLX equivalent (encode_mlx_row's kNoExactForm),
-  // known only once the blocks are read: served as float until mlx/ can refuse per tensor.
-  if (!form || form->mode != MlxMode::kAffine) return nullptr;
+  // An MXFP4 or NVFP4 block's scale byte may have no MLX equivalent (encode_mlx_row's
+  // kNoExactForm), known only once the blocks are read. An MXFP4 expert stack (gpt-oss's, the
+  // one place the converter writes MXFP4) takes mlx-lm's "mxfp4" form all the same, and a read of
+  // a block whose exponent byte is 255 (NaN in the OCP MX format) fails with EIO; the other
+  // tensors of those types are float.
+  if (!form || (form->mode != MlxMode::kAffine && !(stack && form->mode == MlxMode::kMxfp4))) {
+    return nullptr;
+  }
   // A stack's rows: E·out, at most the tensor's elements (its ne), so the product holds.
   const std::uint64_t rows = stack ? w.shape[0] * w.shape[1] : w.shape[0];
   const std::vector<RowRun> runs = row_runs(file, w, rows);
@@ -152,22 +181,27 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool st
   if (runs.empty() || !all_of_form(file, runs, *form, cols)) return nullptr;
   const std::string module = w.hf_name.substr(0, w.hf_name.size() - 7);
   const std::uint64_t words = mlx_weight_words(*form, cols), groups = mlx_groups(*form, cols);
-  const std::tuple<const char*, std::string_view, std::uint64_t, Piece::Kind> outputs[] = {
-      {".weight", "U32", words, Piece::Kind::kMlxWeight},
-      {".scales", "F32", groups, Piece::Kind::kMlxScales},
-      {".biases", "F32", groups, Piece::Kind::kMlxBiases},
-  };
+  const bool affine = form->mode == MlxMode::kAffine;
+  // {suffix, dtype, elements a row, bytes an element, piece kind}
+  const std::tuple<const char*, std::string_view, std::uint64_t, std::uint64_t, Piece::Kind>
+      outputs[] = {
+          {".weight", "U32", words, 4, Piece::Kind::kMlxWeight},
+          {".scales", affine ? "F32" : "U8", groups, affine ? 4 : 1,
+           affine ? Piece::Kind::kMlxScales : Piece::Kind::kMlxScaleBytes},
+          {".biases", "F32", groups, 4, Piece::Kind::kMlxBiases},
+      };
   for (const auto& output : outputs) {
+    if (!affine && std::get<4>(output) == Piece::Kind::kMlxBiases) continue;
     const std::uint64_t n = std::get<2>(output);
     std::vector<std::uint64_t> shape = w.shape;
     shape.back() = n;
     SafetensorsTensor st{module + std::get<0>(output), std::get<1>(output), std::move(shape), {}};
     for (const RowRun& r : runs) {
       Piece p;
-      p.kind = std::get<3>(output);
+      p.kind = std::get<4>(output);
       p.tensor = r.tensor;
       p.from = r.first;
-      p.size = r.rows * n * 4;
+      p.size = r.rows * n * std::get<3>(output);
       p.order = r.permuted ? Piece::Order::kPermuteRows : Piece::Order::kAsStored;
       p.n_head = r.n_head;
       st.pieces.push_back(p);

@@ -24,24 +24,28 @@ struct MlxModule {
   const MlxBlockForm* form = nullptr;
 };
 
-/// mlx/'s state_dict: hf/'s `weights`, each GGUF expert stack whose experts are all there, in
-/// order, as kSelect weights named by `stacks` (HfModel::mlx_experts) as one weight under
-/// mlx-lm's stacked name, of shape [E, out, in] and transform kNone (GGUF's stack, ne = [in, out,
-/// E], holds the stacked tensor's elements in order). `stacked[i]` says whether weights[i] is
-/// one. A stack that is not whole keeps hf/'s per-expert names (mlx-lm's sanitize stacks them).
+/// mlx/'s state_dict: hf/'s `weights` under mlx-lm's names (`names`, HfModel::mlx_names). Each
+/// GGUF expert stack whose experts are all there, in order, as kSelect weights named by
+/// names.experts becomes one weight under mlx-lm's stacked name, of shape [E, out, in] and
+/// transform kNone (GGUF's stack, ne = [in, out, E], holds the stacked tensor's elements in
+/// order); a stack that is not whole keeps hf/'s per-expert names (mlx-lm's sanitize stacks
+/// them). Each weight names.unfused names becomes its GGUF tensors as stored (kNone, their numpy
+/// shapes) under mlx-lm's names. `stacked[i]` says whether weights[i] is a 3-D stack of experts.
 struct MlxWeights {
   std::vector<HfWeight> weights;
   std::vector<bool> stacked;
 };
 MlxWeights mlx_weights(const GgufFile& file, const std::vector<HfWeight>& weights,
-                       std::span<const std::pair<std::string_view, std::string_view>> stacks);
+                       const MlxNames& names);
 
 /// Weight `w` as MLX's quantized `<module>.weight` (U32), `.scales` and `.biases` (F32),
 /// appended to `out`, when its GGUF tensors keep their blocks exactly: a 2-D `.weight` whose
 /// transform moves whole rows (kNone, kFirstRows, kReversePermute, kConcatRows; not one expert of
 /// a stack), or, where `stack`, a whole expert stack [E, out, in] (mlx_weights; mlx-lm's
 /// QuantizedSwitchLinear: weight [E, out, in·bits/32], scales and biases [E, out, in/group]); all
-/// of one ggml type with an affine MLX form (mlx_blocks.h), in a little-endian file. Returns the
+/// of one ggml type with an affine MLX form (mlx_blocks.h), in a little-endian file; or a stack of
+/// MXFP4 (mode "mxfp4": `.weight` and `.scales` as uint8 E8M0 bytes [E, out, in/32], no biases;
+/// a block whose exponent byte is 255, which MLX reads as infinity, fails its read). Returns the
 /// form, or nullptr (and `out` unchanged) where `w` is served as float.
 const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool stack,
                                 std::vector<SafetensorsTensor>& out);

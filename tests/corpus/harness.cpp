@@ -491,8 +491,9 @@ std::string check_mlx_of(const GgufFile& f, const TreeOptions& options, const Co
     if (!file.layout) continue;
     Node n = composite_node(file);
     for (const Piece& p : n.pieces) {
-      const bool mlx_piece = p.kind == Piece::Kind::kMlxWeight ||
-                             p.kind == Piece::Kind::kMlxScales || p.kind == Piece::Kind::kMlxBiases;
+      const bool mlx_piece =
+          p.kind == Piece::Kind::kMlxWeight || p.kind == Piece::Kind::kMlxScales ||
+          p.kind == Piece::Kind::kMlxBiases || p.kind == Piece::Kind::kMlxScaleBytes;
       if (!mlx_piece) {
         if (auto e = check_hf_piece(f, p, "mlx/" + n.name); !e.empty()) return e;
         continue;
@@ -501,9 +502,10 @@ std::string check_mlx_of(const GgufFile& f, const TreeOptions& options, const Co
       const MlxBlockForm* form = t ? mlx_block_form(t->type) : nullptr;
       if (!form || !t->n_bytes || t->ne[0] == 0)
         return "mlx/" + n.name + ": an MLX piece of no form";
-      const std::uint64_t unit = p.kind == Piece::Kind::kMlxWeight
-                                     ? mlx_weight_words(*form, t->ne[0]) * 4
-                                     : mlx_groups(*form, t->ne[0]) * 4;
+      const std::uint64_t unit =
+          p.kind == Piece::Kind::kMlxWeight       ? mlx_weight_words(*form, t->ne[0]) * 4
+          : p.kind == Piece::Kind::kMlxScaleBytes ? mlx_groups(*form, t->ne[0])
+                                                  : mlx_groups(*form, t->ne[0]) * 4;
       const std::uint64_t rows = t->n_elements / t->ne[0];
       if (unit == 0 || p.size % unit != 0 || p.from > rows || p.size / unit > rows - p.from) {
         return fmt::format("mlx/{}: rows [{}, +{} bytes) past the {} of '{}'", n.name, p.from,

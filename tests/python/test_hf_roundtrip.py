@@ -2264,10 +2264,6 @@ MLX_XFAIL = {
                    "original alike)",
     "qwen3next": "mlx-lm's qwen3_next.py places full attention by full_attention_interval, not "
                  "layer_types (the original alike)",
-    "gpt-oss": "mlx-lm's gpt_oss.py does not take transformers 4.57.6's expert tensors "
-               "(experts.gate_up_proj, ...; the original alike); mlx/ has not mlx-lm's layout yet",
-    "gpt-oss-mxfp4": "as gpt-oss: mlx-lm's gpt_oss.py does not take transformers 4.57.6's "
-                     "expert tensors (the original alike)",
     "falcon_h1": "mlx-lm's falcon_h1.py folds key_multiplier into key_proj.weight, a name "
                  "transformers' checkpoints lack (k_proj.weight gets attention_in_multiplier "
                  "alone), so it runs the original 0.0041 off torch's logits (of 0.04); mlx/, its "
@@ -2284,6 +2280,9 @@ MLX_REFERENCE_FAILS = {
                       "write: it cannot load the original (mlx/ writes it)",
     "lfm2": "mlx-lm's lfm2.py requires block_dim, which Lfm2Config does not have: it cannot load "
             "the original (mlx/ writes the Hub configs' hidden size)",
+    "gpt-oss": "mlx-lm's gpt_oss.py takes the Hub's experts (gate_up_proj's gate and up rows "
+               "interleaved), not transformers 4.57.6's save of them (gate_up_proj [E, H, 2F]): "
+               "it cannot load the original (mlx/ serves the experts as its sanitize leaves them)",
 }
 
 

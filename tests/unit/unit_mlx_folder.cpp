@@ -9,8 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "ggufs/byte_source.h"
+#include "ggufs/content.h"
+#include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
+#include "ggufs/gguf_writer.h"
 #include "ggufs/hf_weights.h"
+#include "ggufs/tree.h"
 #include "metadata_builder.h"
 #include "mlx_folder.h"
 
@@ -58,7 +63,7 @@ std::vector<std::string> names(const MlxWeights& m) {
 
 TEST(MlxWeights, AWholeExpertStackIsOneWeightUnderMlxLmsName) {
   const Layer l = layer();
-  const MlxWeights m = mlx_weights(l.file, l.weights, kStacks);
+  const MlxWeights m = mlx_weights(l.file, l.weights, {kStacks, {}});
   EXPECT_EQ(names(m), (std::vector<std::string>{"model.layers.0.mlp.switch_mlp.gate_proj.weight",
                                                 "model.layers.0.post_attention_layernorm.weight"}));
   EXPECT_EQ(m.stacked, (std::vector<bool>{true, false}));
@@ -73,11 +78,90 @@ TEST(MlxWeights, AStackNotWholeOrOutOfOrderKeepsHfsNames) {
   Layer l = layer();
   const std::vector<HfWeight> all = l.weights;
   l.weights.erase(l.weights.begin() + 1);  // expert 1
-  EXPECT_EQ(names(mlx_weights(l.file, l.weights, kStacks)), names({l.weights, {}}));
+  EXPECT_EQ(names(mlx_weights(l.file, l.weights, {kStacks, {}})), names({l.weights, {}}));
   l.weights = all;
   std::swap(l.weights[0], l.weights[1]);
-  EXPECT_EQ(names(mlx_weights(l.file, l.weights, kStacks)), names({l.weights, {}}));
-  EXPECT_EQ(mlx_weights(l.file, l.weights, kStacks).stacked, std::vector<bool>(4, false));
+  EXPECT_EQ(names(mlx_weights(l.file, l.weights, {kStacks, {}})), names({l.weights, {}}));
+  EXPECT_EQ(mlx_weights(l.file, l.weights, {kStacks, {}}).stacked, std::vector<bool>(4, false));
+}
+
+// gpt-oss (mlx_lm/models/gpt_oss.py, sanitize): mlx-lm takes the experts as gate_proj and
+// up_proj [E, F, H] and down_proj [E, H, F], each with its bias [E, F] or [E, H], which are the
+// converter's ffn_{gate,up,down}_exps stacks as stored; hf/'s gate_up_proj fuses the first two.
+TEST(MlxWeights, GptOssExpertsAsTheirGgufStacks) {
+  GgufFile f;
+  add_tensor(f, "blk.0.ffn_gate_exps.weight", {4, 32, 64});
+  add_tensor(f, "blk.0.ffn_up_exps.weight", {4, 32, 64});
+  add_tensor(f, "blk.0.ffn_gate_exps.bias", {4, 32});
+  add_tensor(f, "blk.0.ffn_up_exps.bias", {4, 32});
+  HfWeight gate_up;
+  gate_up.hf_name = "model.layers.0.mlp.experts.gate_up_proj";
+  gate_up.shape = {4, 64, 64};
+  gate_up.source = 0;
+  gate_up.transform = HfTransform::kInterleaveTransposed;
+  gate_up.parts = {1};
+  HfWeight bias = gate_up;
+  bias.hf_name = "model.layers.0.mlp.experts.gate_up_proj_bias";
+  bias.shape = {4, 64};
+  bias.source = 2;
+  bias.parts = {3};
+  constexpr MlxUnfused kGptOss[] = {
+      {"mlp.experts.gate_up_proj", {"mlp.experts.gate_proj.weight", "mlp.experts.up_proj.weight"}},
+      {"mlp.experts.gate_up_proj_bias",
+       {"mlp.experts.gate_proj.bias", "mlp.experts.up_proj.bias"}}};
+  const MlxWeights m = mlx_weights(f, {gate_up, bias}, {{}, kGptOss});
+  EXPECT_EQ(names(m), (std::vector<std::string>{"model.layers.0.mlp.experts.gate_proj.weight",
+                                                "model.layers.0.mlp.experts.up_proj.weight",
+                                                "model.layers.0.mlp.experts.gate_proj.bias",
+                                                "model.layers.0.mlp.experts.up_proj.bias"}));
+  EXPECT_EQ(m.stacked, (std::vector<bool>{true, true, false, false}));
+  const std::vector<std::vector<std::uint64_t>> shapes = {
+      {4, 32, 64}, {4, 32, 64}, {4, 32}, {4, 32}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(m.weights[i].shape, shapes[i]) << i;
+    EXPECT_EQ(m.weights[i].source, i) << i;
+    EXPECT_EQ(m.weights[i].transform, HfTransform::kNone) << i;
+  }
+}
+
+// An MXFP4 stack in mlx-lm's "mxfp4" form: a block whose E8M0 exponent byte is 255 (NaN in the
+// OCP MX format; ggml reads 2^127, MLX infinity) has no MLX form, found only when read: that read
+// fails, naming the tensor and the row, and the rows before it read.
+TEST(MlxWeights, AnMxfp4BlockOfExponent255FailsItsRead) {
+  // ggml's block_mxfp4 (ggml-common.h): the exponent byte e, then 16 bytes of FP4 codes.
+  std::vector<std::uint8_t> blocks(2 * 17, 0x11);
+  blocks[0] = 127;
+  blocks[17] = 255;  // row 1
+  GgufWriter g;
+  g.add_string("general.architecture", "llama");
+  g.add_tensor("blk.0.ffn_gate_exps.weight", GGML_TYPE_MXFP4, {32, 2, 1}, blocks);
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  HfWeight w;
+  w.hf_name = "model.layers.0.mlp.experts.gate_proj.weight";
+  w.shape = {1, 2, 32};
+  std::vector<SafetensorsTensor> out;
+  ASSERT_NE(mlx_tensors(f, w, /*stack=*/true, out), nullptr);
+  ASSERT_EQ(out.size(), 2u);  // .weight and .scales: no biases
+  EXPECT_EQ(out[1].key, "model.layers.0.mlp.experts.gate_proj.scales");
+  EXPECT_EQ(out[1].dtype, "U8");
+  Node n;
+  n.kind = NodeKind::kComposite;
+  n.pieces = out[1].pieces;
+  n.size = n.pieces.back().at + n.pieces.back().size;
+  ASSERT_EQ(n.size, 2u);
+  const ContentReader reader(f, src);
+  char byte = 0;
+  EXPECT_EQ(reader.read(n, &byte, 1, 0), 1u);
+  EXPECT_EQ(static_cast<std::uint8_t>(byte), 127);
+  try {
+    reader.read(n, &byte, 1, 1);
+    ADD_FAILURE() << "row 1 was served";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'blk.0.ffn_gate_exps.weight': row 1"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
