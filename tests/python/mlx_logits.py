@@ -2,7 +2,9 @@
 original folder save_pretrained wrote and ggufs's mlx/ of its conversion. Usage:
 mlx_logits.py ORIGINAL MLX_DIR IDS_JSON; prints one JSON object: for each folder, "error" (why
 mlx_lm.load or the forward pass failed) or nothing, and where both ran, the logits' largest
-absolute difference and whether they are equal. Used by test_hf_roundtrip.py's test_mlx."""
+absolute difference and whether they are equal. Used by test_hf_roundtrip.py's test_mlx.
+mlx_logits.py --save MLX_DIR IDS_JSON OUT_NPY: the logits of one folder, float32, saved with
+numpy (test_mlx_quantized)."""
 import json
 import sys
 
@@ -21,6 +23,13 @@ def logits(folder, ids):
 
 
 def main():
+    if sys.argv[1] == "--save":
+        import numpy as np
+        out, error = logits(sys.argv[2], json.loads(sys.argv[3]))
+        if error:
+            sys.exit(error)
+        np.save(sys.argv[4], np.array(out))
+        return
     original, mlx_dir, ids = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     want, want_error = logits(original, ids)
     got, got_error = logits(mlx_dir, ids) if mlx_dir != "-" else (None, "not offered")

@@ -2346,6 +2346,47 @@ def test_mlx(originals, mount, request, tmp_path, arch):
         assert result["equal"], f"max abs diff {result['max_diff']}"
 
 
+@pytest.mark.parametrize("arch", [a for a, t in CASES if t == "q8_0"])
+def test_mlx_quantized(originals, mount, tmp_path, arch):
+    """mlx/ of llama.cpp's own Q8_0 conversion (convert_hf_to_gguf.py --outtype q8_0): its
+    matrices kept as MLX's 8-bit form (expert stacks as mlx-lm's switch_mlp), and mlx-lm's logits
+    of it within 1e-4 (relative to the largest) of mlx-lm's of hf/ in float32 from the same mount
+    (hf/'s files under mlx/'s config without its quantization): the same ggml values, only the
+    order of float32 sums differs."""
+    if not MLX_PYTHON.is_file():
+        pytest.skip(f"no MLX venv ({MLX_PYTHON}; scripts/install-deps --tests, or GGUFS_MLX_PYTHON)")
+    if transformers.__version__.split(".")[0] != "4":
+        pytest.skip("mlx-lm 0.32.2's models read transformers 4's checkpoints (per-expert names)")
+    if arch in MLX_XFAIL or arch in MLX_REFERENCE_FAILS:
+        pytest.skip(f"test_mlx's known gap of mlx-lm: {arch}")
+    m = mount(originals.converted(arch, "q8_0"))
+    if not (m / "mlx").is_dir():
+        pytest.skip(os.getxattr(str(m.path), "user.ggufs.mlx").decode())
+    config = json.loads((m / "mlx" / "config.json").read_text())
+    quantization = config.pop("quantization")
+    config.pop("quantization_config")
+    assert (quantization["bits"], quantization["group_size"]) == (8, 32), quantization
+    floats = tmp_path / "float"
+    floats.mkdir()
+    for f in (m / "hf").iterdir():
+        if f.name != "config.json":
+            (floats / f.name).symlink_to(f)
+    (floats / "config.json").write_text(json.dumps(config))
+    tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
+    ids = json.dumps(tok.encode(PROMPT))
+    logits = {}
+    for name, folder in (("mlx", m / "mlx"), ("float", floats)):
+        out = tmp_path / f"{name}.npy"
+        r = subprocess.run([str(MLX_PYTHON), str(pathlib.Path(__file__).with_name("mlx_logits.py")),
+                            "--save", str(folder), ids, str(out)],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, f"{name}: {r.stderr[-2000:]}"
+        logits[name] = np.load(out)
+    got, want = logits["mlx"], logits["float"]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
 @pytest.mark.parametrize("arch", [a for a, row in ARCHS.items() if row.get("mxfp4")])
 def test_mxfp4_folder(originals, mount, arch):
     """hf-mxfp4/: the original's `*_blocks` and `*_scales` bytes bit for bit (the converter moves
