@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 
 #include "ggufs/ggml_type.h"
@@ -73,6 +74,14 @@ bool all_of_form(const GgufFile& file, const std::vector<RowRun>& runs, const Ml
          });
 }
 
+// The length of `name` before `.suffix`, where it ends so; else nothing.
+std::optional<std::size_t> before_suffix(std::string_view name, std::string_view suffix) {
+  if (name.size() <= suffix.size() || !name.ends_with(suffix)) return std::nullopt;
+  const std::size_t at = name.size() - suffix.size();
+  if (name[at - 1] != '.') return std::nullopt;
+  return at;
+}
+
 // mlx-lm's stacked name of `w` where it is one expert of a GGUF stack [in, out, E] that one of
 // `stacks` names, else "".
 std::string stacked_name(const GgufFile& file, const HfWeight& w,
@@ -83,11 +92,8 @@ std::string stacked_name(const GgufFile& file, const HfWeight& w,
     return "";
   }
   for (const auto& [per_expert, stacked] : stacks) {
-    const std::string suffix = fmt::format(fmt::runtime(per_expert), w.index);
-    const std::size_t at = w.hf_name.size() - std::min(w.hf_name.size(), suffix.size());
-    if (at > 0 && w.hf_name[at - 1] == '.' && w.hf_name.compare(at, suffix.size(), suffix) == 0) {
-      return w.hf_name.substr(0, at) + std::string(stacked);
-    }
+    const auto at = before_suffix(w.hf_name, fmt::format(fmt::runtime(per_expert), w.index));
+    if (at) return w.hf_name.substr(0, *at) + std::string(stacked);
   }
   return "";
 }
@@ -106,14 +112,13 @@ HfWeight as_stored(const TensorInfo& t, std::size_t source, std::string name) {
 bool unfuse(const GgufFile& file, const HfWeight& w, std::span<const MlxUnfused> unfused,
             MlxWeights& out) {
   for (const MlxUnfused& u : unfused) {
-    const std::size_t at = w.hf_name.size() - std::min(w.hf_name.size(), u.hf.size());
-    if (at == 0 || w.hf_name[at - 1] != '.' || w.hf_name.compare(at, u.hf.size(), u.hf) != 0) {
-      continue;
-    }
+    const auto at = before_suffix(w.hf_name, u.hf);
+    // (Two names need the weight's second tensor.)
+    if (!at || (!u.mlx[1].empty() && w.parts.empty())) continue;
     const std::size_t sources[] = {w.source, w.parts.empty() ? w.source : w.parts[0]};
     for (std::size_t i = 0; i < 2 && !u.mlx[i].empty(); ++i) {
       const TensorInfo& t = file.tensors[sources[i]];
-      std::string name = w.hf_name.substr(0, at) + std::string(u.mlx[i]);
+      std::string name = w.hf_name.substr(0, *at) + std::string(u.mlx[i]);
       out.stacked.push_back(t.n_dims == 3 && name.ends_with(".weight"));
       out.weights.push_back(as_stored(t, sources[i], std::move(name)));
     }
