@@ -200,12 +200,6 @@ std::string missing_layer(const Layers& layers, std::uint64_t count, std::string
                      missing);
 }
 
-// Config field `name` of the plan as a count, else `fallback`.
-std::uint64_t config_count(const Plan& plan, std::string_view name, std::uint64_t fallback) {
-  const auto it = plan.config.find(std::string(name));
-  return it != plan.config.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : fallback;
-}
-
 // The kinds config field `field` gives the `layers` layers, `kind_of(n)` each.
 template <class KindOf>
 LayerKinds::Axis kind_axis(std::string field, std::uint64_t layers, KindOf kind_of) {
@@ -233,11 +227,12 @@ LayerKinds config_layer_kinds(const Plan& plan, std::uint64_t layers) {
     }
   }
   if (!row.moe_layers.from.empty()) {
-    const std::uint64_t from = config_count(plan, row.moe_layers.from, row.moe_layers.from_default);
+    const std::uint64_t from =
+        count(plan.config, row.moe_layers.from).value_or(row.moe_layers.from_default);
     const std::uint64_t every =
         row.moe_layers.every.empty()
             ? 1
-            : config_count(plan, row.moe_layers.every, row.moe_layers.every_default);
+            : count(plan.config, row.moe_layers.every).value_or(row.moe_layers.every_default);
     kinds.axes.push_back(kind_axis(std::string(row.moe_layers.from), layers, [&](std::uint64_t n) {
       return std::string_view(n >= from && every != 0 && (n + 1) % every == 0 ? "moe" : "dense");
     }));
@@ -254,17 +249,18 @@ LayerKinds config_layer_kinds(const Plan& plan, std::uint64_t layers) {
   }
   for (const LayerPeriod& p : row.layer_periods) {
     if (p.kind.empty()) continue;
-    const std::uint64_t offset = config_count(plan, p.offset, 0);
-    const std::uint64_t period = config_count(plan, p.period, 0);
+    const std::uint64_t offset = count(plan.config, p.offset).value_or(0);
+    const std::uint64_t period = count(plan.config, p.period).value_or(0);
     kinds.axes.push_back(kind_axis(
         fmt::format("{} and {}", p.offset, p.period), layers,
         [&](std::uint64_t n) { return period != 0 && n % period == offset ? p.kind : p.other; }));
   }
   if (const LeadingLayers& lead = row.leading_layers; !lead.kind.empty()) {
-    const std::uint64_t count =
-        lead.count != 0 ? lead.count : layers - std::min(layers, config_count(plan, lead.field, 0));
+    const std::uint64_t leading =
+        lead.count != 0 ? lead.count
+                        : layers - std::min(layers, count(plan.config, lead.field).value_or(0));
     kinds.axes.push_back(kind_axis(std::string(lead.field), layers, [&](std::uint64_t n) {
-      return std::string_view(n < count ? lead.kind : "");
+      return std::string_view(n < leading ? lead.kind : "");
     }));
   }
   return kinds;
