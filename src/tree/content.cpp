@@ -18,6 +18,7 @@
 #include "ggufs/hf_weights.h"
 #include "ggufs/mlx_blocks.h"
 #include "ggufs/names.h"
+#include "mlx_folder.h"
 
 namespace ggufs {
 namespace {
@@ -399,9 +400,7 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
   const std::size_t ne0 = static_cast<std::size_t>(t.ne[0]);
   const std::size_t words = mlx_weight_words(form, ne0), groups = mlx_groups(form, ne0);
   const bool affine = form.mode == MlxMode::kAffine;
-  const std::uint64_t unit = p.kind == Piece::Kind::kMlxWeight       ? words * 4
-                             : p.kind == Piece::Kind::kMlxScaleBytes ? groups
-                                                                     : groups * 4;
+  const std::uint64_t unit = mlx_row_bytes(p.kind, form, ne0);
   const std::uint64_t rows = p.size / unit, raw_bytes = ne0 / tr.block_size * tr.type_size;
   const std::uint64_t chunk = std::max<std::uint64_t>(1, kChunkOutputBytes / raw_bytes);
   const auto source_row = [&](std::uint64_t r) {

@@ -161,6 +161,18 @@ MlxWeights mlx_weights(const GgufFile& file, const std::vector<HfWeight>& weight
   return out;
 }
 
+std::uint64_t mlx_row_bytes(Piece::Kind kind, const MlxBlockForm& form, std::uint64_t ne0) {
+  const std::size_t n = static_cast<std::size_t>(ne0);
+  switch (kind) {
+    case Piece::Kind::kMlxWeight:
+      return mlx_weight_words(form, n) * 4;
+    case Piece::Kind::kMlxScaleBytes:
+      return mlx_groups(form, n);
+    default:  // kMlxScales, kMlxBiases
+      return mlx_groups(form, n) * 4;
+  }
+}
+
 const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool stack,
                                 std::vector<SafetensorsTensor>& out) {
   // (An empty matrix too: MLX's shapes would hold no group, and its reads no row.)
@@ -187,26 +199,25 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool st
   const std::string module = w.hf_name.substr(0, w.hf_name.size() - 7);
   const std::uint64_t words = mlx_weight_words(*form, cols), groups = mlx_groups(*form, cols);
   const bool affine = form->mode == MlxMode::kAffine;
-  // {suffix, dtype, elements a row, bytes an element, piece kind}
-  const std::tuple<const char*, std::string_view, std::uint64_t, std::uint64_t, Piece::Kind>
-      outputs[] = {
-          {".weight", "U32", words, 4, Piece::Kind::kMlxWeight},
-          {".scales", affine ? "F32" : "U8", groups, affine ? 4 : 1,
-           affine ? Piece::Kind::kMlxScales : Piece::Kind::kMlxScaleBytes},
-          {".biases", "F32", groups, 4, Piece::Kind::kMlxBiases},
-      };
+  // {suffix, dtype, elements a row, piece kind}
+  const std::tuple<const char*, std::string_view, std::uint64_t, Piece::Kind> outputs[] = {
+      {".weight", "U32", words, Piece::Kind::kMlxWeight},
+      {".scales", affine ? "F32" : "U8", groups,
+       affine ? Piece::Kind::kMlxScales : Piece::Kind::kMlxScaleBytes},
+      {".biases", "F32", groups, Piece::Kind::kMlxBiases},
+  };
   for (const auto& output : outputs) {
-    if (!affine && std::get<4>(output) == Piece::Kind::kMlxBiases) continue;
+    if (!affine && std::get<3>(output) == Piece::Kind::kMlxBiases) continue;
     const std::uint64_t n = std::get<2>(output);
     std::vector<std::uint64_t> shape = w.shape;
     shape.back() = n;
     SafetensorsTensor st{module + std::get<0>(output), std::get<1>(output), std::move(shape), {}};
     for (const RowRun& r : runs) {
       Piece p;
-      p.kind = std::get<4>(output);
+      p.kind = std::get<3>(output);
       p.tensor = r.tensor;
       p.from = r.first;
-      p.size = r.rows * n * std::get<3>(output);
+      p.size = r.rows * mlx_row_bytes(p.kind, *form, cols);
       p.order = r.permuted ? Piece::Order::kPermuteRows : Piece::Order::kAsStored;
       p.n_head = r.n_head;
       st.pieces.push_back(p);

@@ -38,6 +38,12 @@ struct MlxWeights {
 MlxWeights mlx_weights(const GgufFile& file, const std::vector<HfWeight>& weights,
                        const MlxNames& names);
 
+/// The bytes one row of `ne0` elements in MLX form `form` takes in an mlx/ piece of kind `kind`:
+/// its packed uint32 words (kMlxWeight), a float32 (kMlxScales, kMlxBiases) or a byte
+/// (kMlxScaleBytes) per group. The layout (mlx_tensors) and the read (ContentReader::read_mlx)
+/// both size rows by it.
+std::uint64_t mlx_row_bytes(Piece::Kind kind, const MlxBlockForm& form, std::uint64_t ne0);
+
 /// Weight `w` as MLX's quantized `<module>.weight` (U32), `.scales` and `.biases` (F32),
 /// appended to `out`, when its GGUF tensors keep their blocks exactly: a 2-D `.weight` whose
 /// transform moves whole rows (kNone, kFirstRows, kReversePermute, kConcatRows; not one expert of
