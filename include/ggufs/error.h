@@ -38,6 +38,14 @@ class IoError : public std::runtime_error {
   Fault fault_;
 };
 
+/// A view cannot hold the values a tensor holds, found only once its blocks are read (mlx/'s MLX
+/// forms: an MXFP4 exponent byte 255, NaN or infinity in a requantized row): that read fails
+/// (EIO, one line), the file and the other reads are fine.
+class UnrepresentableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// A GGUF file is malformed or unsupported. what() is the full message
 /// "FILE: at byte OFFSET: PROBLEM"; the parts are kept for tests and callers. PROBLEM quotes
 /// names from the file only through printable(), so it holds no control bytes.

@@ -103,13 +103,16 @@ FolderResult hf_mxfp4_folder_layout(const GgufFile& file, const TreeOptions& opt
 /// `mlx/`: the model as an MLX model folder that mlx-lm 0.32 (mlx_lm.load, mlx_lm.generate) takes
 /// as it is, ggml's quantized blocks kept where MLX's quantized form holds them exactly
 /// (mlx_blocks.h): hf/'s folder (the same config, tokenizer files, state_dict and shards, every
-/// float tensor of options.mlx_dtype, float32 by default, whatever hf_dtype says) except that each
-/// 2-D `.weight` (a linear or embedding module) whose transform moves whole rows (kNone,
-/// kFirstRows, kReversePermute, kConcatRows; experts stay float32, mlx_folder.cpp) and whose GGUF
-/// tensors are all of one type with an affine MLX form is `<module>.weight` (U32 [out,
-/// in·bits/32]), `.scales` and `.biases` (F32 [out, in/group_size]), encoded row by row on read
-/// (encode_mlx_row); config.json gets mlx-lm's "quantization" and "quantization_config"
-/// (mlx_folder.h, add_mlx_quantization). No folder where hf/ has none (its reason).
+/// float tensor of options.mlx_dtype, float32 by default, whatever hf_dtype says; expert stacks
+/// whole under mlx-lm's names, mlx_weights) except that each 2-D `.weight` (a linear or embedding
+/// module) or expert stack whose transform moves whole rows (kNone, kFirstRows, kReversePermute,
+/// kConcatRows) and whose GGUF tensors are all of one type with an MLX form is `<module>.weight`
+/// (U32 [out, in·bits/32]), `.scales` and `.biases` (F32 [out, in/group_size]), encoded row by
+/// row on read (encode_mlx_row), or, with options.mlx_requantize, quantized by MLX's own affine
+/// quantize where they hold other ggml blocks (mlx_folder.h, mlx_tensors); config.json gets
+/// mlx-lm's "quantization" and "quantization_config" (add_mlx_quantization) and, where a value
+/// is not ggml's (requantized, or rounded by mlx_dtype), "ggufs_not_exact": name → what was done.
+/// No folder where hf/ has none (its reason).
 FolderResult mlx_folder_layout(const GgufFile& file, const HfRendering& hf,
                                const TreeOptions& options, std::vector<std::string>& warnings);
 /// The same, rendering `file` first (render_hf): for a single folder.

@@ -60,6 +60,11 @@ struct MlxBlockForm {
   std::uint32_t group_size;  ///< elements per scale (and bias): 16, 32, 64 or 128
 };
 
+/// MLX's own affine form of float32 values, `bits` (2, 3, 4, 5, 6 or 8) a value, group 32 (the
+/// form mlx_lm.convert writes with --q-bits and --q-group-size 32); nullptr for another `bits`.
+/// Its `type` is GGML_TYPE_F32: the values it quantizes (quantize_mlx_row), not blocks it keeps.
+const MlxBlockForm* mlx_requantized_form(std::uint32_t bits);
+
 /// Every ggml type with an exact MLX form, in type id order.
 std::span<const MlxBlockForm> mlx_block_forms();
 
@@ -89,6 +94,9 @@ enum class MlxRowStatus {
   /// ignores bit 7 and reads 480, above E4M3's largest finite 448). The outputs are then partly
   /// written.
   kNoExactForm,
+  /// quantize_mlx_row: a value is NaN or infinite, which MLX's affine form cannot hold (MLX's own
+  /// quantize turns the group into NaN). The outputs are then partly written.
+  kNotFinite,
 };
 
 /// Encodes one row: `blocks` holds the row's whole blocks of ggml type `type` as stored
@@ -100,5 +108,18 @@ enum class MlxRowStatus {
 /// blocks, or a span has another size.
 MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> blocks,
                             const MlxRow& out);
+
+/// Quantizes one row of float32 values as MLX's affine quantize does on the CPU, bit for bit
+/// (mx.quantize, mode "affine": mlx/backend/cpu/quantized.cpp, quantize; all in float32): per
+/// group of form.group_size values, scale = max((max − min) / (2^bits − 1), 1e-7), negated
+/// unless |min| > |max|; edge = min or max (the larger magnitude); q0 = rint(edge / scale); where
+/// q0 ≠ 0, scale = edge / q0 and bias = edge, else bias 0; each q = clamp(rint((x − bias) /
+/// scale), 0, 2^bits − 1), packed as encode_mlx_row packs. `values` holds ne0 elements, a multiple
+/// of form.group_size, and `out` the spans of mlx_weight_words and mlx_groups sizes (scale_bytes
+/// empty; weight may be empty, then only the scales and biases are written). Returns kNotFinite
+/// when a value is NaN or infinite. Allocates nothing. Throws std::invalid_argument when `form`
+/// is not affine, ne0 is not whole groups, or a span has another size.
+MlxRowStatus quantize_mlx_row(std::span<const float> values, const MlxBlockForm& form,
+                              const MlxRow& out);
 
 }  // namespace ggufs

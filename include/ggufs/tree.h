@@ -79,8 +79,10 @@ struct Piece {
     /// A quantized matrix's rows in MLX's affine form (mlx_blocks.h, encode_mlx_row; mlx/):
     /// row r is row `from` + r of `tensor` (order kAsStored) or row `from` +
     /// hf_permuted_row(r, rows, n_head) (kPermuteRows, rows the piece's), its whole blocks
-    /// encoded on read. kMlxWeight: its uint32 words; kMlxScales, kMlxBiases: its float32
-    /// scales or biases (affine); kMlxScaleBytes: its scale bytes (mxfp4).
+    /// encoded on read, or, where `mlx_bits` is set, decoded to float32 and quantized by MLX's
+    /// own affine quantize (quantize_mlx_row; -o mlx_requantize). kMlxWeight: its uint32
+    /// words; kMlxScales, kMlxBiases: its float32 scales or biases (affine); kMlxScaleBytes: its
+    /// scale bytes (mxfp4).
     kMlxWeight,
     kMlxScales,
     kMlxBiases,
@@ -116,6 +118,7 @@ struct Piece {
   std::size_t tensor2 = 0;           ///< kInterleavedTransposed, kMxfp4*: the odd columns' tensor
   std::uint64_t rows = 0, cols = 0;  ///< kInterleavedTransposed: each source's matrix;
                                      ///< kUntileHeads: value heads, a run's elements
+  std::uint8_t mlx_bits = 0;         ///< kMlx*: 0, or the bits of mlx_requantized_form
 };
 
 /// One file or directory.
@@ -147,6 +150,9 @@ struct TreeOptions {
   /// -o mlx_dtype: the dtype of mlx/'s float tensors (kFloat32, kFloat16 or kBFloat16); float32
   /// keeps every value exact. The quantized ones are ggml's blocks whatever it is.
   ViewData mlx_dtype = ViewData::kFloat32;
+  /// -o mlx_requantize: 0, or the bits (8 or 6) of MLX's own affine form, group 32, into which
+  /// mlx/ quantizes the matrices whose ggml blocks it cannot keep (mlx_folder.h, mlx_tensors).
+  std::uint32_t mlx_requantize = 0;
 };
 
 /// Whether tensor `t` of `file` gets f32/ and npy/ files: its type has a decoder and, in a

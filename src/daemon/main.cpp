@@ -421,6 +421,13 @@ int mount_file(fuse_args& args, const Config& conf) {
       !shard_size(conf.hf_max_shard_size, tree_options.hf_max_shard_size)) {
     return kExitUsage;
   }
+  if (conf.mlx_requantize != 0 && conf.mlx_requantize != 4 && conf.mlx_requantize != 6 &&
+      conf.mlx_requantize != 8) {
+    fmt::print(stderr, "ggufs: -o mlx_requantize={}: must be 8, 6 or 4 (bits)\n",
+               conf.mlx_requantize);
+    return kExitUsage;
+  }
+  tree_options.mlx_requantize = conf.mlx_requantize;
   std::unique_ptr<Library> library;
   bool remote_model = false;
   std::string why;

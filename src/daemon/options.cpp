@@ -59,6 +59,10 @@ constexpr const char* kUsage =
     "     mlx_dtype=f32|f16|bf16\n"
     "                      dtype of mlx/'s float tensors (default f32, exact; the quantized\n"
     "                      ones keep ggml's blocks whatever it is)\n"
+    "     mlx_requantize=8|6|4\n"
+    "                      quantize mlx/'s matrices whose ggml blocks MLX cannot hold (Q6_K,\n"
+    "                      Q2_K, Q3_K, IQ*) as mlx_lm.convert does: MLX's affine form, group 32\n"
+    "                      (not exact; config.json's ggufs_not_exact lists them)\n"
     "  Remote models (FILE an http(s)://, s3://BUCKET/KEY or hf://OWNER/REPO[@REV]/PATH\n"
     "  name, read with range requests):\n"
     "     cache_dir=PATH   chunk cache (default $XDG_CACHE_HOME/ggufs or ~/.cache/ggufs);\n"
@@ -113,6 +117,7 @@ const fuse_opt kOptions[] = {
     {"hf_dtype=%s", offsetof(Config, hf_dtype), 0},
     {"hf_max_shard_size=%s", offsetof(Config, hf_max_shard_size), 0},
     {"mlx_dtype=%s", offsetof(Config, mlx_dtype), 0},
+    {"mlx_requantize=%u", offsetof(Config, mlx_requantize), 0},
     FUSE_OPT_END,
 };
 

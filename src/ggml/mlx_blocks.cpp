@@ -7,8 +7,11 @@
 // check that against ggml's reference output.
 #include "ggufs/mlx_blocks.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -278,6 +281,19 @@ std::string_view mlx_mode_name(MlxMode mode) {
 
 std::span<const MlxBlockForm> mlx_block_forms() { return kForms; }
 
+const MlxBlockForm* mlx_requantized_form(std::uint32_t bits) {
+  // The bit widths MLX's affine quantize takes (mlx/ops.cpp, validate_mode_with_type).
+  static constexpr MlxBlockForm kRequantized[] = {
+      {GGML_TYPE_F32, MlxMode::kAffine, 2, 32}, {GGML_TYPE_F32, MlxMode::kAffine, 3, 32},
+      {GGML_TYPE_F32, MlxMode::kAffine, 4, 32}, {GGML_TYPE_F32, MlxMode::kAffine, 5, 32},
+      {GGML_TYPE_F32, MlxMode::kAffine, 6, 32}, {GGML_TYPE_F32, MlxMode::kAffine, 8, 32},
+  };
+  for (const MlxBlockForm& f : kRequantized) {
+    if (f.bits == bits) return &f;
+  }
+  return nullptr;
+}
+
 const MlxBlockForm* mlx_block_form(std::uint32_t type) {
   const Row* r = row_of(type);
   return r ? &kForms[static_cast<std::size_t>(r - kRows)] : nullptr;
@@ -325,6 +341,59 @@ MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> bl
     }
     if (pack) {
       for (std::uint32_t e = 0; e < traits->block_size; ++e) writer.put(q[e]);
+    }
+  }
+  return MlxRowStatus::kOk;
+}
+
+MlxRowStatus quantize_mlx_row(std::span<const float> values, const MlxBlockForm& form,
+                              const MlxRow& out) {
+  if (form.mode != MlxMode::kAffine || form.group_size == 0 || form.bits == 0 || form.bits > 8) {
+    throw std::invalid_argument("quantize_mlx_row: not an affine form of 1 to 8 bits");
+  }
+  const std::size_t ne0 = values.size();
+  if (ne0 % form.group_size != 0 || ne0 % 32 != 0) {
+    throw std::invalid_argument("quantize_mlx_row: " + std::to_string(ne0) +
+                                " values are not whole groups of " +
+                                std::to_string(form.group_size));
+  }
+  const std::size_t groups = mlx_groups(form, ne0);
+  const bool pack = !out.weight.empty();
+  if (pack) require_size(out.weight.size(), mlx_weight_words(form, ne0), "weight");
+  require_size(out.scales.size(), groups, "scales");
+  require_size(out.biases.size(), groups, "biases");
+  require_size(out.scale_bytes.size(), 0, "scale_bytes");
+  if (!std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); })) {
+    return MlxRowStatus::kNotFinite;
+  }
+  const float n_bins = static_cast<float>((1u << form.bits) - 1);
+  constexpr float kEps = 1e-7f;
+  BitWriter writer(out.weight.data(), form.bits);
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::span<const float> x = values.subspan(g * form.group_size, form.group_size);
+    float w_min = std::numeric_limits<float>::infinity(), w_max = -w_min;
+    for (const float v : x) {  // MLX's order of std::max and std::min (the sign of a zero)
+      w_max = std::max(w_max, v);
+      w_min = std::min(w_min, v);
+    }
+    const bool min_is_edge = std::abs(w_min) > std::abs(w_max);
+    float scale = std::max((w_max - w_min) / n_bins, kEps);
+    if (!min_is_edge) scale = -scale;
+    const float edge = min_is_edge ? w_min : w_max;
+    const float q0 = std::rint(edge / scale);
+    float bias = 0;
+    if (q0 != 0) {
+      scale = edge / q0;
+      bias = edge;
+    }
+    out.scales[g] = scale;
+    out.biases[g] = bias;
+    if (!pack) continue;
+    for (const float v : x) {
+      // MLX's clamp, min(max(q, 0), n_bins); a NaN quotient (a scale that underflowed to 0
+      // where q0 overflowed) becomes 0 rather than an undefined conversion.
+      const float q = std::rint((v - bias) / scale);
+      writer.put(q >= 0 ? static_cast<std::uint32_t>(std::min(q, n_bins)) : 0u);
     }
   }
   return MlxRowStatus::kOk;

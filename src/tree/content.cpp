@@ -395,7 +395,9 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
   // heads), then each row's whole blocks encoded (the scales and biases, and the packed weight
   // for a kMlxWeight piece; the piece keeps one of them) and the part the range covers copied.
   const TensorInfo& t = file_.tensors[p.tensor];
-  const MlxBlockForm& form = *mlx_block_form(t.type);  // checked when laid out (mlx/)
+  // Both checked when laid out (mlx/, mlx_tensors).
+  const MlxBlockForm& form =
+      p.mlx_bits ? *mlx_requantized_form(p.mlx_bits) : *mlx_block_form(t.type);
   const TypeTraits& tr = *type_traits(t.type);
   const std::size_t ne0 = static_cast<std::size_t>(t.ne[0]);
   const std::size_t words = mlx_weight_words(form, ne0), groups = mlx_groups(form, ne0);
@@ -410,7 +412,9 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
   thread_local std::vector<std::uint32_t> weight;
   thread_local std::vector<float> scales, biases;
   thread_local std::vector<std::uint8_t> scale_bytes;
+  thread_local std::vector<float> values;  // a requantized row's float32 values
   weight.resize(words);
+  values.resize(p.mlx_bits ? ne0 : 0);
   scales.resize(affine ? groups : 0);
   biases.resize(affine ? groups : 0);
   scale_bytes.resize(affine ? 0 : groups);
@@ -431,11 +435,19 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
       const std::span<const std::uint8_t> blocks(raw.data() + (source_row(r) - lo) * raw_bytes,
                                                  static_cast<std::size_t>(raw_bytes));
       const bool packed = p.kind == Piece::Kind::kMlxWeight;
-      if (encode_mlx_row(t.type, blocks,
-                         MlxRow{packed ? std::span(weight) : std::span<std::uint32_t>(), scales,
-                                biases, scale_bytes}) != MlxRowStatus::kOk) {
+      const MlxRow row{packed ? std::span(weight) : std::span<std::uint32_t>(), scales, biases,
+                       scale_bytes};
+      if (p.mlx_bits) {
+        tr.to_float(blocks.data(), values.data(), ne0 / tr.block_size);
+        if (quantize_mlx_row(values, form, row) != MlxRowStatus::kOk) {
+          throw UnrepresentableError(
+              fmt::format("tensor '{}': row {} holds NaN or infinity, which MLX's affine form "
+                          "cannot hold (-o mlx_requantize)",
+                          printable(t.name), p.from + source_row(r)));
+        }
+      } else if (encode_mlx_row(t.type, blocks, row) != MlxRowStatus::kOk) {
         // Laid out only for MXFP4 stacks (mlx_folder.h, mlx_tensors): an exponent byte 255.
-        throw std::runtime_error(fmt::format(
+        throw UnrepresentableError(fmt::format(
             "tensor '{}': row {} has a block scale MLX's {} form cannot hold (an MXFP4 exponent "
             "byte 255, NaN in the OCP MX format)",
             printable(t.name), p.from + source_row(r), mlx_mode_name(form.mode)));

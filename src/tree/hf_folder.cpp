@@ -2,6 +2,7 @@
 // save_pretrained writes for the model transformers' GGUF import builds; the rules for each
 // are in hf_config.h, hf_tokenizer.h and hf_weights.h, the sharding here.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -405,22 +406,55 @@ FolderResult vocabulary_folder(const GgufFile& file) {
 }
 
 // The weight files' tensors, in state_dict order, and the index's totals; mlx/: every module
-// mlx-lm could quantize, with its form (nullptr: float32).
+// mlx-lm could quantize, with its form (nullptr: float32), and the weights whose values are not
+// ggml's (config.json's "ggufs_not_exact": name → how).
 struct StateDict {
   std::vector<SafetensorsTensor> tensors;
   std::uint64_t total_size = 0, total_parameters = 0;
   std::vector<MlxModule> mlx_modules;
+  nlohmann::json not_exact = nlohmann::json::object();
 };
 
-// mlx/: `w` (an expert stack where `stack`: MlxWeights) in MLX's quantized form, its module
-// recorded in `out`; false where it is float.
-bool add_mlx_weight(const GgufFile& file, const HfWeight& w, bool stack, StateDict& out) {
-  std::vector<SafetensorsTensor> quantized;
-  const MlxBlockForm* form = mlx_tensors(file, w, stack, quantized);
-  if ((stack || w.shape.size() == 2) && w.hf_name.ends_with(".weight")) {
-    out.mlx_modules.push_back({w.hf_name.substr(0, w.hf_name.size() - 7), form});
+// The ggml type names of `w`'s GGUF tensors, each once, in order ("Q6_K", "Q4_K+Q6_K").
+std::string source_types(const GgufFile& file, const HfWeight& w) {
+  std::vector<std::size_t> tensors = {w.source};
+  tensors.insert(tensors.end(), w.parts.begin(), w.parts.end());
+  std::vector<std::string> names;
+  for (const std::size_t i : tensors) {
+    const TypeTraits* tr = type_traits(file.tensors[i].type);
+    std::string name = tr ? std::string(tr->name) : fmt::format("type {}", file.tensors[i].type);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
+  return fmt::format("{}", fmt::join(names, "+"));
+}
+
+// Whether float weight `w` served as `dtype` holds ggml's values as they are: float32, or the
+// GGUF's own 16-bit type moved without arithmetic (not a norm's offset, not mamba's log).
+bool float_is_exact(const GgufFile& file, const HfWeight& w, ViewData dtype) {
+  if (dtype == ViewData::kFloat32) return true;
+  if (w.transform == HfTransform::kAddConstant || w.transform == HfTransform::kLogOfNegated) {
+    return false;
+  }
+  const GgmlType same = dtype == ViewData::kFloat16 ? GGML_TYPE_F16 : GGML_TYPE_BF16;
+  return file.tensors[w.source].type == same &&
+         std::all_of(w.parts.begin(), w.parts.end(),
+                     [&](std::size_t i) { return file.tensors[i].type == same; });
+}
+
+// mlx/: `w` (an expert stack where `stack`: MlxWeights) in MLX's quantized form (ggml's blocks,
+// or requantized: -o mlx_requantize), its module recorded in `out`; false where it is float.
+bool add_mlx_weight(const GgufFile& file, const HfWeight& w, bool stack, std::uint32_t requantize,
+                    StateDict& out) {
+  std::vector<SafetensorsTensor> quantized;
+  const MlxBlockForm* form = mlx_tensors(file, w, stack, requantize, quantized);
+  if (!w.hf_name.ends_with(".weight")) return false;  // (mlx_tensors: no form)
+  const std::string module = w.hf_name.substr(0, w.hf_name.size() - 7);
+  if (stack || w.shape.size() == 2) out.mlx_modules.push_back({module, form});
   if (!form) return false;
+  if (form->type == GGML_TYPE_F32) {  // mlx_requantized_form
+    out.not_exact[module] = fmt::format("MLX's affine {}-bit form, group {}, requantized from {}",
+                                        form->bits, form->group_size, source_types(file, w));
+  }
   for (SafetensorsTensor& t : quantized) {
     out.total_size += t.size();
     out.tensors.push_back(std::move(t));
@@ -437,12 +471,18 @@ bool add_mlx_weight(const GgufFile& file, const HfWeight& w, bool stack, StateDi
 std::variant<StateDict, std::string> state_dict(const GgufFile& file,
                                                 const std::vector<HfWeight>& weights,
                                                 const std::vector<bool>& stacked, ViewData dtype,
-                                                Flavor flavor) {
+                                                Flavor flavor, std::uint32_t requantize) {
   StateDict out;
   for (std::size_t i = 0; i < weights.size(); ++i) {
     const HfWeight& w = weights[i];
     const bool stack = i < stacked.size() && stacked[i];
-    if (flavor == Flavor::kMlx && add_mlx_weight(file, w, stack, out)) continue;
+    if (flavor == Flavor::kMlx) {
+      if (add_mlx_weight(file, w, stack, requantize, out)) continue;
+      if (!float_is_exact(file, w, dtype)) {
+        out.not_exact[w.hf_name] =
+            fmt::format("rounded to {} from {}", torch_name(dtype), source_types(file, w));
+      }
+    }
     if (flavor == Flavor::kHfMxfp4 && w.transform == HfTransform::kInterleaveTransposed &&
         w.shape.size() == 3) {
       auto blocks = mxfp4_tensors(file, w);
@@ -581,7 +621,7 @@ std::string index_json(const std::vector<std::vector<SafetensorsTensor>>& shards
 // default, is not written: config_of), hf-mxfp4/'s Hub quantization_config and mlx/'s
 // quantization entries; parsed and re-dumped once, sorted keys and indent 2 as config_of writes.
 std::string folder_config(const HfConfig& config, ViewData dtype, Flavor flavor,
-                          const std::vector<MlxModule>& mlx_modules) {
+                          const StateDict& state) {
   const std::string& text = flavor == Flavor::kMlx ? config.mlx_config_json : config.config_json;
   if (flavor == Flavor::kHf && dtype == ViewData::kFloat32) return text;
   nlohmann::json c = nlohmann::json::parse(text);
@@ -589,7 +629,10 @@ std::string folder_config(const HfConfig& config, ViewData dtype, Flavor flavor,
   if (flavor == Flavor::kHfMxfp4) {
     c["quantization_config"] = nlohmann::json::parse(kMxfp4QuantizationConfig);
   }
-  if (flavor == Flavor::kMlx) add_mlx_quantization(c, mlx_modules);
+  if (flavor == Flavor::kMlx) {
+    add_mlx_quantization(c, state.mlx_modules);
+    if (!state.not_exact.empty()) c["ggufs_not_exact"] = state.not_exact;
+  }
   return c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -613,8 +656,9 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
   // mlx/: the expert stacks whole, under mlx-lm's names.
   const MlxWeights mlx =
       flavor == Flavor::kMlx ? mlx_weights(file, model.weights, model.mlx_names) : MlxWeights{};
-  auto weights = flavor == Flavor::kMlx ? state_dict(file, mlx.weights, mlx.stacked, dtype, flavor)
-                                        : state_dict(file, model.weights, {}, dtype, flavor);
+  auto weights = flavor == Flavor::kMlx ? state_dict(file, mlx.weights, mlx.stacked, dtype, flavor,
+                                                     options.mlx_requantize)
+                                        : state_dict(file, model.weights, {}, dtype, flavor, 0);
   if (auto* reason = std::get_if<std::string>(&weights)) return {std::nullopt, std::move(*reason)};
   StateDict& state = std::get<StateDict>(weights);
   const std::size_t n_tensors = state.tensors.size();
@@ -623,8 +667,7 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
 
   const HfConfig& config = model.config;
   FolderLayout out;
-  out.files.push_back(
-      text_file("config.json", folder_config(config, dtype, flavor, state.mlx_modules)));
+  out.files.push_back(text_file("config.json", folder_config(config, dtype, flavor, state)));
   out.files.push_back(text_file("generation_config.json", config.generation_config_json));
   if (tokenizer) {
     add_tokenizer_files(out, *tokenizer);

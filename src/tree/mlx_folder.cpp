@@ -74,6 +74,18 @@ bool all_of_form(const GgufFile& file, const std::vector<RowRun>& runs, const Ml
          });
 }
 
+// Whether every tensor of `runs` holds ggml blocks (not a float or integer type) that ggufs
+// decodes, stored whole, `cols` elements a row, in whole groups of mlx_requantized_form's 32: the
+// tensors -o mlx_requantize quantizes. A tensor the GGUF stores as float stays float, as
+// llama-quantize kept it.
+bool all_requantizable(const GgufFile& file, const std::vector<RowRun>& runs, std::uint64_t cols) {
+  return cols % 32 == 0 && std::all_of(runs.begin(), runs.end(), [&](const RowRun& r) {
+           const TensorInfo& t = file.tensors[r.tensor];
+           const TypeTraits* tr = type_traits(t.type);
+           return tr && tr->block_size > 1 && tr->to_float && t.n_bytes && t.ne[0] == cols;
+         });
+}
+
 // The length of `name` before `.suffix`, where it ends so; else nothing.
 std::optional<std::size_t> before_suffix(std::string_view name, std::string_view suffix) {
   if (name.size() <= suffix.size() || !name.ends_with(suffix)) return std::nullopt;
@@ -174,7 +186,7 @@ std::uint64_t mlx_row_bytes(Piece::Kind kind, const MlxBlockForm& form, std::uin
 }
 
 const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool stack,
-                                std::vector<SafetensorsTensor>& out) {
+                                std::uint32_t requantize, std::vector<SafetensorsTensor>& out) {
   // (An empty matrix too: MLX's shapes would hold no group, and its reads no row.)
   const std::size_t dims = stack ? 3 : 2;
   if (w.shape.size() != dims || std::count(w.shape.begin(), w.shape.end(), std::uint64_t{0}) ||
@@ -182,20 +194,24 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool st
       (stack && w.transform != HfTransform::kNone)) {
     return nullptr;
   }
+  // A stack's rows: E·out, at most the tensor's elements (its ne), so the product holds.
+  const std::uint64_t rows = stack ? w.shape[0] * w.shape[1] : w.shape[0];
+  const std::vector<RowRun> runs = row_runs(file, w, rows);
+  const std::uint64_t cols = w.shape.back();
+  if (runs.empty()) return nullptr;
   const MlxBlockForm* form = mlx_block_form(file.tensors[w.source].type);
   // An MXFP4 or NVFP4 block's scale byte may have no MLX equivalent (encode_mlx_row's
   // kNoExactForm), known only once the blocks are read. An MXFP4 expert stack (gpt-oss's, the
   // one place the converter writes MXFP4) takes mlx-lm's "mxfp4" form all the same, and a read of
   // a block whose exponent byte is 255 (NaN in the OCP MX format) fails with EIO; the other
-  // tensors of those types are float.
-  if (!form || (form->mode != MlxMode::kAffine && !(stack && form->mode == MlxMode::kMxfp4))) {
-    return nullptr;
+  // tensors of those types are float, or requantized.
+  const bool exact = form &&
+                     (form->mode == MlxMode::kAffine || (stack && form->mode == MlxMode::kMxfp4)) &&
+                     all_of_form(file, runs, *form, cols);
+  if (!exact) {
+    form = requantize ? mlx_requantized_form(requantize) : nullptr;
+    if (!form || !all_requantizable(file, runs, cols)) return nullptr;
   }
-  // A stack's rows: E·out, at most the tensor's elements (its ne), so the product holds.
-  const std::uint64_t rows = stack ? w.shape[0] * w.shape[1] : w.shape[0];
-  const std::vector<RowRun> runs = row_runs(file, w, rows);
-  const std::uint64_t cols = w.shape.back();
-  if (runs.empty() || !all_of_form(file, runs, *form, cols)) return nullptr;
   const std::string module = w.hf_name.substr(0, w.hf_name.size() - 7);
   const std::uint64_t words = mlx_weight_words(*form, cols), groups = mlx_groups(*form, cols);
   const bool affine = form->mode == MlxMode::kAffine;
@@ -220,6 +236,7 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool st
       p.size = r.rows * mlx_row_bytes(p.kind, *form, cols);
       p.order = r.permuted ? Piece::Order::kPermuteRows : Piece::Order::kAsStored;
       p.n_head = r.n_head;
+      p.mlx_bits = static_cast<std::uint8_t>(exact ? 0 : form->bits);
       st.pieces.push_back(p);
     }
     out.push_back(std::move(st));
@@ -228,28 +245,27 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool st
 }
 
 void add_mlx_quantization(nlohmann::json& config, const std::vector<MlxModule>& modules) {
-  // The default: the form most modules have (ties: the lowest type id).
-  std::map<GgmlType, std::size_t> counts;
+  // The default: the form most modules have (ties: the first in (mode, bits, group) order).
+  const auto key = [](const MlxBlockForm& f) { return std::tuple(f.mode, f.bits, f.group_size); };
+  std::map<std::tuple<MlxMode, std::uint32_t, std::uint32_t>, std::size_t> counts;
   for (const MlxModule& m : modules) {
-    if (m.form) ++counts[m.form->type];
+    if (m.form) ++counts[key(*m.form)];
   }
   if (counts.empty()) return;
   const auto most =
       std::max_element(counts.begin(), counts.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
-  const auto entry = [](const MlxBlockForm& f) {
-    return nlohmann::json{{"group_size", f.group_size},
-                          {"bits", f.bits},
-                          {"mode", std::string(mlx_mode_name(f.mode))}};
+  const auto entry = [](const std::tuple<MlxMode, std::uint32_t, std::uint32_t>& k) {
+    return nlohmann::json{{"group_size", std::get<2>(k)},
+                          {"bits", std::get<1>(k)},
+                          {"mode", std::string(mlx_mode_name(std::get<0>(k)))}};
   };
-  const MlxBlockForm& fallback = *mlx_block_form(most->first);
-  nlohmann::json q = entry(fallback);
+  nlohmann::json q = entry(most->first);
   for (const MlxModule& m : modules) {
     if (!m.form) {
       q[m.name] = false;
-    } else if (std::tie(m.form->mode, m.form->bits, m.form->group_size) !=
-               std::tie(fallback.mode, fallback.bits, fallback.group_size)) {
-      q[m.name] = entry(*m.form);
+    } else if (key(*m.form) != most->first) {
+      q[m.name] = entry(key(*m.form));
     }
   }
   config["quantization"] = q;

@@ -51,10 +51,14 @@ std::uint64_t mlx_row_bytes(Piece::Kind kind, const MlxBlockForm& form, std::uin
 /// QuantizedSwitchLinear: weight [E, out, in·bits/32], scales and biases [E, out, in/group]); all
 /// of one ggml type with an affine MLX form (mlx_blocks.h), in a little-endian file; or a stack of
 /// MXFP4 (mode "mxfp4": `.weight` and `.scales` as uint8 E8M0 bytes [E, out, in/32], no biases;
-/// a block whose exponent byte is 255, which MLX reads as infinity, fails its read). Returns the
-/// form, or nullptr (and `out` unchanged) where `w` is served as float.
+/// a block whose exponent byte is 255, which MLX reads as infinity, fails its read). Otherwise,
+/// where `requantize` (-o mlx_requantize) names the bits of mlx_requantized_form and every GGUF
+/// tensor of `w` holds decodable ggml blocks (not a float type) with rows of whole groups of 32,
+/// the same tensors with rows quantized on read by MLX's own affine quantize (Piece::mlx_bits; a
+/// row holding NaN or infinity fails its read). Returns the form, or nullptr (and `out`
+/// unchanged) where `w` is served as float.
 const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool stack,
-                                std::vector<SafetensorsTensor>& out);
+                                std::uint32_t requantize, std::vector<SafetensorsTensor>& out);
 
 /// mlx/'s config.json (`config`) with mlx-lm's "quantization" and its copy
 /// "quantization_config" (mlx_lm/utils.py, load_model): the most common form of `modules` as

@@ -244,6 +244,7 @@ TEST(HfFolderOptions, BadValuesAreUsageErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {"hf_dtype=f8", "hf_dtype=f8: must be f32, f16 or bf16"},
       {"mlx_dtype=f64", "mlx_dtype=f64: must be f32, f16 or bf16"},
+      {"mlx_requantize=7", "mlx_requantize=7: must be 8, 6 or 4 (bits)"},
       {"hf_max_shard_size=0", "hf_max_shard_size=0: must be a positive number"},
       {"hf_max_shard_size=5XB", "hf_max_shard_size=5XB: must be a positive number"},
       {"hf_max_shard_size=GB", "hf_max_shard_size=GB: must be a positive number"},

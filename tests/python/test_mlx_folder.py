@@ -117,7 +117,13 @@ def add_random(w, rng, name, shape, qtype):
     written (float32, `shape`)."""
     # Weights of a few tenths: logits far apart enough that greedy picks are not ties.
     x = (rng.standard_normal(shape) * 0.5).astype(np.float32)
-    data = x if qtype == Q.F32 else quants.quantize(x, qtype)
+    if qtype == Q.IQ4_NL:  # gguf-py has no quantizer for it: random blocks, a finite d each
+        blocks = rng.integers(0, 256, (x.size // 32, 18), dtype=np.uint8)
+        d = (rng.uniform(0.02, 0.05, x.size // 32) * rng.choice([-1, 1], x.size // 32))
+        blocks[:, :2] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
+        data = blocks.reshape(shape[0], -1)
+    else:
+        data = x if qtype == Q.F32 else quants.quantize(x, qtype)
     w.add_tensor(name, data, raw_dtype=qtype)
     return quants.dequantize(data, qtype).reshape(shape).astype(np.float32)
 
@@ -362,5 +368,51 @@ def test_mlx_dtype_rounds_the_float_tensors_only(mount, testdata, tmp_path, opti
         (exact / "mlx" / "config.json").read_text())["quantization"]
     model, tokenizer = mlx_lm.load(str(rounded / "mlx"))
     assert type(model.model.layers[1].mlp.down_proj) is nn.Linear
+    tokens = [r.token for r in mlx_lm.stream_generate(model, tokenizer, "Hello", max_tokens=20)]
+    assert len(tokens) == 20 or tokens[-1] in tokenizer.eos_token_ids
+
+
+@pytest.mark.parametrize("bits", [8, 6])
+def test_mlx_requantize_quantizes_as_mlx_does(mount, testdata, tmp_path, bits):
+    """-o mlx_requantize=BITS: each matrix whose type has no MLX form (IQ4_NL: a non-uniform
+    grid) becomes MLX's own affine form, group 32, of its float32 values: weight, scales and
+    biases equal to mx.quantize's of gguf-py's dequantization (q/k rows un-permuted), bit for
+    bit; config.json's quantization gives it that form and "ggufs_not_exact" names exactly
+    those modules. The matrices of exact types keep ggml's blocks (the same bytes as without
+    the option), the F16 matrix stays float32; mlx-lm loads and generates."""
+    types = dict(MODELS["q4_0"], output=Q.IQ4_NL, attn_v=Q.IQ4_NL, ffn_down=Q.IQ4_NL)
+    path = tmp_path / "tiny-llama-iq4_nl.gguf"
+    expected = write_model(path, types, testdata / "real" / "ggml-vocab-llama-spm.gguf", seed=3)
+    exact, requantized = mount(path), mount(path, "-o", f"mlx_requantize={bits}")
+    config = json.loads((requantized / "mlx" / "config.json").read_text())
+    quantization = config["quantization"]
+    default = {k: quantization[k] for k in ("group_size", "bits", "mode")}
+    weights, reference = served_weights(requantized / "mlx"), served_weights(exact / "mlx")
+    requantized_modules = set()
+    for hf_name, (want, qtype) in expected.items():
+        module = hf_name.removesuffix(".weight")
+        if qtype != Q.IQ4_NL:
+            for suffix in (".weight", ".scales", ".biases"):
+                name = module + suffix
+                assert (name in weights) == (name in reference), name
+                if name in weights:
+                    assert np.array_equal(np.array(weights[name]), np.array(reference[name])), name
+            continue
+        requantized_modules.add(module)
+        assert quantization.get(module, default) == {"group_size": 32, "bits": bits,
+                                                     "mode": "affine"}, module
+        q, scales, biases = mx.quantize(mx.array(want), group_size=32, bits=bits)
+        for suffix, mine in ((".weight", q), (".scales", scales), (".biases", biases)):
+            got = weights[module + suffix]
+            assert got.dtype == mine.dtype and got.shape == mine.shape, module + suffix
+            assert np.array_equal(np.array(got).view(np.uint32), np.array(mine).view(np.uint32)), \
+                module + suffix
+    assert requantized_modules
+    assert set(config["ggufs_not_exact"]) == requantized_modules, config["ggufs_not_exact"]
+    assert "ggufs_not_exact" not in json.loads((exact / "mlx" / "config.json").read_text())
+    assert quantization["model.layers.1.mlp.down_proj"] is False  # F16: float, not requantized
+    model, tokenizer = mlx_lm.load(str(requantized / "mlx"))
+    assert isinstance(model.model.layers[0].self_attn.v_proj, nn.QuantizedLinear)
+    assert model.model.layers[0].self_attn.v_proj.bits == bits
     tokens = [r.token for r in mlx_lm.stream_generate(model, tokenizer, "Hello", max_tokens=20)]
     assert len(tokens) == 20 or tokens[-1] in tokenizer.eos_token_ids

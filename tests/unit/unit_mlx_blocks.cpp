@@ -280,5 +280,75 @@ TEST(MlxBlocks, RefusesWrongSizesAndTypes) {
   EXPECT_EQ(mlx_groups(q5, 256), 8u);
 }
 
+// MLX's own affine quantize (mx.quantize of mlx-cpu 0.32.4, group 32; the expected values below
+// are its output for these 96 values): a group of mixed signs whose largest magnitude is its
+// maximum (a negative scale), a constant group (the 1e-7 floor of the scale), and a group whose
+// largest magnitude is its minimum.
+std::vector<float> requantize_input() {
+  std::vector<float> x;
+  for (int i = 0; i < 32; ++i) {
+    x.push_back(static_cast<float>((i % 2 ? -1.0 : 1.0) * (i % 7) * 0.125 + i * 0.01));
+  }
+  x.insert(x.end(), 32, 0.25f);
+  x.push_back(-3.0f);
+  x.insert(x.end(), 31, 0.5f);
+  return x;
+}
+
+TEST(MlxBlocks, QuantizesFloatsAsMlxDoes) {
+  const std::vector<float> x = requantize_input();
+  struct Case {
+    std::uint32_t bits;
+    std::vector<float> scales;
+    std::vector<std::uint32_t> words;  // the first group's (bits words)
+  };
+  const Case cases[] = {
+      {8,
+       {-0x1.9447dp-8f, -0x1.ad7f2ap-24f, 0x1.c0e07p-7f},
+       {0xd26ead9a, 0x8f17f742, 0xd94db479, 0x9683ff21, 0xe12cbb58, 0x9d627800, 0xe80bc336,
+        0xa5417f6d}},
+      {6,
+       {-0x1.99999ap-6f, -0x1.ad7f2ap-24f, 0x1.c71c72p-5f},
+       {0x50d1bae6, 0x3b1e8c6f, 0x960fc8d9, 0x80dcbb96, 0x3c0d9d87, 0xa507dbe4}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.bits);
+    const MlxBlockForm& form = *mlx_requantized_form(c.bits);
+    EXPECT_EQ(form.mode, MlxMode::kAffine);
+    EXPECT_EQ(form.group_size, 32u);
+    std::vector<std::uint32_t> weight(mlx_weight_words(form, x.size()));
+    std::vector<float> scales(3), biases(3);
+    ASSERT_EQ(quantize_mlx_row(x, form, {weight, scales, biases, {}}), MlxRowStatus::kOk);
+    EXPECT_EQ(scales, c.scales);
+    EXPECT_EQ(biases, (std::vector<float>{0x1.e66666p-1f, 0.25f, -3.0f}));
+    EXPECT_EQ(std::vector(weight.begin(), weight.begin() + c.bits), c.words);
+    // The constant group: all q 0. The last: q 0 for its minimum (the bias), all bits set after.
+    for (std::uint32_t i = c.bits; i < 2 * c.bits; ++i) EXPECT_EQ(weight[i], 0u) << i;
+    EXPECT_EQ(weight[2 * c.bits], 0xffffffffu << c.bits);
+    for (std::size_t i = 2 * c.bits + 1; i < weight.size(); ++i) {
+      EXPECT_EQ(weight[i], 0xffffffffu) << i;
+    }
+  }
+}
+
+TEST(MlxBlocks, QuantizeRefusesNonFiniteValuesAndWrongSizes) {
+  const MlxBlockForm& form = *mlx_requantized_form(8);
+  std::vector<float> x(64, 1.0f);
+  std::vector<std::uint32_t> weight(16);
+  std::vector<float> scales(2), biases(2);
+  const MlxRow row{weight, scales, biases, {}};
+  EXPECT_EQ(quantize_mlx_row(x, form, row), MlxRowStatus::kOk);
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    x[40] = bad;
+    EXPECT_EQ(quantize_mlx_row(x, form, row), MlxRowStatus::kNotFinite);
+  }
+  EXPECT_THROW(quantize_mlx_row({x.data(), 48}, form, row), std::invalid_argument);
+  EXPECT_THROW(quantize_mlx_row({x.data(), 32}, form, row), std::invalid_argument);
+  EXPECT_THROW(quantize_mlx_row(x, *mlx_block_form(GGML_TYPE_MXFP4), row), std::invalid_argument);
+  EXPECT_EQ(mlx_requantized_form(7), nullptr);
+  EXPECT_EQ(mlx_requantized_form(1), nullptr);
+}
+
 }  // namespace
 }  // namespace ggufs

@@ -11,10 +11,12 @@
 
 #include "ggufs/byte_source.h"
 #include "ggufs/content.h"
+#include "ggufs/error.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/hf_weights.h"
+#include "ggufs/mlx_blocks.h"
 #include "ggufs/tree.h"
 #include "metadata_builder.h"
 #include "mlx_folder.h"
@@ -53,6 +55,15 @@ Layer layer() {
   norm.source = 1;
   l.weights.push_back(norm);
   return l;
+}
+
+// A file of tensor `t`'s pieces alone (mlx_tensors lays them out from byte 0).
+Node node_of(const SafetensorsTensor& t) {
+  Node n;
+  n.kind = NodeKind::kComposite;
+  n.pieces = t.pieces;
+  n.size = n.pieces.back().at + n.pieces.back().size;
+  return n;
 }
 
 std::vector<std::string> names(const MlxWeights& m) {
@@ -141,14 +152,11 @@ TEST(MlxWeights, AnMxfp4BlockOfExponent255FailsItsRead) {
   w.hf_name = "model.layers.0.mlp.experts.gate_proj.weight";
   w.shape = {1, 2, 32};
   std::vector<SafetensorsTensor> out;
-  ASSERT_NE(mlx_tensors(f, w, /*stack=*/true, out), nullptr);
+  ASSERT_NE(mlx_tensors(f, w, /*stack=*/true, /*requantize=*/0, out), nullptr);
   ASSERT_EQ(out.size(), 2u);  // .weight and .scales: no biases
   EXPECT_EQ(out[1].key, "model.layers.0.mlp.experts.gate_proj.scales");
   EXPECT_EQ(out[1].dtype, "U8");
-  Node n;
-  n.kind = NodeKind::kComposite;
-  n.pieces = out[1].pieces;
-  n.size = n.pieces.back().at + n.pieces.back().size;
+  const Node n = node_of(out[1]);
   ASSERT_EQ(n.size, 2u);
   const ContentReader reader(f, src);
   char byte = 0;
@@ -157,8 +165,57 @@ TEST(MlxWeights, AnMxfp4BlockOfExponent255FailsItsRead) {
   try {
     reader.read(n, &byte, 1, 1);
     ADD_FAILURE() << "row 1 was served";
-  } catch (const std::runtime_error& e) {
+  } catch (const UnrepresentableError& e) {
     EXPECT_NE(std::string(e.what()).find("tensor 'blk.0.ffn_gate_exps.weight': row 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// -o mlx_requantize: a matrix of a type without an MLX form (IQ4_NL) becomes MLX's own 8-bit
+// form, group 32, quantized from its float32 values on read; a row holding infinity (a block
+// scale d of +inf) fails its read, naming the tensor and the row, and the rows before it read.
+// Without the option, and for a tensor the file stores as float, the matrix stays float.
+TEST(MlxWeights, RequantizedRowsAndARowOfInfinityFailsItsRead) {
+  // ggml's block_iq4_nl (ggml-common.h): d (binary16), then 16 bytes of 4-bit grid indices;
+  // index 0 is kvalues_iq4nl[0] = -127, so each value of row 0 is -127·d = -127.
+  std::vector<std::uint8_t> blocks(2 * 18, 0);
+  blocks[1] = 0x3C;   // row 0: d = 1
+  blocks[19] = 0x7C;  // row 1: d = +inf
+  GgufWriter g;
+  g.add_string("general.architecture", "llama");
+  g.add_tensor("blk.0.attn_v.weight", GGML_TYPE_IQ4_NL, {32, 2}, blocks);
+  g.add_tensor("blk.0.attn_k.weight", GGML_TYPE_F16, {32, 2}, std::vector<std::uint8_t>(128));
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  HfWeight w;
+  w.hf_name = "model.layers.0.self_attn.v_proj.weight";
+  w.shape = {2, 32};
+  std::vector<SafetensorsTensor> out;
+  EXPECT_EQ(mlx_tensors(f, w, /*stack=*/false, /*requantize=*/0, out), nullptr);
+  HfWeight k = w;
+  k.hf_name = "model.layers.0.self_attn.k_proj.weight";
+  k.source = 1;
+  EXPECT_EQ(mlx_tensors(f, k, /*stack=*/false, /*requantize=*/8, out), nullptr);
+  EXPECT_TRUE(out.empty());
+  const MlxBlockForm* form = mlx_tensors(f, w, /*stack=*/false, /*requantize=*/8, out);
+  ASSERT_EQ(form, mlx_requantized_form(8));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].dtype, "U32");
+  EXPECT_EQ(out[0].shape, (std::vector<std::uint64_t>{2, 8}));
+  EXPECT_EQ(out[2].key, "model.layers.0.self_attn.v_proj.biases");
+  const Node n = node_of(out[2]);
+  ASSERT_EQ(n.size, 8u);
+  const ContentReader reader(f, src);
+  float bias = 0;
+  EXPECT_EQ(reader.read(n, reinterpret_cast<char*>(&bias), 4, 0), 4u);
+  EXPECT_EQ(bias, -127.0f);  // MLX's bias of a constant group: its value (quantize's edge)
+  try {
+    reader.read(n, reinterpret_cast<char*>(&bias), 4, 4);
+    ADD_FAILURE() << "row 1 was served";
+  } catch (const UnrepresentableError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'blk.0.attn_v.weight': row 1 holds NaN or "
+                                         "infinity"),
               std::string::npos)
         << e.what();
   }
