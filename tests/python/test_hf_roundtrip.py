@@ -1059,6 +1059,24 @@ TOKEN_ZERO_LOGITS_ATOL = 1e-5
 # "unpadded" is an --outtype f32 conversion of the unpadded original.
 CONVERSIONS = CASES + [(arch, "unpadded") for arch in UNPADDED]
 
+# test_mlx_llama_quantize's originals: the row's model at sizes where every matrix's rows are
+# whole K-quant super-blocks (QK_K 256, ggml-common.h), so that llama-quantize's K-quants need no
+# fallback (llama-quant.cpp, tensor_type_fallback: a row of another length takes Q5_0, Q5_1,
+# Q8_0 ...): hidden 256, 4 heads of 64, MLP widths of 256 and 512; 2 layers, gemma3's 6 (mlx-lm's
+# gemma3_text.py reads layer sliding_window_pattern - 1's cache). The tokenizer's vocabulary as
+# the row's.
+WIDE_SIZES = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                  num_attention_heads=4, head_dim=64)
+WIDE = {
+    "llama": WIDE_SIZES,
+    "qwen3": WIDE_SIZES,
+    "qwen3moe": dict(WIDE_SIZES, moe_intermediate_size=256),
+    "gemma3": dict(WIDE_SIZES, num_hidden_layers=6),
+    "phi3": {k: v for k, v in WIDE_SIZES.items() if k != "head_dim"},  # hidden / heads
+    "gpt-oss-mxfp4": dict(WIDE_SIZES, intermediate_size=256),
+}
+WIDE_CONVERSIONS = [(arch, "wide") for arch in WIDE]
+
 TEXT = (
     "Hello world! The quick brown fox jumps over the lazy dog.\n"
     "Grüße aus Köln: Äpfel, Öl und Übermut kosten 12,50 € – schön, größer, Straße.\n"
@@ -1408,10 +1426,11 @@ class Originals:
             self.tokenizers[(kind, "unpadded")] = tok, sp_model
         return self.tokenizers[(kind, "unpadded") if unpadded else kind]
 
-    def original(self, arch, unpadded=False):
+    def original(self, arch, unpadded=False, wide=False):
         """The folder save_pretrained wrote (model, tokenizer, and tokenizer.model where the
-        tokenizer is SentencePiece's); `unpadded`: of the original without a padding token."""
-        if (arch, unpadded) not in self.dirs:
+        tokenizer is SentencePiece's); `unpadded`: of the original without a padding token;
+        `wide`: of the row's model at WIDE's sizes (test_mlx_llama_quantize)."""
+        if (arch, unpadded, wide) not in self.dirs:
             row = ARCHS[arch]
             cls = getattr(transformers, row["cls"], None)
             if cls is None:
@@ -1423,7 +1442,9 @@ class Originals:
             ids = {f"{k}_token_id": getattr(tok, f"{k}_token_id")
                    for k in ("bos", "eos", "pad")}
             # a row may set vocab_size (above the tokenizer's: a padded embedding)
-            config = cls.config_class(**{"vocab_size": len(tok), **ids, **row["config"]})
+            sizes = WIDE[arch] if wide else {}
+            config = cls.config_class(**{"vocab_size": len(tok), **ids, **row["config"],
+                                         **sizes})
             torch.manual_seed(0)
             model = cls(config).eval()
             # no parameter keeps its initial constant (norms of ones, biases of zeros): a tensor
@@ -1436,7 +1457,8 @@ class Originals:
                 for name, b in model.named_buffers():
                     if name in saved and b.is_floating_point():
                         b.add_(torch.randn_like(b), alpha=0.02)
-            path = self.root / (f"{arch}-unpadded" if unpadded else arch)
+            path = self.root / (f"{arch}-unpadded" if unpadded else
+                                f"{arch}-wide" if wide else arch)
             model.save_pretrained(str(path))
             if row.get("state_dict_file_under_transformers4") and major == "4":
                 tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
@@ -1457,12 +1479,12 @@ class Originals:
             tok.save_pretrained(str(path))
             if sp_model is not None and not (path / "tokenizer.model").exists():
                 shutil.copy(sp_model, path / "tokenizer.model")
-            self.dirs[(arch, unpadded)] = path
-        return self.dirs[(arch, unpadded)]
+            self.dirs[(arch, unpadded, wide)] = path
+        return self.dirs[(arch, unpadded, wide)]
 
     def _start(self, key):
         arch, outtype = key
-        src = self.original(arch, unpadded=outtype == "unpadded")
+        src = self.original(arch, unpadded=outtype == "unpadded", wide=outtype == "wide")
         out = self.root / f"{arch}-{outtype}.gguf"
         # the converter's own gguf-py (it prepends it too, NO_LOCAL_GGUF unset), this venv's rest
         path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
@@ -1478,7 +1500,8 @@ class Originals:
         log = open(self.root / f"{arch}-{outtype}.log", "w+")
         proc = subprocess.Popen(
             [python, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
-             "--outtype", "f32" if outtype == "unpadded" else outtype, "--outfile", str(out),
+             "--outtype", "f32" if outtype in ("unpadded", "wide") else outtype,
+             "--outfile", str(out),
              *ARCHS[arch].get("converter_args", ())],
             stdout=log, stderr=subprocess.STDOUT, env=env,
         )
@@ -1486,11 +1509,13 @@ class Originals:
 
     def converted(self, arch, outtype):
         """The GGUF file llama.cpp's converter made of the original (--outtype `outtype`;
-        "unpadded": --outtype f32 of the original without a padding token)."""
+        "unpadded": --outtype f32 of the original without a padding token; "wide": --outtype
+        f32 of the wide original)."""
         key = (arch, outtype)
         if key not in self.jobs:
             self._start(key)
-        for ahead in CONVERSIONS[CONVERSIONS.index(key) + 1:]:
+        order = WIDE_CONVERSIONS if outtype == "wide" else CONVERSIONS
+        for ahead in order[order.index(key) + 1:]:
             if ahead not in self.jobs:
                 try:
                     self._start(ahead)
@@ -2385,6 +2410,159 @@ def test_mlx_quantized(originals, mount, tmp_path, arch):
     got, want = logits["mlx"], logits["float"]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+LLAMA_QUANTIZE = pathlib.Path(
+    os.environ.get("GGUFS_LLAMA_QUANTIZE") or "/var/cache/ggufs-tests/llama-quantize")
+_Q = gguf.GGMLQuantizationType
+# llama-quantize's ftypes (tools/quantize/quantize.cpp, QUANT_OPTIONS) and the ggml types each
+# must put in a WIDE file (llama-quant.cpp, llama_tensor_get_type: Q4_K_M and Q5_K_M take Q6_K
+# for output.weight and some attn_v and ffn_down; MXFP4_MOE, gpt-oss's own, MXFP4 experts and
+# Q8_0 for the rest)
+LLAMA_FTYPES = {"Q4_0": {_Q.Q4_0}, "Q4_1": {_Q.Q4_1}, "Q5_0": {_Q.Q5_0}, "Q5_1": {_Q.Q5_1},
+                "Q8_0": {_Q.Q8_0}, "Q4_K_M": {_Q.Q4_K, _Q.Q6_K}, "Q5_K_M": {_Q.Q5_K, _Q.Q6_K},
+                "Q6_K": {_Q.Q6_K}, "MXFP4_MOE": {_Q.MXFP4, _Q.Q8_0}}
+# mlx/'s form of each type it keeps exactly ([mode, bits, group_size]; README's table); MXFP4 in
+# expert stacks alone, as gpt-oss has it
+MLX_FORMS = {_Q.Q4_0: ["affine", 4, 32], _Q.Q4_1: ["affine", 4, 32],
+             _Q.Q5_0: ["affine", 5, 32], _Q.Q5_1: ["affine", 5, 32],
+             _Q.Q8_0: ["affine", 8, 32], _Q.Q4_K: ["affine", 4, 32],
+             _Q.Q5_K: ["affine", 5, 32], _Q.MXFP4: ["mxfp4", 4, 32]}
+# test_mlx_llama_quantize's (WIDE row, ftype) cases: every ftype but gpt-oss's own on llama,
+# gemma3 and phi3, and all on gpt-oss; qwen3 and qwen3moe, whose 151k-token vocabulary makes a
+# case 6 s (llama's 2 to 4), take three: Q8_0 (of llama-quantize's types the one that keeps a
+# tied embedding in its type, the others take Q6_K: llama_tensor_get_type), Q4_K_M's mix, and
+# 5 bits (qwen3moe: in expert stacks).
+LLAMA_QUANTIZE_TYPES = {"qwen3": ("Q8_0", "Q4_K_M", "Q5_0"),
+                        "qwen3moe": ("Q8_0", "Q4_K_M", "Q5_1")}
+LLAMA_QUANTIZE_CASES = [(arch, ftype) for arch in WIDE
+                        for ftype in LLAMA_QUANTIZE_TYPES.get(arch, LLAMA_FTYPES)
+                        if ftype != "MXFP4_MOE" or ARCHS[arch].get("mxfp4")]
+
+
+# The rows whose mlx-lm model and transformers class give different logits for the same weights
+# (mlx/'s parameters equal hf/'s, and its logits mlx-lm's of hf/, both checked first): the bound
+# of the difference. gpt-oss: up to 5.0e-3 here (logits of about 1), the same for every ftype.
+MLX_TRANSFORMERS_ATOL = {"gpt-oss-mxfp4": 1e-2}
+
+
+def _gpt_oss_float(hf, floats):
+    """hf/'s gpt-oss in the names mlx-lm's gpt_oss.py sanitize leaves (it takes the Hub's
+    experts, not transformers' save: MLX_REFERENCE_FAILS): experts.gate_proj and up_proj the
+    even and odd columns of gate_up_proj [E, H, 2F] (modeling_gpt_oss.py, GptOssExperts:
+    gate_up[..., ::2], gate_up[..., 1::2]) transposed to [E, F, H], down_proj [E, F, H]
+    transposed, their biases likewise; the values hf/'s."""
+    tensors = {}
+    for f in sorted(hf.glob("*.safetensors")):
+        with safetensors.safe_open(str(f), "np") as st:
+            tensors.update({k: st.get_tensor(k) for k in st.keys()})
+    for name in [k for k in tensors if k.endswith(".experts.gate_up_proj")]:
+        w, b = tensors.pop(name), tensors.pop(name + "_bias")
+        stem = name.removesuffix("gate_up_proj")
+        for i, part in enumerate(("gate_proj", "up_proj")):
+            tensors[f"{stem}{part}.weight"] = np.ascontiguousarray(w[..., i::2].swapaxes(1, 2))
+            tensors[f"{stem}{part}.bias"] = np.ascontiguousarray(b[..., i::2])
+        tensors[f"{stem}down_proj.weight"] = np.ascontiguousarray(
+            tensors.pop(f"{stem}down_proj").swapaxes(1, 2))
+        tensors[f"{stem}down_proj.bias"] = tensors.pop(f"{stem}down_proj_bias")
+    from safetensors.numpy import save_file
+    save_file(tensors, str(floats / "model.safetensors"), metadata={"format": "mlx"})
+    for f in hf.iterdir():
+        if f.suffix != ".safetensors" and f.name not in ("config.json",
+                                                         "model.safetensors.index.json"):
+            (floats / f.name).symlink_to(f)
+
+
+@pytest.mark.parametrize("arch,ftype", LLAMA_QUANTIZE_CASES,
+                         ids=[f"{a}-{t}" for a, t in LLAMA_QUANTIZE_CASES])
+def test_mlx_llama_quantize(originals, mount, tmp_path, arch, ftype):
+    """mlx/ of llama.cpp's own quantizer's files: the WIDE original converted --outtype f32 and
+    quantized by llama-quantize to `ftype`, the file holding the ftype's types (LLAMA_FTYPES);
+    gpt-oss's MXFP4 experts requantized, which llama-quantize refuses without --allow-requantize
+    ("requantizing from type mxfp4 is disabled", llama-quant.cpp), but for MXFP4_MOE, which
+    keeps them. mlx/ keeps every matrix of a type of MLX_FORMS quantized in that form, as its
+    config.json's quantization names it; and mlx-lm's load of mlx/ (tests/python/mlx_logits.py
+    --compare, one MLX process) against its load of hf/'s float32 files under mlx/'s config
+    without the quantization (gpt-oss's experts in mlx-lm's names, _gpt_oss_float): every
+    parameter equal (a quantized module's weight mx.dequantize'd), the logits within 1e-4
+    (relative to the largest; as test_mlx_quantized) of both mlx-lm's and transformers' of hf/
+    in float32, 20 greedy tokens equal; and `python -m mlx_lm generate` runs from the mount."""
+    if not MLX_PYTHON.is_file():
+        pytest.skip(f"no MLX venv ({MLX_PYTHON}; scripts/install-deps --tests, or GGUFS_MLX_PYTHON)")
+    if transformers.__version__.split(".")[0] != "4":
+        pytest.skip("mlx-lm 0.32.2's models read transformers 4's checkpoints (per-expert names)")
+    if not os.access(LLAMA_QUANTIZE, os.X_OK):
+        pytest.skip(f"no llama-quantize ({LLAMA_QUANTIZE}; scripts/install-deps --tests builds it "
+                    "from node-llama-cpp's llama.cpp, or GGUFS_LLAMA_QUANTIZE)")
+    src = originals.converted(arch, "wide")
+    path = tmp_path / f"{arch}-{ftype}.gguf"
+    requantize = ["--allow-requantize"] if ARCHS[arch].get("mxfp4") and ftype != "MXFP4_MOE" \
+        else []
+    r = subprocess.run([str(LLAMA_QUANTIZE), *requantize, str(src), str(path), ftype, "2"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"llama-quantize {ftype} failed:\n{(r.stdout + r.stderr)[-3000:]}"
+    _, tensors = read_gguf(path)
+    if arch == "llama":  # read_gguf's types are GGUFReader's (~6 s on Qwen2's vocabulary)
+        assert {t.name: t.tensor_type for t in gguf.GGUFReader(str(path)).tensors} == \
+            {k: t.tensor_type for k, t in tensors.items()}
+    types = {t.tensor_type for t in tensors.values()}
+    assert LLAMA_FTYPES[ftype] <= types, f"{ftype}: the file holds {sorted(types)}"
+    kept = [t.tensor_type for t in tensors.values() if t.tensor_type in MLX_FORMS]
+
+    m = mount(path)
+    assert (m / "mlx").is_dir(), os.getxattr(str(m.path), "user.ggufs.mlx").decode()
+    config = json.loads((m / "mlx" / "config.json").read_text())
+    quantization = config.pop("quantization", None)
+    assert config.pop("quantization_config", None) == quantization
+    floats = tmp_path / "float"
+    floats.mkdir()
+    if arch.startswith("gpt-oss"):
+        _gpt_oss_float(m / "hf", floats)
+    else:
+        for f in (m / "hf").iterdir():
+            if f.name != "config.json":
+                (floats / f.name).symlink_to(f)
+    (floats / "config.json").write_text(json.dumps(config))
+    tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
+    r = subprocess.run([str(MLX_PYTHON), str(pathlib.Path(__file__).with_name("mlx_logits.py")),
+                        "--compare", str(m / "mlx"), str(floats), json.dumps(tok.encode(PROMPT)),
+                        str(N_NEW), str(tmp_path), PROMPT],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+
+    # one quantized module a kept matrix, in its type's form, as config.json's quantization
+    # names it (a module's own entry, else the default)
+    forms = result["quantized"]
+    assert forms or ftype == "Q6_K", "mlx/ keeps no matrix quantized"
+    assert sorted(map(tuple, forms.values())) == sorted(tuple(MLX_FORMS[t]) for t in kept), \
+        (forms, [t.name for t in kept])
+    quantization = quantization or {}
+    named = {k: [v["mode"], v["bits"], v["group_size"]] for k, v in quantization.items()
+             if isinstance(v, dict)}
+    default = [quantization.get(k) for k in ("mode", "bits", "group_size")]
+    assert {k: named.get(k, default) for k in forms} == forms
+    assert set(named) <= set(forms)
+    if ftype == "Q4_K_M":
+        assert ["affine", 4, 32] in forms.values()
+    assert result["missing"] == [], result["missing"]
+    assert result["differ"] == [], result["differ"]
+    got, want = np.load(tmp_path / "mlx.npy"), np.load(tmp_path / "float.npy")
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    # and of transformers' own model of hf/ (float32, the same ggml values)
+    with torch.no_grad():
+        want = _load_model(m / "hf", arch, hf=True)(
+            torch.tensor([tok.encode(PROMPT)])).logits.float().numpy()
+    assert got.shape == want.shape
+    if arch in MLX_TRANSFORMERS_ATOL:
+        assert np.abs(got - want).max() <= MLX_TRANSFORMERS_ATOL[arch]
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    assert len(result["tokens"]["float"]) == N_NEW
+    assert result["tokens"]["mlx"] == result["tokens"]["float"]
+    generate = result["generate"]
+    assert generate["exit"] in (0, None) and "Generation:" in generate["stdout"], generate
 
 
 @pytest.mark.parametrize("arch", [a for a, row in ARCHS.items() if row.get("mxfp4")])
