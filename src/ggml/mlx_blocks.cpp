@@ -24,26 +24,48 @@ namespace {
 
 using kernels::load_half;
 using kernels::load_u32;
+using kernels::load_u64;
 
 // One block's quants in element order and its groups' scales (affine: float scale and bias; the
-// FP4 modes: the scale byte). False when the block has no exact MLX form.
+// FP4 modes: the scale byte). False when the block has no exact MLX form. The unpackers of the
+// rows marked `packs` write the block's packed words themselves (`words`, where not null: whole
+// words of the row's stream) and never `q`, a word at a time rather than a bit writer's value at
+// a time (the read path of mlx/ spent three quarters of its time packing Q4_K values one by one);
+// the others write `q`.
 struct BlockOut {
   std::uint8_t* q;
   float* scales;
   float* biases;
   std::uint8_t* scale_bytes;
+  std::uint32_t* words;
 };
 using Unpack = bool (*)(const std::uint8_t* block, const BlockOut& out);
+
+// MLX's word of eight 4-bit values (value i at bits 4i): the low (`shift` 0) or high (4) nibbles
+// of bytes p[0..7], gathered pairwise in one 64-bit register.
+std::uint32_t nibble_word(const std::uint8_t* p, int shift) {
+  std::uint64_t x = (load_u64(p) >> shift) & 0x0F0F0F0F0F0F0F0FULL;
+  x = (x | x >> 4) & 0x00FF00FF00FF00FFULL;
+  x = (x | x >> 8) & 0x0000FFFF0000FFFFULL;
+  return static_cast<std::uint32_t>(x | x >> 16);
+}
+
+// Q4_0 and Q4_1's 16 bytes of quants: elements 0–15 their low nibbles, 16–31 their high ones.
+void four_bit_block(const std::uint8_t* qs, const BlockOut& out) {
+  if (out.words) {
+    out.words[0] = nibble_word(qs, 0);
+    out.words[1] = nibble_word(qs + 8, 0);
+    out.words[2] = nibble_word(qs, 4);
+    out.words[3] = nibble_word(qs + 8, 4);
+  }
+}
 
 // Q4_0, Q5_0: ggml's f(q − 8)·d and f(q − 16)·d equal d·q + (−8d), d·q + (−16d): d·q and the
 // bias are exact (a power of two times d), so the one rounded sum is the exact value ggml's exact
 // product gives.
 bool unpack_q4_0(const std::uint8_t* b, const BlockOut& out) {
   const float d = load_half(b);
-  for (int j = 0; j < 16; ++j) {
-    out.q[j] = b[2 + j] & 15;
-    out.q[j + 16] = b[2 + j] >> 4;
-  }
+  four_bit_block(b + 2, out);
   out.scales[0] = d;
   out.biases[0] = -8.0f * d;
   return true;
@@ -68,10 +90,7 @@ bool unpack_q5_0(const std::uint8_t* b, const BlockOut& out) {
 
 // Q4_1, Q5_1: ggml's f(q)·d + m is MLX's formula itself.
 bool unpack_q4_1(const std::uint8_t* b, const BlockOut& out) {
-  for (int j = 0; j < 16; ++j) {
-    out.q[j] = b[4 + j] & 15;
-    out.q[j + 16] = b[4 + j] >> 4;
-  }
+  four_bit_block(b + 4, out);
   out.scales[0] = load_half(b);
   out.biases[0] = load_half(b + 2);
   return true;
@@ -90,7 +109,9 @@ bool unpack_q5_1(const std::uint8_t* b, const BlockOut& out) {
 template <int kQs>
 bool unpack_q8(const std::uint8_t* b, const BlockOut& out) {
   const float d = load_half(b);
-  for (int j = 0; j < 32; ++j) out.q[j] = b[kQs + j] ^ 0x80;
+  if (out.words) {  // four values a word, byte i of a little-endian word value i
+    for (int k = 0; k < 8; ++k) out.words[k] = load_u32(b + kQs + 4 * k) ^ 0x80808080u;
+  }
   out.scales[0] = d;
   out.biases[0] = -128.0f * d;
   return true;
@@ -111,6 +132,14 @@ bool unpack_k(const std::uint8_t* b, const BlockOut& out) {
     out.scales[g] = d * static_cast<float>(sm.sc);
     out.biases[g] = -(dmin * static_cast<float>(sm.mn));
     // Group g: the low (even g) or high (odd g) nibbles of qs[32·(g/2) ..], fifth bit g of qh[l].
+    if (!kFifthBit) {  // Q4_K packs its own words (Row::packs)
+      if (out.words) {
+        for (int k = 0; k < 4; ++k) {
+          out.words[4 * g + k] = nibble_word(qs + 32 * (g / 2) + 8 * k, 4 * (g % 2));
+        }
+      }
+      continue;
+    }
     for (int l = 0; l < 32; ++l) {
       int q = (qs[32 * (g / 2) + l] >> (4 * (g % 2))) & 15;
       if (kFifthBit) q |= ((qh[l] >> g) & 1) << 4;
@@ -202,17 +231,18 @@ bool unpack_nvfp4(const std::uint8_t* b, const BlockOut& out) {
 struct Row {
   MlxBlockForm form;
   Unpack unpack;
+  bool packs = false;  // the unpacker writes BlockOut::words, not q
 };
 
 // In type id order (mlx_block_forms). Groups: ggml's scale span, at most MLX's largest (128).
 constexpr Row kRows[] = {
-    {{GGML_TYPE_Q4_0, MlxMode::kAffine, 4, 32}, unpack_q4_0},
-    {{GGML_TYPE_Q4_1, MlxMode::kAffine, 4, 32}, unpack_q4_1},
+    {{GGML_TYPE_Q4_0, MlxMode::kAffine, 4, 32}, unpack_q4_0, true},
+    {{GGML_TYPE_Q4_1, MlxMode::kAffine, 4, 32}, unpack_q4_1, true},
     {{GGML_TYPE_Q5_0, MlxMode::kAffine, 5, 32}, unpack_q5_0},
     {{GGML_TYPE_Q5_1, MlxMode::kAffine, 5, 32}, unpack_q5_1},
-    {{GGML_TYPE_Q8_0, MlxMode::kAffine, 8, 32}, unpack_q8<2>},
-    {{GGML_TYPE_Q8_1, MlxMode::kAffine, 8, 32}, unpack_q8<4>},
-    {{GGML_TYPE_Q4_K, MlxMode::kAffine, 4, 32}, unpack_k<false>},
+    {{GGML_TYPE_Q8_0, MlxMode::kAffine, 8, 32}, unpack_q8<2>, true},
+    {{GGML_TYPE_Q8_1, MlxMode::kAffine, 8, 32}, unpack_q8<4>, true},
+    {{GGML_TYPE_Q4_K, MlxMode::kAffine, 4, 32}, unpack_k<false>, true},
     {{GGML_TYPE_Q5_K, MlxMode::kAffine, 5, 32}, unpack_k<true>},
     {{GGML_TYPE_TQ1_0, MlxMode::kAffine, 2, 128}, unpack_tq1_0},
     {{GGML_TYPE_TQ2_0, MlxMode::kAffine, 2, 128}, unpack_tq2_0},
@@ -329,17 +359,19 @@ MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> bl
   require_size(out.scale_bytes.size(), affine ? 0 : groups, "scale_bytes");
 
   const std::size_t groups_per_block = traits->block_size / form.group_size;
+  const std::size_t words_per_block = traits->block_size / 32 * form.bits;
   std::array<std::uint8_t, 256> q{};
   BitWriter writer(out.weight.data(), form.bits);
   for (std::size_t b = 0; b < n_blocks; ++b) {
     const std::size_t g = b * groups_per_block;
-    const BlockOut block_out{q.data(), affine ? out.scales.data() + g : nullptr,
-                             affine ? out.biases.data() + g : nullptr,
-                             affine ? nullptr : out.scale_bytes.data() + g};
+    const BlockOut block_out{
+        row->packs ? nullptr : q.data(), affine ? out.scales.data() + g : nullptr,
+        affine ? out.biases.data() + g : nullptr, affine ? nullptr : out.scale_bytes.data() + g,
+        pack && row->packs ? out.weight.data() + b * words_per_block : nullptr};
     if (!row->unpack(blocks.data() + b * traits->type_size, block_out)) {
       return MlxRowStatus::kNoExactForm;
     }
-    if (pack) {
+    if (pack && !row->packs) {
       for (std::uint32_t e = 0; e < traits->block_size; ++e) writer.put(q[e]);
     }
   }
