@@ -421,8 +421,7 @@ std::string source_types(const GgufFile& file, const HfWeight& w) {
   tensors.insert(tensors.end(), w.parts.begin(), w.parts.end());
   std::vector<std::string> names;
   for (const std::size_t i : tensors) {
-    const TypeTraits* tr = type_traits(file.tensors[i].type);
-    std::string name = tr ? std::string(tr->name) : fmt::format("type {}", file.tensors[i].type);
+    std::string name = type_display_name(file.tensors[i].type);
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   return fmt::format("{}", fmt::join(names, "+"));
@@ -435,7 +434,7 @@ bool float_is_exact(const GgufFile& file, const HfWeight& w, ViewData dtype) {
   if (w.transform == HfTransform::kAddConstant || w.transform == HfTransform::kLogOfNegated) {
     return false;
   }
-  const GgmlType same = dtype == ViewData::kFloat16 ? GGML_TYPE_F16 : GGML_TYPE_BF16;
+  const std::uint32_t same = stored_type_of(dtype);
   return file.tensors[w.source].type == same &&
          std::all_of(w.parts.begin(), w.parts.end(),
                      [&](std::size_t i) { return file.tensors[i].type == same; });

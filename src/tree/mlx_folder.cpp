@@ -246,8 +246,9 @@ const MlxBlockForm* mlx_tensors(const GgufFile& file, const HfWeight& w, bool st
 
 void add_mlx_quantization(nlohmann::json& config, const std::vector<MlxModule>& modules) {
   // The default: the form most modules have (ties: the first in (mode, bits, group) order).
-  const auto key = [](const MlxBlockForm& f) { return std::tuple(f.mode, f.bits, f.group_size); };
-  std::map<std::tuple<MlxMode, std::uint32_t, std::uint32_t>, std::size_t> counts;
+  using Key = std::tuple<MlxMode, std::uint32_t, std::uint32_t>;
+  const auto key = [](const MlxBlockForm& f) { return Key(f.mode, f.bits, f.group_size); };
+  std::map<Key, std::size_t> counts;
   for (const MlxModule& m : modules) {
     if (m.form) ++counts[key(*m.form)];
   }
@@ -255,7 +256,7 @@ void add_mlx_quantization(nlohmann::json& config, const std::vector<MlxModule>& 
   const auto most =
       std::max_element(counts.begin(), counts.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
-  const auto entry = [](const std::tuple<MlxMode, std::uint32_t, std::uint32_t>& k) {
+  const auto entry = [](const Key& k) {
     return nlohmann::json{{"group_size", std::get<2>(k)},
                           {"bits", std::get<1>(k)},
                           {"mode", std::string(mlx_mode_name(std::get<0>(k)))}};
