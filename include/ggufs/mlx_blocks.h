@@ -102,8 +102,10 @@ enum class MlxRowStatus {
 /// Encodes one row: `blocks` holds the row's whole blocks of ggml type `type` as stored
 /// (little-endian; blocks.size() bytes, a multiple of the type's bytes per block), and `out` the
 /// spans of sizes mlx_weight_words and mlx_groups for ne0 = blocks.size() / type_size ×
-/// block_size; `out.weight` may be empty, and then only the scales (and biases) are written (a
-/// reader of those alone skips the packing). Writes no other memory and allocates nothing. Throws
+/// block_size. Either part may be left out: `out.weight` empty, only the scales (and biases) are
+/// written (a reader of those alone skips the packing); `out.scales`, `out.biases` and
+/// `out.scale_bytes` all empty, only the weight (the status is the same either way). Writes no
+/// other memory and allocates nothing. Throws
 /// std::invalid_argument when `type` has no MLX form, blocks.size() is not a whole number of
 /// blocks, or a span has another size.
 MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> blocks,

@@ -18,6 +18,10 @@
 #include "block_fields.h"
 #include "le_load.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace ggufs {
 
 namespace {
@@ -31,7 +35,8 @@ using kernels::load_u64;
 // rows marked `packs` write the block's packed words themselves (`words`, where not null: whole
 // words of the row's stream) and never `q`, a word at a time rather than a bit writer's value at
 // a time (the read path of mlx/ spent three quarters of its time packing Q4_K values one by one);
-// the others write `q`.
+// the others write `q`. The `packs` unpackers also take null `scales` and `biases` (a read of the
+// packed weight alone), the others always get them.
 struct BlockOut {
   std::uint8_t* q;
   float* scales;
@@ -41,6 +46,24 @@ struct BlockOut {
 };
 using Unpack = bool (*)(const std::uint8_t* block, const BlockOut& out);
 
+// Group g's affine scale and bias, where the reader wants them.
+void put_scale(const BlockOut& out, int g, float scale, float bias) {
+  if (out.scales) {
+    out.scales[g] = scale;
+    out.biases[g] = bias;
+  }
+}
+
+#if defined(__SSE2__)
+// The low nibbles (`high` false) or high ones of 16 bytes, each pair (2j, 2j + 1) as byte j's
+// low and high nibble, in the low byte of 16-bit lane j (the high byte zero), for packus.
+__m128i nibble_pairs(__m128i v, bool high) {
+  const __m128i nibbles = _mm_set1_epi8(0x0F);
+  if (high) v = _mm_srli_epi16(v, 4);
+  v = _mm_and_si128(v, nibbles);
+  return _mm_and_si128(_mm_or_si128(v, _mm_srli_epi16(v, 4)), _mm_set1_epi16(0x00FF));
+}
+#else
 // MLX's word of eight 4-bit values (value i at bits 4i): the low (`shift` 0) or high (4) nibbles
 // of bytes p[0..7], gathered pairwise in one 64-bit register.
 std::uint32_t nibble_word(const std::uint8_t* p, int shift) {
@@ -49,15 +72,38 @@ std::uint32_t nibble_word(const std::uint8_t* p, int shift) {
   x = (x | x >> 8) & 0x0000FFFF0000FFFFULL;
   return static_cast<std::uint32_t>(x | x >> 16);
 }
+#endif
+
+// The words of kBytes (16 or 32) bytes of 4-bit pairs: kBytes / 8 words of their low nibbles,
+// then kBytes / 8 of their high ones (MLX's word: value i at bits 4i); with SSE2 (x86-64's
+// baseline, so no dispatch), 16 bytes a register, the pairs joined by packus; elsewhere
+// nibble_word, a word at a time.
+template <int kBytes>
+void nibble_words(const std::uint8_t* p, std::uint32_t* words) {
+#if defined(__SSE2__)
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (kBytes == 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(words),
+                     _mm_packus_epi16(nibble_pairs(a, false), nibble_pairs(a, true)));
+  } else {
+    static_assert(kBytes == 32);
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(words),
+                     _mm_packus_epi16(nibble_pairs(a, false), nibble_pairs(b, false)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(words + 4),
+                     _mm_packus_epi16(nibble_pairs(a, true), nibble_pairs(b, true)));
+  }
+#else
+  for (int k = 0; k < kBytes / 8; ++k) {
+    words[k] = nibble_word(p + 8 * k, 0);
+    words[kBytes / 8 + k] = nibble_word(p + 8 * k, 4);
+  }
+#endif
+}
 
 // Q4_0 and Q4_1's 16 bytes of quants: elements 0–15 their low nibbles, 16–31 their high ones.
 void four_bit_block(const std::uint8_t* qs, const BlockOut& out) {
-  if (out.words) {
-    out.words[0] = nibble_word(qs, 0);
-    out.words[1] = nibble_word(qs + 8, 0);
-    out.words[2] = nibble_word(qs, 4);
-    out.words[3] = nibble_word(qs + 8, 4);
-  }
+  if (out.words) nibble_words<16>(qs, out.words);
 }
 
 // Q4_0, Q5_0: ggml's f(q − 8)·d and f(q − 16)·d equal d·q + (−8d), d·q + (−16d): d·q and the
@@ -66,8 +112,7 @@ void four_bit_block(const std::uint8_t* qs, const BlockOut& out) {
 bool unpack_q4_0(const std::uint8_t* b, const BlockOut& out) {
   const float d = load_half(b);
   four_bit_block(b + 2, out);
-  out.scales[0] = d;
-  out.biases[0] = -8.0f * d;
+  put_scale(out, 0, d, -8.0f * d);
   return true;
 }
 
@@ -91,8 +136,7 @@ bool unpack_q5_0(const std::uint8_t* b, const BlockOut& out) {
 // Q4_1, Q5_1: ggml's f(q)·d + m is MLX's formula itself.
 bool unpack_q4_1(const std::uint8_t* b, const BlockOut& out) {
   four_bit_block(b + 4, out);
-  out.scales[0] = load_half(b);
-  out.biases[0] = load_half(b + 2);
+  if (out.scales) put_scale(out, 0, load_half(b), load_half(b + 2));
   return true;
 }
 
@@ -112,8 +156,7 @@ bool unpack_q8(const std::uint8_t* b, const BlockOut& out) {
   if (out.words) {  // four values a word, byte i of a little-endian word value i
     for (int k = 0; k < 8; ++k) out.words[k] = load_u32(b + kQs + 4 * k) ^ 0x80808080u;
   }
-  out.scales[0] = d;
-  out.biases[0] = -128.0f * d;
+  put_scale(out, 0, d, -128.0f * d);
   return true;
 }
 
@@ -127,22 +170,24 @@ bool unpack_k(const std::uint8_t* b, const BlockOut& out) {
   const std::uint8_t* scales = b + 4;
   const std::uint8_t* qh = b + 16;
   const std::uint8_t* qs = kFifthBit ? b + 48 : b + 16;
-  for (int g = 0; g < 8; ++g) {
-    const kernels::ScaleMin sm = kernels::scale_min_k4(scales, g);
-    out.scales[g] = d * static_cast<float>(sm.sc);
-    out.biases[g] = -(dmin * static_cast<float>(sm.mn));
-    // Group g: the low (even g) or high (odd g) nibbles of qs[32·(g/2) ..], fifth bit g of qh[l].
-    if (!kFifthBit) {  // Q4_K packs its own words (Row::packs)
-      if (out.words) {
-        for (int k = 0; k < 4; ++k) {
-          out.words[4 * g + k] = nibble_word(qs + 32 * (g / 2) + 8 * k, 4 * (g % 2));
-        }
-      }
-      continue;
+  if (out.scales) {
+    for (int g = 0; g < 8; ++g) {
+      const kernels::ScaleMin sm = kernels::scale_min_k4(scales, g);
+      put_scale(out, g, d * static_cast<float>(sm.sc), -(dmin * static_cast<float>(sm.mn)));
     }
+  }
+  // Groups 2h and 2h + 1: the low and high nibbles of qs[32h ..], fifth bits 2h and 2h + 1 of
+  // qh[l].
+  if (!kFifthBit) {  // Q4_K packs its own words (Row::packs)
+    if (out.words) {
+      for (int h = 0; h < 4; ++h) nibble_words<32>(qs + 32 * h, out.words + 8 * h);
+    }
+    return true;
+  }
+  for (int g = 0; g < 8; ++g) {
     for (int l = 0; l < 32; ++l) {
       int q = (qs[32 * (g / 2) + l] >> (4 * (g % 2))) & 15;
-      if (kFifthBit) q |= ((qh[l] >> g) & 1) << 4;
+      q |= ((qh[l] >> g) & 1) << 4;
       out.q[32 * g + l] = static_cast<std::uint8_t>(q);
     }
   }
@@ -353,20 +398,38 @@ MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> bl
   const std::size_t groups = mlx_groups(form, ne0);
   const bool affine = form.mode == MlxMode::kAffine;
   const bool pack = !out.weight.empty();  // empty: the scales (and biases) alone
+  // All three empty: the packed weight alone.
+  const bool keep_scales = !out.scales.empty() || !out.biases.empty() || !out.scale_bytes.empty();
   if (pack) require_size(out.weight.size(), mlx_weight_words(form, ne0), "weight");
-  require_size(out.scales.size(), affine ? groups : 0, "scales");
-  require_size(out.biases.size(), affine ? groups : 0, "biases");
-  require_size(out.scale_bytes.size(), affine ? 0 : groups, "scale_bytes");
+  if (keep_scales || !pack) {
+    require_size(out.scales.size(), affine ? groups : 0, "scales");
+    require_size(out.biases.size(), affine ? groups : 0, "biases");
+    require_size(out.scale_bytes.size(), affine ? 0 : groups, "scale_bytes");
+  }
 
   const std::size_t groups_per_block = traits->block_size / form.group_size;
   const std::size_t words_per_block = traits->block_size / 32 * form.bits;
   std::array<std::uint8_t, 256> q{};
+  // Where the scales are not kept, the unpackers that always write them write here (at most 8
+  // groups a block: Q5_K's).
+  std::array<float, 8> spare_scales{}, spare_biases{};
+  std::array<std::uint8_t, 8> spare_scale_bytes{};
+  if (groups_per_block > spare_scales.size()) {
+    throw std::invalid_argument("encode_mlx_row: more groups a block than the spare scales hold");
+  }
   BitWriter writer(out.weight.data(), form.bits);
   for (std::size_t b = 0; b < n_blocks; ++b) {
     const std::size_t g = b * groups_per_block;
+    float* scales = keep_scales  ? out.scales.data() + g
+                    : row->packs ? nullptr
+                                 : spare_scales.data();
+    float* biases = keep_scales  ? out.biases.data() + g
+                    : row->packs ? nullptr
+                                 : spare_biases.data();
+    std::uint8_t* scale_bytes = keep_scales ? out.scale_bytes.data() + g : spare_scale_bytes.data();
     const BlockOut block_out{
-        row->packs ? nullptr : q.data(), affine ? out.scales.data() + g : nullptr,
-        affine ? out.biases.data() + g : nullptr, affine ? nullptr : out.scale_bytes.data() + g,
+        row->packs ? nullptr : q.data(), affine ? scales : nullptr, affine ? biases : nullptr,
+        affine ? nullptr : scale_bytes,
         pack && row->packs ? out.weight.data() + b * words_per_block : nullptr};
     if (!row->unpack(blocks.data() + b * traits->type_size, block_out)) {
       return MlxRowStatus::kNoExactForm;

@@ -434,9 +434,10 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
     for (std::uint64_t r = r0; r < r1; ++r) {
       const std::span<const std::uint8_t> blocks(raw.data() + (source_row(r) - lo) * raw_bytes,
                                                  static_cast<std::size_t>(raw_bytes));
-      const bool packed = p.kind == Piece::Kind::kMlxWeight;
-      const MlxRow row{packed ? std::span(weight) : std::span<std::uint32_t>(), scales, biases,
-                       scale_bytes};
+      // The piece's part alone (a requantized row needs its scales to pack its words).
+      const MlxRow row = p.kind != Piece::Kind::kMlxWeight ? MlxRow{{}, scales, biases, scale_bytes}
+                         : p.mlx_bits ? MlxRow{weight, scales, biases, scale_bytes}
+                                      : MlxRow{weight, {}, {}, {}};
       if (p.mlx_bits) {
         tr.to_float(blocks.data(), values.data(), ne0 / tr.block_size);
         if (quantize_mlx_row(values, form, row) != MlxRowStatus::kOk) {

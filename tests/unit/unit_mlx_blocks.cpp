@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -92,8 +93,28 @@ Encoded encode(const TypeTraits& t, const std::uint8_t* bytes, std::size_t n_blo
   e.scales.resize(affine ? ne0 / form.group_size : 0);
   e.biases.resize(e.scales.size());
   e.scale_bytes.resize(affine ? 0 : ne0 / form.group_size);
-  e.status = encode_mlx_row(t.id, {bytes, n_blocks * t.type_size},
-                            {e.weight, e.scales, e.biases, e.scale_bytes});
+  const std::span<const std::uint8_t> blocks(bytes, n_blocks * t.type_size);
+  e.status = encode_mlx_row(t.id, blocks, {e.weight, e.scales, e.biases, e.scale_bytes});
+  // The same row encoded in parts, as mlx/'s read path asks for it (one file's part at a time):
+  // the weight alone, then the scales alone (into outputs filled with other bits), give the same
+  // status and, where it is kOk, the same bits as the whole encode, which the callers check
+  // against ggml.
+  std::vector<std::uint32_t> weight(e.weight.size(), 0xeeeeeeeeu);
+  std::vector<float> scales(e.scales.size(), -1.0f), biases(e.biases.size(), -1.0f);
+  std::vector<std::uint8_t> scale_bytes(e.scale_bytes.size(), 0xee);
+  EXPECT_EQ(encode_mlx_row(t.id, blocks, {weight, {}, {}, {}}), e.status) << t.name;
+  EXPECT_EQ(encode_mlx_row(t.id, blocks, {{}, scales, biases, scale_bytes}), e.status) << t.name;
+  if (e.status == MlxRowStatus::kOk) {
+    const auto bits = [](const std::vector<float>& v) {
+      std::vector<std::uint32_t> b;
+      for (const float x : v) b.push_back(std::bit_cast<std::uint32_t>(x));
+      return b;
+    };
+    EXPECT_EQ(weight, e.weight) << t.name << ": the weight alone";
+    EXPECT_EQ(bits(scales), bits(e.scales)) << t.name << ": the scales alone";
+    EXPECT_EQ(bits(biases), bits(e.biases)) << t.name << ": the biases alone";
+    EXPECT_EQ(scale_bytes, e.scale_bytes) << t.name << ": the scale bytes alone";
+  }
   return e;
 }
 
