@@ -117,6 +117,18 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   fuse_reply_attr(req, &st, kForever);
 }
 
+// Whether the daemon computes some of node n's bytes (a decoded view; a whole-model file with a
+// decoded piece), rather than passing on a file's bytes as they are (raw/, model.gguf).
+bool computed(const Node& n) {
+  if (n.kind == NodeKind::kDecoded) return true;
+  return n.kind == NodeKind::kComposite &&
+         std::any_of(n.pieces.begin(), n.pieces.end(), [](const Piece& p) {
+           return p.kind != Piece::Kind::kText && p.kind != Piece::Kind::kZeros &&
+                  p.kind != Piece::Kind::kSource &&
+                  !(p.kind == Piece::Kind::kTensor && p.data == ViewData::kStored);
+         });
+}
+
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const MountContext& c = ctx(req);
   const Library::Found f = c.library.find(ino);
@@ -128,6 +140,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const std::string path =
       log_enabled(LogLevel::kInfo) && n->kind != NodeKind::kText ? c.library.path_of(ino) : "";
   const bool passed = passthrough_open(req, ino, f.model ? f.model->whole_file_fd(*n) : -1, fi);
+  // -o direct_io: files whose bytes the daemon computes skip the page cache, each read() a
+  // request of its own (direct_io_init). raw/, model.gguf, metadata and passthrough opens keep
+  // it: their bytes are the file's, and llama.cpp maps model.gguf shared.
+  if (c.direct_io && !passed && computed(*n)) fi->direct_io = 1;
   try {
     if (!path.empty()) {
       // The path, not the name: raw/ and f32/ hold files of the same name, and so do the models
@@ -299,6 +315,31 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   reply_xattr_value(req, names, size);
 }
 
+// -o direct_io. A read() of a direct-I/O file reaches the daemon as requests of max_read,
+// several in flight when the kernel may send them asynchronously (FUSE_CAP_ASYNC_DIO, which
+// libfuse asks for by default), written by the daemon straight into the reader's buffer: no page
+// cache to allocate and fill, one copy fewer. A shared mmap of such a file needs
+// FUSE_DIRECT_IO_ALLOW_MMAP (Linux 6.6, libfuse 3.16); without it the kernel refuses it with
+// ENODEV (fs/fuse/file.c, fuse_file_mmap), which the log says once.
+void direct_io_init(fuse_conn_info* conn) {
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+  if (conn->capable & FUSE_CAP_DIRECT_IO_ALLOW_MMAP) {
+    conn->want |= FUSE_CAP_DIRECT_IO_ALLOW_MMAP;
+    return;
+  }
+  const std::string why = "the kernel lacks FUSE_DIRECT_IO_ALLOW_MMAP (Linux 6.6)";
+#else
+  static_cast<void>(conn);
+  const std::string why =
+      fmt::format("libfuse {}.{} cannot ask for FUSE_DIRECT_IO_ALLOW_MMAP (3.16)",
+                  FUSE_MAJOR_VERSION, FUSE_MINOR_VERSION);
+#endif
+  log_message(LogLevel::kWarning,
+              fmt::format("-o direct_io: a shared mmap of a decoded or whole-model file fails "
+                          "with ENODEV: {}; read() and private maps work",
+                          why));
+}
+
 void op_init(void* userdata, fuse_conn_info* conn) {
   // Splice raw/ replies (see op_read). Requests of at most max_read (1008 KiB by default; the
   // read-ahead window ggufs sets is four of them).
@@ -313,6 +354,7 @@ void op_init(void* userdata, fuse_conn_info* conn) {
                             effective, max_read, FUSE_MAJOR_VERSION, FUSE_MINOR_VERSION));
   }
   passthrough_init(conn);
+  if (static_cast<const MountContext*>(userdata)->direct_io) direct_io_init(conn);
 }
 
 // Every request handler runs inside Guard<handler>::run: an exception it lets out (an

@@ -25,6 +25,9 @@ struct MountContext {
   /// The largest read request (bytes; -o max_read, Config::max_read), also passed to libfuse
   /// as the max_read mount option.
   unsigned max_read = kDefaultMaxRead;
+  /// -o direct_io (Config::direct_io): decoded and whole-model files opened with
+  /// FOPEN_DIRECT_IO, so reads bypass the FUSE page cache.
+  bool direct_io = false;
 };
 
 /// The table of request handlers (lookup, getattr, open, read, release, opendir, readdir,

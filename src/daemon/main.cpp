@@ -457,7 +457,7 @@ int mount_file(fuse_args& args, const Config& conf) {
   }
   const uid_t uid = conf.uid >= 0 ? static_cast<uid_t>(conf.uid) : ::getuid();
   const gid_t gid = conf.gid >= 0 ? static_cast<gid_t>(conf.gid) : ::getgid();
-  MountContext mctx{*library, uid, gid, nullptr, conf.max_read};
+  MountContext mctx{*library, uid, gid, nullptr, conf.max_read, conf.direct_io != 0};
 
   fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=ggufs");
   fuse_opt_add_arg(&args, fmt::format("-omax_read={}", conf.max_read).c_str());

@@ -42,6 +42,10 @@ constexpr const char* kUsage =
     "                      above 1 MiB with libfuse 3.17 where fs.fuse.max_pages_limit allows\n"
     "     read_ahead_kb=N  kernel read-ahead of the mount in KiB (default four requests of\n"
     "                      max_read: 4032; 0 keeps the kernel's default; needs root)\n"
+    "     direct_io        decoded and whole-model files (f32/, npy/, f16/, model.safetensors,\n"
+    "                      hf/, mlx/) skip the page cache: each read decodes into the reader's\n"
+    "                      buffer, faster for read() clients, repeat reads decode again; a shared\n"
+    "                      mmap of them needs Linux 6.6 and libfuse 3.16 (else ENODEV)\n"
     "     force            clear a stale mount at MOUNTPOINT first (one whose daemon was\n"
     "                      killed: \"Transport endpoint is not connected\") with\n"
     "                      fusermount3 -uz; without it ggufs prints that command and exits 4\n"
@@ -118,6 +122,7 @@ const fuse_opt kOptions[] = {
     {"hf_max_shard_size=%s", offsetof(Config, hf_max_shard_size), 0},
     {"mlx_dtype=%s", offsetof(Config, mlx_dtype), 0},
     {"mlx_requantize=%u", offsetof(Config, mlx_requantize), 0},
+    {"direct_io", offsetof(Config, direct_io), 1},
     FUSE_OPT_END,
 };
 

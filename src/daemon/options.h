@@ -56,6 +56,7 @@ struct Config {
   char* hf_max_shard_size = nullptr;  ///< -o hf_max_shard_size=N[KB|MB|GB|TB] (malloc)
   char* mlx_dtype = nullptr;          ///< -o mlx_dtype=f32|f16|bf16 (malloc)
   unsigned mlx_requantize = 0;        ///< -o mlx_requantize=4|6|8 (0: not given)
+  int direct_io = 0;  ///< -o direct_io: decoded and whole-model files bypass the page cache
 };
 
 /// Parses ggufs's own options out of `args` into `conf`, leaving the FUSE ones in `args`.

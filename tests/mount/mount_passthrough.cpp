@@ -1,6 +1,7 @@
 // FUSE passthrough through a real mount: model.gguf of a single-file model, alone or in a
 // library, is opened with its file as the backing file, so the kernel reads it and maps it
 // without ggufs; every other file (a split model's model.gguf, raw/) is still served by ggufs.
+// And -o direct_io: decoded and whole-model files are served by ggufs around the page cache.
 //
 // How a test knows which path served a read: the page cache. A read that ggufs serves fills the
 // page cache of the file under the mount (ggufs opens files with keep_cache); a passthrough read
@@ -250,6 +251,92 @@ TEST(MountPassthrough, SplitModelGgufIsServedByGgufs) {
   }
   expect_served_by_ggufs(f.fd, "a split model's model.gguf");
   EXPECT_EQ(mapped_sha256(f.fd), sha256_hex(got.data(), got.size()));
+}
+
+// -o direct_io, on ggml's Q4_K conformance file: f32/, npy/ and model.safetensors are read
+// around the page cache (none of their pages cached after a whole read), f32/ and npy/ with
+// ggml's reference values; raw/ keeps the page cache, as does f32/ without the option, and
+// model.gguf maps shared as it is. A
+// private map works; a shared one where ggufs can ask for FUSE_DIRECT_IO_ALLOW_MMAP (libfuse 3.16
+// at build, Linux 6.6), and fails with ENODEV elsewhere (fs/fuse/file.c, fuse_file_mmap).
+TEST(MountDirectIo, DecodedFilesSkipThePageCache) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_TESTDATA(data);
+  const fs::path conf = data / "conformance";
+  const auto manifest = read_json(conf / "manifest.json");
+  const auto q4_k = std::find_if(manifest["files"].begin(), manifest["files"].end(),
+                                 [](const auto& f) { return f["type"] == "Q4_K"; });
+  ASSERT_NE(q4_k, manifest["files"].end());
+  const auto& tensor = (*q4_k)["tensors"][0];
+  const std::string name = tensor["name"];
+  const std::vector<std::uint8_t> ref = read_file(conf / tensor["ref"].get<std::string>());
+  const fs::path file = conf / (*q4_k)["file"].get<std::string>();
+
+  const Mount buffered(file);
+  ASSERT_TRUE(buffered.mounted()) << buffered.output();
+  {
+    const Fd f(buffered / ("f32/" + name));
+    ASSERT_GE(f.fd, 0) << std::strerror(errno);
+    EXPECT_EQ(read_all(f.fd), ref);
+    expect_served_by_ggufs(f.fd, "f32/ without -o direct_io");
+  }
+
+  const Mount m(file, "-o direct_io");
+  ASSERT_TRUE(m.mounted()) << m.output();
+  // npy/: a header, then the float32 values (ends_with: the header is render.h's own, checked
+  // against numpy elsewhere).
+  for (const auto& [path, values] :
+       {std::pair{"f32/" + name, true}, std::pair{"npy/" + name + ".npy", true},
+        std::pair{std::string("model.safetensors"), false}}) {
+    const Fd f(m / path);
+    ASSERT_GE(f.fd, 0) << path << ": " << std::strerror(errno);
+    const std::vector<std::uint8_t> got = read_all(f.fd);
+    EXPECT_EQ(got.size(), fs::file_size(m / path)) << path;
+    if (values) {
+      EXPECT_GE(got.size(), ref.size()) << path;
+      EXPECT_TRUE(got.size() >= ref.size() &&
+                  std::equal(ref.begin(), ref.end(), got.end() - static_cast<long>(ref.size())))
+          << path << " does not end with ggml's values";
+    }
+    const std::optional<std::uint64_t> pages = cached_pages(f.fd);
+    if (!pages) GTEST_SKIP() << "no cachestat(2) (Linux 6.5): cannot tell who served reads";
+    EXPECT_EQ(*pages, 0u) << path << " was read through the page cache";
+  }
+  {
+    const Fd f(m / ("raw/" + name));
+    ASSERT_GE(f.fd, 0) << std::strerror(errno);
+    EXPECT_EQ(read_all(f.fd).size(), tensor["nbytes"].get<std::size_t>());
+    expect_served_by_ggufs(f.fd, "raw/ with -o direct_io");
+  }
+
+  {
+    // model.gguf is the file's own bytes: not direct I/O, so llama.cpp's shared map works.
+    const Fd f(m / "model.gguf");
+    ASSERT_GE(f.fd, 0) << std::strerror(errno);
+    EXPECT_EQ(mapped_sha256(f.fd), sha256_of(file)) << "model.gguf with -o direct_io";
+  }
+
+  const Fd f(m / ("f32/" + name));
+  ASSERT_GE(f.fd, 0) << std::strerror(errno);
+  for (const int flags : {MAP_PRIVATE, MAP_SHARED}) {
+    void* p = ::mmap(nullptr, ref.size(), PROT_READ, flags, f.fd, 0);
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+    const bool shared_allowed = kernel_release() >= 606;
+#else
+    const bool shared_allowed = false;
+#endif
+    if (flags == MAP_SHARED && !shared_allowed) {
+      EXPECT_EQ(p, MAP_FAILED) << "a shared map without FUSE_DIRECT_IO_ALLOW_MMAP";
+      EXPECT_EQ(errno, ENODEV);
+      if (p != MAP_FAILED) ::munmap(p, ref.size());
+      continue;
+    }
+    ASSERT_NE(p, MAP_FAILED) << (flags == MAP_SHARED ? "shared" : "private")
+                             << " map: " << std::strerror(errno);
+    EXPECT_EQ(std::memcmp(p, ref.data(), ref.size()), 0)
+        << (flags == MAP_SHARED ? "shared" : "private") << " map";
+    ::munmap(p, ref.size());
+  }
 }
 
 }  // namespace

@@ -53,7 +53,9 @@ struct Expected {
 
 class Stress {
  public:
-  explicit Stress(const std::vector<Expected>& files) : files_(files) {}
+  /// `map_flags`: how the mapping threads map files (MAP_SHARED, as numpy and safetensors do).
+  explicit Stress(const std::vector<Expected>& files, int map_flags = MAP_SHARED)
+      : files_(files), map_flags_(map_flags) {}
 
   void run(int seconds) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -99,7 +101,7 @@ class Stress {
     if (f.bytes.empty()) return;
     const int fd = ::open(f.path.c_str(), O_RDONLY);
     if (fd < 0) return fail(f.path.string() + ": open: " + std::strerror(errno));
-    void* p = ::mmap(nullptr, f.bytes.size(), PROT_READ, MAP_SHARED, fd, 0);
+    void* p = ::mmap(nullptr, f.bytes.size(), PROT_READ, map_flags_, fd, 0);
     if (p == MAP_FAILED) {
       ::close(fd);
       return fail(f.path.string() + ": mmap: " + std::strerror(errno));
@@ -161,15 +163,16 @@ class Stress {
   }
 
   const std::vector<Expected>& files_;
+  const int map_flags_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> reads_{0}, bytes_{0}, mmaps_{0};
   std::mutex mu_;
   std::string failure_;
 };
 
-void run_stress(const std::vector<Expected>& files) {
+void run_stress(const std::vector<Expected>& files, int map_flags = MAP_SHARED) {
   ASSERT_FALSE(files.empty());
-  Stress s(files);
+  Stress s(files, map_flags);
   const int seconds = stress_seconds();
   s.run(seconds);
   EXPECT_EQ(s.failure(), "");
@@ -238,13 +241,13 @@ TEST(MountStress, SixteenReadersOnOurWritersFile) {
   run_stress(files);
 }
 
-TEST(MountStress, SixteenReadersOnTheConformanceFiles) {
-  GGUFS_REQUIRE_FUSE();
-  GGUFS_REQUIRE_TESTDATA(dir);
-  const auto conf = dir / "conformance";
+// Mounts (with `options`) 13 of ggml's conformance files under `conf`, and lists their raw/,
+// f32/ and npy/ files with the bytes each must hold: raw/ the manifest's range of the file,
+// f32/ ggml's reference output, npy/ a header and that output.
+void add_conformance_files(const std::filesystem::path& conf, const std::string& options,
+                           std::vector<std::unique_ptr<Mount>>& mounts,
+                           std::vector<Expected>& files) {
   const auto manifest = read_json(conf / "manifest.json");
-  std::vector<std::unique_ptr<Mount>> mounts;
-  std::vector<Expected> files;
   for (const auto& mf : manifest["files"]) {
     const std::string type = mf["type"];
     if (type != "F16" && type != "Q4_0" && type != "Q5_1" && type != "Q3_K" && type != "Q4_K" &&
@@ -253,7 +256,7 @@ TEST(MountStress, SixteenReadersOnTheConformanceFiles) {
       continue;
     }
     const auto gguf = read_file(conf / mf["file"].get<std::string>());
-    mounts.push_back(std::make_unique<Mount>(conf / mf["file"].get<std::string>()));
+    mounts.push_back(std::make_unique<Mount>(conf / mf["file"].get<std::string>(), options));
     const Mount& m = *mounts.back();
     ASSERT_TRUE(m.mounted()) << m.output();
     for (const auto& mt : mf["tensors"]) {
@@ -274,7 +277,32 @@ TEST(MountStress, SixteenReadersOnTheConformanceFiles) {
     }
   }
   EXPECT_EQ(mounts.size(), 13u);
-  run_stress(files);
+}
+
+// The stress of the conformance files mounted with `options`, the mapping threads mapping with
+// `map_flags`.
+void stress_conformance_files(const std::filesystem::path& data, const std::string& options,
+                              int map_flags) {
+  std::vector<std::unique_ptr<Mount>> mounts;
+  std::vector<Expected> files;
+  add_conformance_files(data / "conformance", options, mounts, files);
+  if (::testing::Test::HasFatalFailure()) return;
+  run_stress(files, map_flags);
+}
+
+TEST(MountStress, SixteenReadersOnTheConformanceFiles) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_TESTDATA(dir);
+  stress_conformance_files(dir, "", MAP_SHARED);
+}
+
+// The same with -o direct_io: f32/ and npy/ reads go around the page cache, each a request of
+// its own, so 16 readers keep the daemon's threads answering at once. Private maps (a shared one
+// of a direct-I/O file needs FUSE_DIRECT_IO_ALLOW_MMAP, which libfuse 3.14 cannot ask for).
+TEST(MountStress, SixteenReadersWithDirectIo) {
+  GGUFS_REQUIRE_FUSE();
+  GGUFS_REQUIRE_TESTDATA(dir);
+  stress_conformance_files(dir, "-o direct_io", MAP_PRIVATE);
 }
 
 }  // namespace
