@@ -188,9 +188,15 @@ def served_weights(folder):
     return weights
 
 
-def test_weights_are_ggml_values(model, mount):
+# -o direct_io: the same bytes read around the page cache (mx.load reads with pread).
+MOUNT_OPTIONS = pytest.mark.parametrize("options", [(), ("-o", "direct_io")],
+                                        ids=["page-cache", "direct-io"])
+
+
+@MOUNT_OPTIONS
+def test_weights_are_ggml_values(model, mount, options):
     _, path, expected = model
-    m = mount(path)
+    m = mount(path, *options)
     folder = m / "mlx"
     config = json.loads((folder / "config.json").read_text())
     quantization = config["quantization"]
@@ -249,10 +255,11 @@ def test_mlx_lm_loads_and_generates_as_on_hf(model, mount):
     assert tokens == greedy(fmodel)
 
 
-def test_generate_command_from_the_mount(mount, testdata, tmp_path):
+@MOUNT_OPTIONS
+def test_generate_command_from_the_mount(mount, testdata, tmp_path, options):
     path = tmp_path / "tiny-llama-q4_0.gguf"
     write_model(path, MODELS["q4_0"], testdata / "real" / "ggml-vocab-llama-spm.gguf", seed=1)
-    m = mount(path)
+    m = mount(path, *options)
     run = subprocess.run([sys.executable, "-m", "mlx_lm", "generate", "--model", str(m / "mlx"),
                           "--prompt", "Hello", "--max-tokens", "5"],
                          capture_output=True, text=True, timeout=300, check=False)
