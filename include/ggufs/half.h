@@ -2,6 +2,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 namespace ggufs {
@@ -34,6 +35,12 @@ std::uint16_t float_to_half(float f);
 /// halffloat.c): float_to_half, except that a NaN keeps its top ten payload bits as they are
 /// (0x7c00 + payload, or 0x7c01 when those are zero) instead of being quieted. The f16/ view.
 std::uint16_t float_to_half_as_numpy(float f);
+
+/// float_to_half_as_numpy of each of in[0..n) into out[0..n): eight at a time with F16C's
+/// vcvtps2ph (round to nearest even, as IEEE 754 and NumPy round) where active_isa() is AVX2 or
+/// above, the eight taken one by one where one of them is a NaN (F16C quiets a NaN, NumPy keeps
+/// its payload). The f16/ view's conversion.
+void floats_to_halves_as_numpy(const float* in, std::size_t n, std::uint16_t* out);
 
 /// Float → bfloat16 as torch.Tensor.to(torch.bfloat16) converts (round_to_nearest_even in
 /// c10/util/BFloat16.h): the upper 16 bits, rounded to nearest even on the lower 16; any NaN

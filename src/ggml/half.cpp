@@ -3,6 +3,9 @@
 #include <bit>
 #include <cstdint>
 
+#include "ggufs/ggml_type.h"
+#include "kernels_x86.h"
+
 namespace ggufs {
 
 namespace {
@@ -51,6 +54,14 @@ std::uint16_t float_to_half_as_numpy(float f) {
   auto h = static_cast<std::uint16_t>(0x7c00u + ((x & 0x7fffffu) >> 13));
   if (h == 0x7c00u) ++h;  // a NaN must keep a payload bit
   return static_cast<std::uint16_t>(((x >> 16) & 0x8000u) | h);
+}
+
+void floats_to_halves_as_numpy(const float* in, std::size_t n, std::uint16_t* out) {
+#if GGUFS_X86_KERNELS
+  static const bool f16c = active_isa() == Isa::kAvx2 || active_isa() == Isa::kAvx512;
+  if (f16c) return kernels::avx2::floats_to_halves_as_numpy(in, n, out);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = float_to_half_as_numpy(in[i]);
 }
 
 }  // namespace ggufs

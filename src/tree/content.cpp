@@ -49,7 +49,7 @@ void add_to(float* values, std::uint64_t n, float add, bool log_negated) {
 // views say (tree.h, ViewData).
 void to_halves(ViewData d, const float* in, std::size_t n, std::uint16_t* out) {
   if (d == ViewData::kFloat16) {
-    for (std::size_t e = 0; e < n; ++e) out[e] = float_to_half_as_numpy(in[e]);
+    floats_to_halves_as_numpy(in, n, out);
   } else {
     for (std::size_t e = 0; e < n; ++e) out[e] = float_to_bf16_as_torch(in[e]);
   }

@@ -255,8 +255,8 @@ TEST(MountPassthrough, SplitModelGgufIsServedByGgufs) {
 
 // -o direct_io, on ggml's Q4_K conformance file: f32/, npy/ and model.safetensors are read
 // around the page cache (none of their pages cached after a whole read), f32/ and npy/ with
-// ggml's reference values; raw/ keeps the page cache, as does f32/ without the option, and
-// model.gguf maps shared as it is. A
+// ggml's reference values, and st_blksize says 1 MiB (cat's reads); raw/ keeps the page cache,
+// as does f32/ without the option, and model.gguf maps shared as it is. A
 // private map works; a shared one where ggufs can ask for FUSE_DIRECT_IO_ALLOW_MMAP (libfuse 3.16
 // at build, Linux 6.6), and fails with ENODEV elsewhere (fs/fuse/file.c, fuse_file_mmap).
 TEST(MountDirectIo, DecodedFilesSkipThePageCache) {
@@ -278,6 +278,9 @@ TEST(MountDirectIo, DecodedFilesSkipThePageCache) {
     const Fd f(buffered / ("f32/" + name));
     ASSERT_GE(f.fd, 0) << std::strerror(errno);
     EXPECT_EQ(read_all(f.fd), ref);
+    struct stat st {};
+    ASSERT_EQ(::fstat(f.fd, &st), 0);
+    EXPECT_EQ(st.st_blksize, 4096) << "f32/ without -o direct_io";
     expect_served_by_ggufs(f.fd, "f32/ without -o direct_io");
   }
 
@@ -298,6 +301,10 @@ TEST(MountDirectIo, DecodedFilesSkipThePageCache) {
                   std::equal(ref.begin(), ref.end(), got.end() - static_cast<long>(ref.size())))
           << path << " does not end with ggml's values";
     }
+    // cat and cp read st_blksize at a time (coreutils' io_blksize): a full request.
+    struct stat st {};
+    ASSERT_EQ(::fstat(f.fd, &st), 0) << path;
+    EXPECT_EQ(st.st_blksize, 1 << 20) << path;
     const std::optional<std::uint64_t> pages = cached_pages(f.fd);
     if (!pages) GTEST_SKIP() << "no cachestat(2) (Linux 6.5): cannot tell who served reads";
     EXPECT_EQ(*pages, 0u) << path << " was read through the page cache";

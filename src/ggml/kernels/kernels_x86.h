@@ -82,6 +82,8 @@ GGUFS_SSE41_DECODERS(GGUFS_DECLARE_DECODER)
 
 namespace ggufs::kernels::avx2 {
 GGUFS_AVX2_DECODERS(GGUFS_DECLARE_DECODER)
+/// floats_to_halves_as_numpy (ggufs/half.h) with F16C.
+void floats_to_halves_as_numpy(const float* in, std::size_t n, std::uint16_t* out);
 }  // namespace ggufs::kernels::avx2
 
 namespace ggufs::kernels::avx512 {

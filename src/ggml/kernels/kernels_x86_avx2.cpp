@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ggufs/ggml_tables.h"
+#include "ggufs/half.h"
 #include "ggufs/kernels.h"
 #include "iquant_grids.h"
 #include "kernels_x86.h"
@@ -614,6 +615,26 @@ TARGET void dequantize_iq1_s(const std::uint8_t* src, float* dst, std::size_t n_
 
 TARGET void dequantize_iq1_m(const std::uint8_t* src, float* dst, std::size_t n_blocks) {
   iquant::decode_iq1_m<Avx2Groups>(src, dst, n_blocks);
+}
+
+// --- float → half, the f16/ view (ggufs/half.h) -------------------------------------------------
+
+TARGET void floats_to_halves_as_numpy(const float* in, std::size_t n, std::uint16_t* out) {
+  const __m256i magnitude = _mm256_set1_epi32(0x7fffffff);
+  const __m256i inf = _mm256_set1_epi32(0x7f800000);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(in + i);
+    const __m256i nan =
+        _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(v), magnitude), inf);
+    if (!_mm256_testz_si256(nan, nan)) {
+      for (std::size_t k = i; k < i + 8; ++k) out[k] = ggufs::float_to_half_as_numpy(in[k]);
+      continue;
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; i < n; ++i) out[i] = ggufs::float_to_half_as_numpy(in[i]);
 }
 
 #undef TARGET
