@@ -420,16 +420,20 @@ MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> bl
   BitWriter writer(out.weight.data(), form.bits);
   for (std::size_t b = 0; b < n_blocks; ++b) {
     const std::size_t g = b * groups_per_block;
-    float* scales = keep_scales  ? out.scales.data() + g
-                    : row->packs ? nullptr
-                                 : spare_scales.data();
-    float* biases = keep_scales  ? out.biases.data() + g
-                    : row->packs ? nullptr
-                                 : spare_biases.data();
-    std::uint8_t* scale_bytes = keep_scales ? out.scale_bytes.data() + g : spare_scale_bytes.data();
+    // Only the outputs of the form's mode: the others' spans are empty (null data).
+    float* scales = !affine       ? nullptr
+                    : keep_scales ? out.scales.data() + g
+                    : row->packs  ? nullptr
+                                  : spare_scales.data();
+    float* biases = !affine       ? nullptr
+                    : keep_scales ? out.biases.data() + g
+                    : row->packs  ? nullptr
+                                  : spare_biases.data();
+    std::uint8_t* scale_bytes = affine        ? nullptr
+                                : keep_scales ? out.scale_bytes.data() + g
+                                              : spare_scale_bytes.data();
     const BlockOut block_out{
-        row->packs ? nullptr : q.data(), affine ? scales : nullptr, affine ? biases : nullptr,
-        affine ? nullptr : scale_bytes,
+        row->packs ? nullptr : q.data(), scales, biases, scale_bytes,
         pack && row->packs ? out.weight.data() + b * words_per_block : nullptr};
     if (!row->unpack(blocks.data() + b * traits->type_size, block_out)) {
       return MlxRowStatus::kNoExactForm;
