@@ -155,6 +155,12 @@ struct TreeOptions {
   std::uint32_t mlx_requantize = 0;
 };
 
+/// Whether the daemon computes some of node `n`'s bytes: a decoded view's file, or a whole-model
+/// file with a piece other than text, padding and a file's bytes as they are (Piece::kSource): a
+/// decoded or byte-swapped tensor, an MLX row, ...; not raw/ or model.gguf. The files -o
+/// direct_io opens with FOPEN_DIRECT_IO.
+bool computed_bytes(const Node& n);
+
 /// Whether tensor `t` of `file` gets f32/ and npy/ files: its type has a decoder and, in a
 /// big-endian file, is a plain type (block size 1), whose elements are swapped to host order;
 /// quantized blocks of big-endian files are served raw only.

@@ -73,18 +73,6 @@ void log_fault_once(Fault fault, const Node& n, const char* detail) {
                           log_name(n.name), text));
 }
 
-// Whether the daemon computes some of node n's bytes (a decoded view; a whole-model file with a
-// decoded piece), rather than passing on a file's bytes as they are (raw/, model.gguf).
-bool computed(const Node& n) {
-  if (n.kind == NodeKind::kDecoded) return true;
-  return n.kind == NodeKind::kComposite &&
-         std::any_of(n.pieces.begin(), n.pieces.end(), [](const Piece& p) {
-           return p.kind != Piece::Kind::kText && p.kind != Piece::Kind::kZeros &&
-                  p.kind != Piece::Kind::kSource &&
-                  !(p.kind == Piece::Kind::kTensor && p.data == ViewData::kStored);
-         });
-}
-
 struct stat make_stat(const MountContext& c, Ino ino, const Library::Found& f) {
   const Node& n = *f.node;
   struct stat st {};
@@ -100,7 +88,7 @@ struct stat make_stat(const MountContext& c, Ino ino, const Library::Found& f) {
   // The preferred I/O size: with -o direct_io every read() of a computed file is a request of
   // its own, so cp and cat (coreutils' io_blksize reads st_blksize at a time, at least 128 KiB)
   // are told 1 MiB, a full request and its remainder, as for dd bs=1M.
-  st.st_blksize = c.direct_io && computed(n) ? 1 << 20 : 4096;
+  st.st_blksize = c.direct_io && computed_bytes(n) ? 1 << 20 : 4096;
   st.st_blocks = static_cast<blkcnt_t>((n.size + 511) / 512);
   st.st_uid = c.uid;
   st.st_gid = c.gid;
@@ -146,7 +134,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // -o direct_io: files whose bytes the daemon computes skip the page cache, each read() a
   // request of its own (direct_io_init). raw/, model.gguf, metadata and passthrough opens keep
   // it: their bytes are the file's, and llama.cpp maps model.gguf shared.
-  if (c.direct_io && !passed && computed(*n)) fi->direct_io = 1;
+  if (c.direct_io && !passed && computed_bytes(*n)) fi->direct_io = 1;
   try {
     if (!path.empty()) {
       // The path, not the name: raw/ and f32/ hold files of the same name, and so do the models

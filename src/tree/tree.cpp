@@ -170,6 +170,15 @@ Ino Tree::add(Ino parent, Node n) {
   return ino;
 }
 
+bool computed_bytes(const Node& n) {
+  if (n.kind == NodeKind::kDecoded) return true;
+  return n.kind == NodeKind::kComposite &&
+         std::any_of(n.pieces.begin(), n.pieces.end(), [](const Piece& p) {
+           return p.kind != Piece::Kind::kText && p.kind != Piece::Kind::kZeros &&
+                  p.kind != Piece::Kind::kSource;
+         });
+}
+
 const Node* Tree::node(Ino ino) const {
   if (ino < 1 || ino > nodes_.size()) return nullptr;
   return &nodes_[ino - 1];

@@ -42,6 +42,42 @@ TEST(Tree, HasTheContractLayout) {
   EXPECT_EQ(tree.node(tree.count() + 1), nullptr);
 }
 
+// The files -o direct_io opens around the page cache: those whose bytes ggufs computes. An F32
+// tensor's f32/ file is decoded too (its .npy header, its bytes in a big-endian file), so every
+// decoded view counts; model.gguf is the file's bytes; model.safetensors is computed where it
+// holds a decoded tensor (Q8_0 as float32), not for a model of F32 tensors kept as stored.
+// A one-tensor model of 32 elements of `type` (`bytes` zero bytes) and its tree.
+struct OneTensorModel {
+  OneTensorModel(std::uint32_t type, std::size_t bytes)
+      : src(file_bytes(type, bytes)), file(parse_gguf(src, "mem")), tree(file) {}
+  static std::vector<std::uint8_t> file_bytes(std::uint32_t type, std::size_t bytes) {
+    GgufWriter g;
+    g.add_string("general.architecture", "x");
+    g.add_tensor("t", type, {32}, std::vector<std::uint8_t>(bytes, 0));
+    return g.finish();
+  }
+  const Node& node(const char* dir, const char* name) const {
+    return *tree.node(tree.lookup(dir ? tree.lookup(kRootIno, dir) : kRootIno, name));
+  }
+  MemorySource src;
+  GgufFile file;
+  Tree tree;
+};
+
+TEST(Tree, ComputedBytesAreTheDecodedAndConvertedFiles) {
+  for (const auto& [type, bytes] : {std::pair{GGML_TYPE_Q8_0, 34}, std::pair{GGML_TYPE_F32, 128}}) {
+    const OneTensorModel m(type, bytes);
+    SCOPED_TRACE(type_traits(type)->name);
+    EXPECT_TRUE(computed_bytes(m.node("f32", "t")));
+    EXPECT_TRUE(computed_bytes(m.node("npy", "t.npy")));
+    EXPECT_TRUE(computed_bytes(m.node("f16", "t")));
+    EXPECT_FALSE(computed_bytes(m.node("raw", "t")));
+    EXPECT_FALSE(computed_bytes(m.node(nullptr, "gguf.json")));
+    EXPECT_FALSE(computed_bytes(m.node(nullptr, "model.gguf")));
+    EXPECT_EQ(computed_bytes(m.node(nullptr, "model.safetensors")), type == GGML_TYPE_Q8_0);
+  }
+}
+
 TEST(KeyFileName, ShortKeysAreFileNameFor) {
   EXPECT_EQ(key_file_name("general.architecture", 3), "general.architecture");
   EXPECT_EQ(key_file_name("a/b", 0), "a%2Fb");
