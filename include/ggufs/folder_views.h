@@ -45,11 +45,15 @@ struct HfRendering {
   HfModelResult model;
   HfTokenizerResult tokenizer;
   bool has_vocabulary = false;  ///< the file holds tokenizer.ggml.tokens
+  /// With a projector: the vision-language model (render_hf_vision), or why the pair is not one
+  /// (hf/ is then the text model alone); hf/ serves it, mlx/ and hf-mxfp4/ the text model.
+  std::optional<HfModelResult> vision;
 };
 
-/// Renders `file` for the folder views. An out-of-memory while rendering becomes the model's
-/// reason ("not enough memory", error.h). Never throws.
-HfRendering render_hf(const GgufFile& file);
+/// Renders `file` for the folder views; with `projector` (a ProjectorPair: `file` is then
+/// paired_file of the model and the projector), the vision-language model too. An out-of-memory
+/// while rendering becomes the model's reason ("not enough memory", error.h). Never throws.
+HfRendering render_hf(const GgufFile& file, const GgufFile* projector = nullptr);
 
 /// Lays out a folder view of `file` from its rendering (render_hf of the same file). Each thing
 /// the folder leaves out adds one line to `warnings`; the reason there is no folder is returned,

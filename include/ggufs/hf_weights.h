@@ -171,6 +171,12 @@ struct HfModel {
   /// mlx/'s names where mlx-lm's are not hf/'s: the row's (its mlx column,
   /// src/hf/hf_architectures.h).
   MlxNames mlx_names;
+  /// Files besides the config, tokenizer and weight files, as (name, text): a vision-language
+  /// model's preprocessor_config.json and processor_config.json.
+  std::vector<std::pair<std::string, std::string>> extra_files;
+  /// Fields added to tokenizer_config.json (a JSON object's text, empty for none): a
+  /// vision-language model's processor_class and image tokens (extra_special_tokens).
+  std::string tokenizer_fields;
 };
 
 /// The model, or why hf/ has none.
@@ -184,6 +190,28 @@ struct HfModelResult {
 /// either refuses, with the reason. `dtype` as render_hf_config's. An out-of-memory reads "not
 /// enough memory" (error.h). Never throws.
 HfModelResult render_hf_model(const GgufFile& file, std::string_view dtype = {});
+
+/// The vision-language model of a text model and its vision projector (llama.cpp's mmproj
+/// GGUF: convert_hf_to_gguf.py --mmproj, conversion/base.py MmprojModel), as the original
+/// `...ForConditionalGeneration` checkpoint holds it, from the vision table's row of the
+/// projector's clip.projector_type (src/hf/hf_vision.cpp): `text` (render_hf_model of the text
+/// model) becomes its text_config and its language model's weights, under the checkpoint's
+/// names; the clip.vision.* keys its vision_config; the projector's v.* and mm.* tensors the
+/// vision tower's and the projector's weights, with the inverse of the converter's transforms;
+/// the image tokens' ids are looked up in the text model's vocabulary by their strings; and the
+/// processor files come from the clip.vision.* keys and the processor class's defaults.
+/// `paired` is paired_file of the two (model.h): the text model's keys, its tensors, then the
+/// projector's (the weights' `source` index it); `projector` is the projector's own file.
+///
+/// No model (with the reason) when: clip.projector_type has no row; the text model is not of the
+/// row's text architecture; a clip.vision.* key the row reads is absent or not a positive
+/// integer (a finite float for an epsilon); clip.vision.projection_dim is not the text model's
+/// hidden_size; image_size is not a multiple of patch_size (times the projector's scale
+/// factor); an image token is not in the vocabulary; a tensor the vision tower needs is absent,
+/// or its shape is not the one the keys give. An out-of-memory reads "not enough memory".
+/// Never throws.
+HfModelResult render_hf_vision(const GgufFile& paired, const GgufFile& projector,
+                               const HfModel& text);
 
 /// For kReversePermute on a tensor of `rows` rows with `n_head` heads: the GGUF row that HF row
 /// `hf_row` comes from (formula in HfTransform::kReversePermute). Requires rows a multiple of

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,6 +34,9 @@ struct ServedModel {
   ServedModel& operator=(const ServedModel&) = delete;
 
   Model model;
+  /// With a projector (Model::projector): the pair's tensors as one file (paired_file), which
+  /// the folder views and the read path index.
+  std::optional<GgufFile> paired;
   Tree tree;
   ContentReader reader;
   /// The absolute path of each shard (user.gguf.file); for a remote model its URL without the

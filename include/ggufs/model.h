@@ -32,7 +32,24 @@ std::string shard_path(const std::string& prefix, std::uint32_t number, std::uin
 struct Model {
   std::vector<std::unique_ptr<ByteSource>> sources;
   GgufFile file;
+  /// The vision projector paired with the model (attach_projector), or nullptr.
+  std::unique_ptr<Model> projector;
 };
+
+/// Pairs `model` with its vision projector: llama.cpp's mmproj GGUF, which
+/// convert_hf_to_gguf.py --mmproj writes for a vision-language model beside the text model
+/// (conversion/base.py, MmprojModel: general.architecture "clip", gguf-py's MODEL_ARCH.MMPROJ;
+/// clip.* keys, v.* and mm.* tensors). Throws ParseError naming the projector's file when its
+/// general.architecture is not "clip", or its byte order is not the model's. Requires a model
+/// without a projector; a projector is a single model, not itself paired.
+void attach_projector(Model& model, Model projector);
+
+/// A model and its projector as one file for the read path and the folder views: `model.file`
+/// (header and keys; its tensors at their own indices) with the projector's tensors after them,
+/// each one's `shard` moved past the model's sources, so that shard i is source i of the pair
+/// (the model's sources, then the projector's: sources_of_pair); `shards` names every source, for
+/// messages. Requires model.projector.
+GgufFile paired_file(const Model& model);
 
 /// Opens the file named `path` (throws IoError naming it when it cannot).
 using SourceOpener = std::function<std::unique_ptr<ByteSource>(const std::string& path)>;

@@ -172,11 +172,21 @@ bool decodes_to_f32(const GgufFile& file, const TensorInfo& t);
 /// folder per row of kFolderViews (/hf/) that can be (folder_views.h). Tensors
 /// whose type has no decoder get only raw/ files; tensors whose byte size cannot be computed get
 /// none.
+/// A model paired with its vision projector (model.h, attach_projector), for the folder views:
+/// hf/ is then the vision-language model of both.
+struct ProjectorPair {
+  const GgufFile& paired;     ///< paired_file: the model's keys, its tensors, the projector's
+  const GgufFile& projector;  ///< the projector's own file (its clip.* keys)
+};
+
 class Tree {
  public:
   /// Builds the tree for `file` (renders every text file and whole-model header). Never fails on
-  /// a parsed file; what a whole-model view leaves out is listed in warnings().
-  explicit Tree(const GgufFile& file, const TreeOptions& options = {});
+  /// a parsed file; what a whole-model view leaves out is listed in warnings(). With `pair`, the
+  /// folder views are laid out from pair->paired (whose first tensors are `file`'s), with the
+  /// projector.
+  explicit Tree(const GgufFile& file, const TreeOptions& options = {},
+                const ProjectorPair* pair = nullptr);
 
   /// The tree of a model that cannot be served (a library entry that does not open or parse):
   /// the root holds only the text file `error`, whose content is `message` and a newline.

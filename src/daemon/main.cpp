@@ -135,6 +135,20 @@ int open_model_named(const std::string& path, const RemoteOptions& remote, Model
                         });
 }
 
+// Opens the vision projector at `path` (--mmproj) and pairs it with `model`; prints why not and
+// returns the exit code (a file that is no projector: kExitInvalidGguf), else kExitOk.
+int open_projector(const std::string& path, const RemoteOptions& remote, Model& model) {
+  Model projector;
+  if (const int rc = open_model_named(path, remote, projector); rc != kExitOk) return rc;
+  try {
+    attach_projector(model, std::move(projector));
+    return kExitOk;
+  } catch (const ParseError& e) {
+    fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
+    return kExitInvalidGguf;
+  }
+}
+
 // How remote models are read, from -o cache_dir, cache_size_mib and token_file (or the
 // GGUFS_HTTP_TOKEN variable); nullopt (after saying why) when the token file cannot be read.
 std::optional<RemoteOptions> remote_options(const Config& conf) {
@@ -432,12 +446,19 @@ int mount_file(fuse_args& args, const Config& conf) {
   bool remote_model = false;
   std::string why;
   if (const std::optional<std::string> folder = library_folder(path, why)) {
+    if (conf.mmproj) {
+      fmt::print(stderr, "ggufs: --mmproj pairs one model file; a library pairs its own\n");
+      return kExitUsage;
+    }
     if (const int rc = open_library(*folder, path, tree_options, library); rc != kExitOk) {
       return rc;
     }
   } else {
     Model model;
     if (const int rc = open_model_named(path, *remote, model); rc != kExitOk) return rc;
+    if (conf.mmproj) {
+      if (const int rc = open_projector(conf.mmproj, *remote, model); rc != kExitOk) return rc;
+    }
     remote_model = model.sources.front()->remote();
     std::unique_ptr<ServedModel> served;
     try {
@@ -483,6 +504,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<char, void (*)(void*)> hf_dtype_guard(conf.hf_dtype, std::free);
   std::unique_ptr<char, void (*)(void*)> mlx_dtype_guard(conf.mlx_dtype, std::free);
   std::unique_ptr<char, void (*)(void*)> shard_guard(conf.hf_max_shard_size, std::free);
+  std::unique_ptr<char, void (*)(void*)> mmproj_guard(conf.mmproj, std::free);
   if (conf.read_timeout < 1 || conf.read_timeout > 60) {
     fmt::print(stderr, "ggufs: -o read_timeout={}: must be 1 to 60 seconds\n", conf.read_timeout);
     return kExitUsage;

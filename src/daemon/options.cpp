@@ -35,6 +35,8 @@ constexpr const char* kUsage =
     "                      (in the background the daemon logs to syslog)\n"
     "  -d                  debug: log every FUSE request (implies -f)\n"
     "  -s                  serve requests on a single thread\n"
+    "  --mmproj PROJ       pair FILE with its vision projector PROJ (llama.cpp's mmproj\n"
+    "                      GGUF, or -o mmproj=PROJ): hf/ is then the vision-language model\n"
     "  -q                  log errors only\n"
     "  -v                  also log the mount, the unmount and each tensor file opened\n"
     "  -o opt[,opt...]     mount options passed to FUSE (e.g. allow_other, allow_root), and:\n"
@@ -123,6 +125,9 @@ const fuse_opt kOptions[] = {
     {"mlx_dtype=%s", offsetof(Config, mlx_dtype), 0},
     {"mlx_requantize=%u", offsetof(Config, mlx_requantize), 0},
     {"direct_io", offsetof(Config, direct_io), 1},
+    {"--mmproj=%s", offsetof(Config, mmproj), 0},
+    {"--mmproj %s", offsetof(Config, mmproj), 0},
+    {"mmproj=%s", offsetof(Config, mmproj), 0},
     FUSE_OPT_END,
 };
 

@@ -57,6 +57,8 @@ struct Config {
   char* mlx_dtype = nullptr;          ///< -o mlx_dtype=f32|f16|bf16 (malloc)
   unsigned mlx_requantize = 0;        ///< -o mlx_requantize=4|6|8 (0: not given)
   int direct_io = 0;  ///< -o direct_io: decoded and whole-model files bypass the page cache
+  /// --mmproj PATH (or -o mmproj=PATH): the vision projector paired with FILE (malloc)
+  char* mmproj = nullptr;
 };
 
 /// Parses ggufs's own options out of `args` into `conf`, leaving the FUSE ones in `args`.

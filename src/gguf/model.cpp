@@ -193,4 +193,54 @@ Model open_model(const std::string& path, const ShardProgress& progress, const S
   return m;
 }
 
+void attach_projector(Model& model, Model projector) {
+  const KeyValue* arch = find_key(projector.file, "general.architecture");
+  const auto* name = arch ? std::get_if<std::string>(&arch->value.data) : nullptr;
+  if (!name || *name != "clip") {
+    throw ParseError(projector.file.path, arch ? arch->offset : 0,
+                     fmt::format("not a vision projector: general.architecture is {}, not "
+                                 "\"clip\" (llama.cpp's mmproj files)",
+                                 name ? fmt::format("\"{}\"", printable(*name)) : "absent"));
+  }
+  if (projector.file.big_endian != model.file.big_endian) {
+    throw ParseError(projector.file.path, 0,
+                     fmt::format("the projector is {}-endian and the model {}-endian",
+                                 projector.file.big_endian ? "big" : "little",
+                                 model.file.big_endian ? "big" : "little"));
+  }
+  model.projector = std::make_unique<Model>(std::move(projector));
+}
+
+GgufFile paired_file(const Model& model) {
+  const GgufFile& text = model.file;
+  const GgufFile& proj = model.projector->file;
+  GgufFile out;
+  out.path = text.path;
+  out.version = text.version;
+  out.big_endian = text.big_endian;
+  out.alignment = text.alignment;
+  out.data_offset = text.data_offset;
+  out.file_size = text.file_size;
+  out.kv = text.kv;
+  out.kv_count = text.kv_count;
+  out.tensors.reserve(text.tensors.size() + proj.tensors.size());
+  out.tensors = text.tensors;
+  const auto first = static_cast<std::uint32_t>(model.sources.size());
+  for (TensorInfo t : proj.tensors) {
+    t.shard += first;
+    out.tensors.push_back(std::move(t));
+  }
+  out.tensor_count = out.tensors.size();
+  auto add_shards = [&out](const GgufFile& f) {
+    if (f.shards.empty()) {
+      out.shards.push_back({f.path, f.tensor_count, f.data_offset, f.file_size});
+    } else {
+      out.shards.insert(out.shards.end(), f.shards.begin(), f.shards.end());
+    }
+  };
+  add_shards(text);
+  add_shards(proj);
+  return out;
+}
+
 }  // namespace ggufs

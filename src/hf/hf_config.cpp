@@ -83,12 +83,14 @@ std::string unreadable(const Value& v) {
   return "";
 }
 
+}  // namespace
+
 // The double whose shortest decimal is the shortest one that reads back as `x`: llama.cpp's
 // converter stores every hyperparameter as float32 (gguf_writer.py, add_float32), so the
 // original config's 1e-06 arrives as 9.999999974752427e-07; written this way it is 1e-06 again
 // (and float(1e-06) in Python gives that float32 back). NaN and infinities pass unchanged (the
 // caller refuses them).
-double shortest_decimal(float x) {
+double hf::shortest_decimal(float x) {
   if (!std::isfinite(x)) return static_cast<double>(x);
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, x);  // shortest round-trip (C++17)
@@ -96,6 +98,10 @@ double shortest_decimal(float x) {
   std::from_chars(buf, r.ptr, d);
   return d;
 }
+
+namespace {
+
+using hf::shortest_decimal;
 
 // The shortest decimal x whose tenth the converter stores as `key` (float32(0.1 · x), the
 // product in Python's double: deepseek.py, DeepseekV2Model.set_gguf_parameters): DeepSeek-V2's

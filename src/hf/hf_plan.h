@@ -91,6 +91,17 @@ struct PlanResult {
   std::string reason;  ///< one line naming the key or tensor at fault, when no plan
 };
 
+/// The double whose shortest decimal is the shortest one that reads back as float32 `x`
+/// (hf_config.cpp): the converter stores hyperparameters as float32 (gguf_writer.py,
+/// add_float32), so a config's 1e-06 comes back as 1e-06. NaN and infinities pass unchanged.
+double shortest_decimal(float x);
+
+/// The numpy shape gguf-py gives a tensor: its n_dims dimensions of ne, outermost first.
+std::vector<std::uint64_t> numpy_shape(const TensorInfo& t);
+
+/// A shape as messages write it: "[2, 3]".
+std::string shape_text(const std::vector<std::uint64_t>& s);
+
 /// The plan of `file`, or why hf/ has no config for it (render_hf_config's refusals). Never
 /// throws for any file.
 PlanResult plan_model(const GgufFile& file);

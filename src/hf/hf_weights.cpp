@@ -273,16 +273,22 @@ bool reshaped(Shape s) {
          s == Shape::kConvChannelsOneKernel || s == Shape::kHiddenOneConv;
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& s) {
+}  // namespace
+
+std::string hf::shape_text(const std::vector<std::uint64_t>& s) {
   return fmt::format("[{}]", fmt::join(s, ", "));
 }
 
-// The numpy shape gguf-py gives a tensor: its n_dims dimensions, outermost first.
-std::vector<std::uint64_t> numpy_shape(const TensorInfo& t) {
+std::vector<std::uint64_t> hf::numpy_shape(const TensorInfo& t) {
   std::vector<std::uint64_t> s;
   for (std::uint32_t i = t.n_dims; i > 0; --i) s.push_back(t.ne[std::min<std::uint32_t>(i, 4) - 1]);
   return s;
 }
+
+namespace {
+
+using hf::numpy_shape;
+using hf::shape_text;
 
 HfWeightsResult refuse(std::string reason) { return {std::nullopt, std::move(reason), {}}; }
 
@@ -774,7 +780,9 @@ HfModelResult render_hf_model(const GgufFile& file, std::string_view dtype) {
     return {HfModel{hf::config_of(*planned.plan, dtype),
                     std::move(*weights.weights),
                     std::move(weights.omitted),
-                    {planned.plan->row->mlx.experts, planned.plan->row->mlx.unfused}},
+                    {planned.plan->row->mlx.experts, planned.plan->row->mlx.unfused},
+                    {},
+                    {}},
             ""};
   } catch (const std::exception& e) {  // bad_alloc: the daemon stays up (error.h)
     return {std::nullopt, not_enough_memory(e, "build its weight map")

@@ -15,10 +15,26 @@
 namespace ggufs {
 namespace {
 
+// The model's sources, then its projector's (paired_file's shard order).
 std::vector<const ByteSource*> sources_of(const Model& m) {
   std::vector<const ByteSource*> out;
   for (const auto& s : m.sources) out.push_back(s.get());
+  if (m.projector) {
+    for (const auto& s : m.projector->sources) out.push_back(s.get());
+  }
   return out;
+}
+
+std::optional<GgufFile> paired_of(const Model& m) {
+  if (!m.projector) return std::nullopt;
+  return paired_file(m);
+}
+
+// The model's tree; with a projector, its folder views of the pair.
+Tree tree_of(const Model& m, const std::optional<GgufFile>& paired, const TreeOptions& options) {
+  if (!paired) return Tree(m.file, options);
+  const ProjectorPair pair{*paired, m.projector->file};
+  return Tree(m.file, options, &pair);
 }
 
 // `path` made absolute (user.gguf.file), as given when it cannot be resolved.
@@ -58,15 +74,26 @@ void add_undecoded_warnings(const GgufFile& f, std::vector<std::string>& out) {
 }  // namespace
 
 ServedModel::ServedModel(Model m, const TreeOptions& options)
-    : model(std::move(m)), tree(model.file, options), reader(model.file, sources_of(model)) {
+    : model(std::move(m)),
+      paired(paired_of(model)),
+      tree(tree_of(model, paired, options)),
+      reader(paired ? *paired : model.file, sources_of(model)) {
   add_undecoded_warnings(model.file, warnings);
   for (const std::string& w : tree.warnings()) {
     warnings.push_back(fmt::format("{}: {}", model.file.path, w));
   }
   std::vector<KeyValue>().swap(model.file.kv);
+  if (paired) {
+    std::vector<KeyValue>().swap(paired->kv);
+    std::vector<KeyValue>().swap(model.projector->file.kv);
+  }
   ::malloc_trim(0);
-  if (model.file.shards.empty()) file_paths.push_back(absolute_path(model.file.path));
-  for (const Shard& s : model.file.shards) file_paths.push_back(absolute_path(s.path));
+  for (const GgufFile* f : {&model.file, model.projector ? &model.projector->file : nullptr}) {
+    if (f && f->shards.empty()) file_paths.push_back(absolute_path(f->path));
+    if (f) {
+      for (const Shard& s : f->shards) file_paths.push_back(absolute_path(s.path));
+    }
+  }
   struct stat st {};
   if (!model.sources.empty() && model.sources.front()->fd() >= 0 &&
       ::fstat(model.sources.front()->fd(), &st) == 0) {

@@ -388,10 +388,18 @@ std::string folder_what(std::string_view model_type, std::size_t tensors, ViewDa
 
 // The tokenizer files, in directory order (render_hf_tokenizer's, as save_pretrained names them).
 // The files are copied: each folder of the model holds its own (the rendering is shared).
-void add_tokenizer_files(FolderLayout& out, const HfTokenizer& t) {
+void add_tokenizer_files(FolderLayout& out, const HfTokenizer& t, std::string_view fields = {}) {
   out.files.push_back(text_file("special_tokens_map.json", t.special_tokens_map_json));
   out.files.push_back(text_file("tokenizer.json", t.tokenizer_json));
-  out.files.push_back(text_file("tokenizer_config.json", t.tokenizer_config_json));
+  if (fields.empty()) {
+    out.files.push_back(text_file("tokenizer_config.json", t.tokenizer_config_json));
+    return;
+  }
+  nlohmann::json config = nlohmann::json::parse(t.tokenizer_config_json);
+  config.update(nlohmann::json::parse(fields));
+  out.files.push_back(
+      text_file("tokenizer_config.json",
+                config.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
 }
 
 // A vocabulary-only file (llama.cpp's models/ggml-vocab-*.gguf): the tokenizer files alone,
@@ -642,7 +650,13 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
   const ViewData dtype = flavor == Flavor::kMlx ? options.mlx_dtype : options.hf_dtype;
   if (file.tensors.empty()) return vocabulary_folder(file);
   if (!hf.model.model) return {std::nullopt, hf.model.reason};
-  const HfModel& model = *hf.model.model;
+  // hf/ of a model with its projector: the vision-language model, else the text model alone.
+  const bool vision = flavor == Flavor::kHf && hf.vision && hf.vision->model;
+  if (flavor == Flavor::kHf && hf.vision && !hf.vision->model) {
+    warnings.push_back(
+        fmt::format("hf/ is the text model alone, without its projector: {}", hf.vision->reason));
+  }
+  const HfModel& model = vision ? *hf.vision->model : *hf.model.model;
   if (flavor == Flavor::kMlx && !model.config.mlx_absent.empty()) {
     return {std::nullopt, model.config.mlx_absent};
   }
@@ -669,7 +683,7 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
   out.files.push_back(text_file("config.json", folder_config(config, dtype, flavor, state)));
   out.files.push_back(text_file("generation_config.json", config.generation_config_json));
   if (tokenizer) {
-    add_tokenizer_files(out, *tokenizer);
+    add_tokenizer_files(out, *tokenizer, model.tokenizer_fields);
   } else {
     warnings.push_back(fmt::format(
         "{}/ has no tokenizer files: the model has no tokenizer.ggml.tokens", folder_name(flavor)));
@@ -681,16 +695,20 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
   if (shards.size() > 1) {
     out.files.push_back(text_file("model.safetensors.index.json", index_json(shards, state)));
   }
+  for (const auto& [name, text] : model.extra_files) out.files.push_back(text_file(name, text));
   const std::size_t quantized =
       static_cast<std::size_t>(std::count_if(state.mlx_modules.begin(), state.mlx_modules.end(),
                                              [](const MlxModule& m) { return m.form != nullptr; }));
   out.what = folder_what(config.model_type, n_tensors, dtype, flavor, shards.size(), quantized);
+  if (flavor == Flavor::kHf && hf.vision && !vision) {
+    out.what += fmt::format("; the text model alone: {}", hf.vision->reason);
+  }
   return {std::move(out), ""};
 }
 
 }  // namespace
 
-HfRendering render_hf(const GgufFile& file) {
+HfRendering render_hf(const GgufFile& file, const GgufFile* projector) {
   HfRendering r;
   r.has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
     return kv.key == "tokenizer.ggml.tokens";
@@ -703,6 +721,15 @@ HfRendering render_hf(const GgufFile& file) {
   } catch (const std::exception& e) {  // bad_alloc: the daemon stays up (error.h)
     r.model = {std::nullopt, not_enough_memory(e, "render its tokenizer")
                                  .value_or(fmt::format("no tokenizer: {}", e.what()))};
+  }
+  if (projector && r.model.model) {
+    // The text model alone leaves out none of the projector's tensors: they are not its own.
+    std::vector<std::size_t>& omitted = r.model.model->omitted;
+    const std::size_t first = file.tensors.size() - projector->tensors.size();
+    omitted.erase(std::remove_if(omitted.begin(), omitted.end(),
+                                 [first](std::size_t i) { return i >= first; }),
+                  omitted.end());
+    r.vision = render_hf_vision(file, *projector, *r.model.model);
   }
   return r;
 }

@@ -36,7 +36,7 @@ bool decodes_to_f32(const GgufFile& file, const TensorInfo& t) {
   return tr && tr->to_float && (!file.big_endian || tr->block_size == 1);
 }
 
-Tree::Tree(const GgufFile& file, const TreeOptions& options) {
+Tree::Tree(const GgufFile& file, const TreeOptions& options, const ProjectorPair* pair) {
   nodes_.push_back(make_node("", kRootIno, NodeKind::kDirectory));
   auto text = [&](Ino parent, std::string name, std::string content) {
     const std::uint64_t size = content.size();
@@ -67,24 +67,28 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
     FolderResult result;
     std::vector<std::string> warnings;
   };
-  std::future<std::vector<Laid>> folders = std::async(kOwnThread, [&file, &options] {
-    const HfRendering hf = render_hf(file);
-    std::vector<Laid> laid(std::size(kFolderViews));
-    for (std::size_t v = 0; v < laid.size(); ++v) {
-      const FolderView& view = kFolderViews[v];
-      if (view.applies && !view.applies(file)) continue;
-      try {
-        laid[v].result = view.layout(file, hf, options, laid[v].warnings);
-      } catch (const std::exception& e) {
-        // Memory ran out (or a limit of the process was hit) while laying it out: the model is
-        // served without this folder, its warning saying why.
-        laid[v] = Laid{};
-        laid[v].result.reason = not_enough_memory(e, "lay it out")
-                                    .value_or(fmt::format("laying it out failed: {}", e.what()));
-      }
-    }
-    return laid;
-  });
+  const GgufFile& folder_file = pair ? pair->paired : file;
+  const GgufFile* projector = pair ? &pair->projector : nullptr;
+  std::future<std::vector<Laid>> folders =
+      std::async(kOwnThread, [&folder_file, projector, &options] {
+        const HfRendering hf = render_hf(folder_file, projector);
+        std::vector<Laid> laid(std::size(kFolderViews));
+        for (std::size_t v = 0; v < laid.size(); ++v) {
+          const FolderView& view = kFolderViews[v];
+          if (view.applies && !view.applies(folder_file)) continue;
+          try {
+            laid[v].result = view.layout(folder_file, hf, options, laid[v].warnings);
+          } catch (const std::exception& e) {
+            // Memory ran out (or a limit of the process was hit) while laying it out: the model is
+            // served without this folder, its warning saying why.
+            laid[v] = Laid{};
+            laid[v].result.reason =
+                not_enough_memory(e, "lay it out")
+                    .value_or(fmt::format("laying it out failed: {}", e.what()));
+          }
+        }
+        return laid;
+      });
   text(kRootIno, "tensors.tsv", render_tensors_tsv(file));
   const Ino metadata = dir("metadata");
   std::vector<Ino> view_dirs;
@@ -126,7 +130,7 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options) {
   std::vector<Laid> laid = folders.get();
   for (std::size_t v = 0; v < std::size(kFolderViews); ++v) {
     const FolderView& view = kFolderViews[v];
-    if (view.applies && !view.applies(file)) continue;
+    if (view.applies && !view.applies(folder_file)) continue;
     warnings_.insert(warnings_.end(), laid[v].warnings.begin(), laid[v].warnings.end());
     FolderResult& result = laid[v].result;
     if (!result.folder) {

@@ -1199,7 +1199,8 @@ def _corpus(n_lines=4000):
     return lines
 
 
-def _train_spm(path, gemma, ids=None):
+def _train_spm(path, gemma, ids=None, symbols=()):
+    """`symbols`: user-defined pieces of the model (Gemma 3's image tokens are such pieces)."""
     spm = pytest.importorskip(
         "sentencepiece", reason="sentencepiece is not installed: the SentencePiece rows need it"
     )
@@ -1215,7 +1216,7 @@ def _train_spm(path, gemma, ids=None):
         model_type="bpe", byte_fallback=True, character_coverage=0.9995, split_digits=True,
         allow_whitespace_only_pieces=True, remove_extra_whitespaces=False,
         normalization_rule_name="identity", add_dummy_prefix=not gemma, num_threads=1,
-        minloglevel=2, **ids,
+        minloglevel=2, **ids, **({"user_defined_symbols": list(symbols)} if symbols else {}),
     )
     src = path / "src"
     src.mkdir()

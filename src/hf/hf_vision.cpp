@@ -1,0 +1,457 @@
+#include "hf_vision.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ggufs/error.h"
+#include "ggufs/hf_weights.h"
+#include "ggufs/names.h"
+#include "hf_plan.h"
+
+namespace ggufs {
+namespace hf {
+namespace {
+
+using VS = VisionShape;
+
+// SigLIP's vision tower (modeling_siglip.py, SiglipVisionTransformer) as Gemma 3 holds it under
+// vision_tower.vision_model; the converter's names: gguf-py's tensor_mapping.py, V_ENC_*.
+constexpr VisionWeight kSiglipBefore[] = {
+    {"v.patch_embd.weight", "vision_tower.vision_model.embeddings.patch_embedding.weight",
+     VS::kPatchConv},
+    {"v.patch_embd.bias", "vision_tower.vision_model.embeddings.patch_embedding.bias", VS::kHidden},
+    {"v.position_embd.weight", "vision_tower.vision_model.embeddings.position_embedding.weight",
+     VS::kPositions},
+};
+
+constexpr VisionWeight kSiglipLayer[] = {
+    {"attn_q.weight", "self_attn.q_proj.weight", VS::kHiddenHidden},
+    {"attn_q.bias", "self_attn.q_proj.bias", VS::kHidden},
+    {"attn_k.weight", "self_attn.k_proj.weight", VS::kHiddenHidden},
+    {"attn_k.bias", "self_attn.k_proj.bias", VS::kHidden},
+    {"attn_v.weight", "self_attn.v_proj.weight", VS::kHiddenHidden},
+    {"attn_v.bias", "self_attn.v_proj.bias", VS::kHidden},
+    {"attn_out.weight", "self_attn.out_proj.weight", VS::kHiddenHidden},
+    {"attn_out.bias", "self_attn.out_proj.bias", VS::kHidden},
+    {"ln1.weight", "layer_norm1.weight", VS::kHidden},
+    {"ln1.bias", "layer_norm1.bias", VS::kHidden},
+    {"ln2.weight", "layer_norm2.weight", VS::kHidden},
+    {"ln2.bias", "layer_norm2.bias", VS::kHidden},
+    {"ffn_up.weight", "mlp.fc1.weight", VS::kFfHidden},
+    {"ffn_up.bias", "mlp.fc1.bias", VS::kFf},
+    {"ffn_down.weight", "mlp.fc2.weight", VS::kHiddenFf},
+    {"ffn_down.bias", "mlp.fc2.bias", VS::kHidden},
+};
+
+// Gemma 3's projector (modeling_gemma3.py, Gemma3MultiModalProjector): its input projection is
+// a bare Parameter (H, T), which the converter renames "_weight" to ".weight" and stores F16
+// (gemma.py, Gemma3VisionModel.filter_tensors, tensor_force_quant); its RMSNorm weight plus 1.
+constexpr VisionWeight kGemma3After[] = {
+    {"v.post_ln.weight", "vision_tower.vision_model.post_layernorm.weight", VS::kHidden},
+    {"v.post_ln.bias", "vision_tower.vision_model.post_layernorm.bias", VS::kHidden},
+    {"mm.input_projection.weight", "multi_modal_projector.mm_input_projection_weight",
+     VS::kHiddenText},
+    {"mm.soft_emb_norm.weight", "multi_modal_projector.mm_soft_emb_norm.weight", VS::kHidden, 1},
+};
+
+// MmprojModel.set_gguf_parameters (conversion/base.py) and Gemma3VisionModel's layer norm eps.
+constexpr ConfigKey kSiglipKeys[] = {
+    {"embedding_length", "hidden_size"},
+    {"feed_forward_length", "intermediate_size"},
+    {"block_count", "num_hidden_layers"},
+    {"attention.head_count", "num_attention_heads"},
+    {"image_size", "image_size"},
+    {"patch_size", "patch_size"},
+    {"attention.layer_norm_epsilon", "layer_norm_eps", ValueKind::kNumber},
+};
+
+// Gemma 3's vision_config: SigLIP without its pooling head (configuration_gemma3.py's default
+// SiglipVisionConfig has one; every Gemma 3 checkpoint says vision_use_head false).
+constexpr ConfigConstant kGemma3VisionConstants[] = {{"vision_use_head", "false"}};
+
+// Gemma3Config's token fields; the tokenizer's names (processing_gemma3.py, Gemma3Processor
+// reads tokenizer.boi_token, image_token, eoi_token).
+constexpr ImageToken kGemma3Tokens[] = {
+    {"boi_token_index", "<start_of_image>", "boi_token"},
+    {"eoi_token_index", "<end_of_image>", "eoi_token"},
+    {"image_token_index", "<image_soft_token>", "image_token"},
+};
+
+// Gemma3ImageProcessor's saved fields (image_processing_gemma3.py) but size, image_mean and
+// image_std, which the projector's keys give.
+constexpr std::string_view kGemma3ImageProcessor = R"({
+  "do_convert_rgb": true, "do_normalize": true, "do_pan_and_scan": null, "do_rescale": true,
+  "do_resize": true, "image_processor_type": "Gemma3ImageProcessor",
+  "pan_and_scan_max_num_crops": null, "pan_and_scan_min_crop_size": null,
+  "pan_and_scan_min_ratio_to_activate": null, "processor_class": "Gemma3Processor",
+  "resample": 2, "rescale_factor": 0.00392156862745098})";
+
+constexpr VisionArchitecture kVisionRows[] = {
+    {.projector_type = "gemma3",
+     .text_model_type = "gemma3_text",
+     .model_type = "gemma3",
+     .class_name = "Gemma3ForConditionalGeneration",
+     .vision_model_type = "siglip_vision_model",
+     .vision_keys = kSiglipKeys,
+     .vision_constants = kGemma3VisionConstants,
+     .image_tokens = kGemma3Tokens,
+     .text_prefix = "language_model.model.",
+     .lm_head_prefix = "language_model.lm_head.",
+     .layer_prefix = "vision_tower.vision_model.encoder.layers.{}.",
+     .before = kSiglipBefore,
+     .layer = kSiglipLayer,
+     .after = kGemma3After,
+     .tokens_per_image = "mm_tokens_per_image",
+     .image_processor_json = kGemma3ImageProcessor,
+     .processor_class = "Gemma3Processor"},
+};
+
+}  // namespace
+
+std::span<const VisionArchitecture> vision_architectures() { return kVisionRows; }
+
+}  // namespace hf
+
+namespace {
+
+using hf::numpy_shape;
+using hf::shape_text;
+using hf::VisionArchitecture;
+using hf::VisionShape;
+using hf::VisionWeight;
+using nlohmann::json;
+
+// Bounds that keep a hostile projector's work linear in its bytes: no real tower has more
+// layers or larger images (SigLIP so400m: 27 layers; Qwen2-VL's 14-pixel patches of 4K frames).
+constexpr std::uint64_t kMaxVisionLayers = 4096;
+constexpr std::uint64_t kMaxImageSize = 1 << 16;
+
+HfModelResult refuse(std::string reason) { return {std::nullopt, std::move(reason)}; }
+
+const Value* find_value(const GgufFile& f, std::string_view key) {
+  for (const KeyValue& kv : f.kv) {
+    if (kv.key == key) return &kv.value;
+  }
+  return nullptr;
+}
+
+std::optional<std::uint64_t> positive(const Value* v) {
+  if (!v) return std::nullopt;
+  if (const auto* u = std::get_if<std::uint64_t>(&v->data); u && *u > 0) return *u;
+  if (const auto* i = std::get_if<std::int64_t>(&v->data); i && *i > 0) {
+    return static_cast<std::uint64_t>(*i);
+  }
+  return std::nullopt;
+}
+
+// A float32 (or float64) key's value as config.json holds it: float32 as its shortest decimal.
+std::optional<double> finite_number(const Value* v) {
+  if (!v) return std::nullopt;
+  double d = 0;
+  if (const auto* f = std::get_if<float>(&v->data)) {
+    d = hf::shortest_decimal(*f);
+  } else if (const auto* g = std::get_if<double>(&v->data)) {
+    d = *g;
+  } else {
+    return std::nullopt;
+  }
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+// clip.vision.image_mean / image_std: three float32 values (RGB).
+std::optional<json> channel_floats(const Value* v) {
+  const auto* a = v ? std::get_if<Array>(&v->data) : nullptr;
+  if (!a || a->elem_type() != ValueType::kFloat32 || a->size() != 3) return std::nullopt;
+  json out = json::array();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Value e = a->at(i);
+    const auto d = finite_number(&e);
+    if (!d) return std::nullopt;
+    out.push_back(*d);
+  }
+  return out;
+}
+
+// The vision tower's dimensions (VisionShape), in elements.
+struct VisionDims {
+  std::uint64_t hidden = 0, ff = 0, patch = 0, positions = 0, text = 0, layers = 0;
+};
+
+// The torch shape the class gives a parameter of shape `s`.
+std::vector<std::uint64_t> shape_of(VisionShape s, const VisionDims& d) {
+  switch (s) {
+    case VisionShape::kPatchConv:
+      return {d.hidden, 3, d.patch, d.patch};
+    case VisionShape::kPositions:
+      return {d.positions, d.hidden};
+    case VisionShape::kHidden:
+      return {d.hidden};
+    case VisionShape::kHiddenHidden:
+      return {d.hidden, d.hidden};
+    case VisionShape::kFfHidden:
+      return {d.ff, d.hidden};
+    case VisionShape::kHiddenFf:
+      return {d.hidden, d.ff};
+    case VisionShape::kFf:
+      return {d.ff};
+    case VisionShape::kHiddenText:
+      return {d.hidden, d.text};
+  }
+  return {};
+}
+
+// What the projector adds to the text model: its config, weights and files.
+struct Vision {
+  const VisionArchitecture* row = nullptr;
+  VisionDims d;
+  json vision_config = json::object();
+  json top = json::object();  // the image-token fields and tokens_per_image
+  json preprocessor;
+  std::uint64_t tokens_per_image = 0;
+  json tokenizer_fields = json::object();
+};
+
+// The row, the vision_config and the dimensions from the projector's keys.
+std::string read_keys(const GgufFile& projector, const json& text_config, Vision& v) {
+  const auto* type = find_value(projector, "clip.projector_type");
+  const auto* name = type ? std::get_if<std::string>(&type->data) : nullptr;
+  if (!name) return "the projector has no clip.projector_type string";
+  for (const VisionArchitecture& row : hf::vision_architectures()) {
+    if (row.projector_type == *name) v.row = &row;
+  }
+  if (!v.row) {
+    return fmt::format("the projector's clip.projector_type '{}' has no row", printable(*name));
+  }
+  const VisionArchitecture& row = *v.row;
+  const std::string text_type = text_config.value("model_type", "");
+  if (text_type != row.text_model_type) {
+    return fmt::format("a {} projector pairs with a {} model, not {}", row.projector_type,
+                       row.text_model_type, text_type);
+  }
+  v.vision_config["model_type"] = row.vision_model_type;
+  for (const hf::ConfigKey& k : row.vision_keys) {
+    const std::string key = fmt::format("clip.vision.{}", k.gguf);
+    const Value* value = find_value(projector, key);
+    if (k.kind == hf::ValueKind::kNumber) {
+      const auto d = finite_number(value);
+      if (!d) return fmt::format("the projector's {} is absent or not a finite number", key);
+      v.vision_config[std::string(k.config)] = *d;
+      continue;
+    }
+    const auto n = positive(value);
+    if (!n) return fmt::format("the projector's {} is absent or not a positive integer", key);
+    v.vision_config[std::string(k.config)] = *n;
+  }
+  for (const hf::ConfigConstant& c : row.vision_constants) {
+    v.vision_config[std::string(c.config)] = json::parse(c.json);
+  }
+  const auto get = [&](const char* field) {
+    return v.vision_config.value(field, std::uint64_t{0});
+  };
+  v.d.hidden = get("hidden_size");
+  v.d.ff = get("intermediate_size");
+  v.d.patch = get("patch_size");
+  v.d.layers = get("num_hidden_layers");
+  const std::uint64_t image = get("image_size");
+  const std::uint64_t heads = get("num_attention_heads");
+  if (v.d.layers > kMaxVisionLayers || image > kMaxImageSize || v.d.hidden % heads != 0) {
+    return fmt::format(
+        "the projector's vision tower ({} layers, images of {} pixels, {} heads "
+        "of a width of {}) is none its class builds",
+        v.d.layers, image, heads, v.d.hidden);
+  }
+  const auto projection = positive(find_value(projector, "clip.vision.projection_dim"));
+  v.d.text = text_config.value("hidden_size", std::uint64_t{0});
+  if (!projection || *projection != v.d.text) {
+    return fmt::format(
+        "the projector's clip.vision.projection_dim ({}) is not the model's "
+        "hidden_size ({}): they are not one model",
+        projection ? fmt::format("{}", *projection) : std::string("absent"), v.d.text);
+  }
+  if (image % v.d.patch != 0) {
+    return fmt::format("the projector's image_size {} is not a multiple of its patch_size {}",
+                       image, v.d.patch);
+  }
+  const std::uint64_t side = image / v.d.patch;
+  v.d.positions = side * side;
+  if (!row.tokens_per_image.empty()) {
+    const Value* scale_key = find_value(projector, "clip.vision.projector.scale_factor");
+    const std::uint64_t scale = scale_key ? positive(scale_key).value_or(0) : 4;
+    if (scale == 0 || side % scale != 0) {
+      return fmt::format(
+          "the projector's clip.vision.projector.scale_factor does not divide its "
+          "{} patches a side",
+          side);
+    }
+    v.tokens_per_image = (side / scale) * (side / scale);
+    v.top[std::string(row.tokens_per_image)] = v.tokens_per_image;
+  }
+  const auto mean = channel_floats(find_value(projector, "clip.vision.image_mean"));
+  const auto std_dev = channel_floats(find_value(projector, "clip.vision.image_std"));
+  if (!mean || !std_dev) {
+    return "the projector's clip.vision.image_mean or image_std is not three finite float32s";
+  }
+  v.preprocessor = json::parse(row.image_processor_json);
+  v.preprocessor["image_mean"] = *mean;
+  v.preprocessor["image_std"] = *std_dev;
+  v.preprocessor["size"] = {{"height", image}, {"width", image}};
+  return "";
+}
+
+// The image tokens' ids, by their strings in the text model's vocabulary.
+std::string image_tokens(const GgufFile& paired, Vision& v) {
+  const Value* tokens = find_value(paired, "tokenizer.ggml.tokens");
+  const auto* a = tokens ? std::get_if<Array>(&tokens->data) : nullptr;
+  if (!a || a->elem_type() != ValueType::kString) {
+    return "the model has no tokenizer.ggml.tokens to find its image tokens in";
+  }
+  json extra = json::object();
+  for (const hf::ImageToken& t : v.row->image_tokens) {
+    std::optional<std::size_t> id;
+    for (std::size_t i = 0; i < a->size() && !id; ++i) {
+      if (a->string_at(i) == t.token) id = i;
+    }
+    if (!id) return fmt::format("the model's vocabulary has no image token '{}'", t.token);
+    v.top[std::string(t.config)] = *id;
+    extra[std::string(t.tokenizer_field)] = t.token;
+    v.tokenizer_fields[std::string(t.tokenizer_field)] = t.token;
+  }
+  v.tokenizer_fields["extra_special_tokens"] = std::move(extra);
+  v.tokenizer_fields["processor_class"] = v.row->processor_class;
+  return "";
+}
+
+// Appends the vision weights of `entries` (under `prefix`, each GGUF name after `gguf_prefix`).
+std::string add_weights(const GgufFile& paired, std::size_t first,
+                        const std::map<std::string_view, std::size_t>& by_name, const Vision& v,
+                        std::span<const VisionWeight> entries, const std::string& prefix,
+                        const std::string& gguf_prefix, std::vector<HfWeight>& out,
+                        std::vector<bool>& used) {
+  for (const VisionWeight& e : entries) {
+    const std::string gguf = gguf_prefix + std::string(e.gguf);
+    const auto it = by_name.find(gguf);
+    if (it == by_name.end()) {
+      return fmt::format("the projector has no '{}', which {} builds", printable(gguf),
+                         v.row->class_name);
+    }
+    const TensorInfo& t = paired.tensors[first + it->second];
+    HfWeight w;
+    w.hf_name = prefix + std::string(e.hf);
+    w.source = first + it->second;
+    w.shape = numpy_shape(t);
+    const std::vector<std::uint64_t> want = shape_of(e.shape, v.d);
+    if (w.shape != want) {
+      return fmt::format("the projector's '{}' has shape {}, the config gives {} {}",
+                         printable(gguf), shape_text(w.shape), w.hf_name, shape_text(want));
+    }
+    if (e.add != 0) {
+      w.transform = HfTransform::kAddConstant;
+      w.constant = -e.add;
+    }
+    used[it->second] = true;
+    out.push_back(std::move(w));
+  }
+  return "";
+}
+
+// The text model's weights under the checkpoint's names, then the vision tower's and the
+// projector's; the projector's tensors no entry maps join `omitted`.
+std::string weights(const GgufFile& paired, const GgufFile& projector, const HfModel& text,
+                    const Vision& v, std::vector<HfWeight>& out,
+                    std::vector<std::size_t>& omitted) {
+  const VisionArchitecture& row = *v.row;
+  for (HfWeight w : text.weights) {
+    if (w.hf_name.starts_with("model.")) {
+      w.hf_name = std::string(row.text_prefix) + w.hf_name.substr(6);
+    } else if (w.hf_name.starts_with("lm_head.")) {
+      w.hf_name = std::string(row.lm_head_prefix) + w.hf_name.substr(8);
+    }
+    out.push_back(std::move(w));
+  }
+  omitted = text.omitted;
+  const std::size_t first = paired.tensors.size() - projector.tensors.size();
+  std::map<std::string_view, std::size_t> by_name;
+  for (std::size_t i = 0; i < projector.tensors.size(); ++i) {
+    by_name.emplace(projector.tensors[i].name, i);
+  }
+  std::vector<bool> used(projector.tensors.size());
+  std::string why = add_weights(paired, first, by_name, v, row.before, "", "", out, used);
+  for (std::uint64_t n = 0; why.empty() && n < v.d.layers; ++n) {
+    why = add_weights(paired, first, by_name, v, row.layer,
+                      fmt::format(fmt::runtime(row.layer_prefix), n), fmt::format("v.blk.{}.", n),
+                      out, used);
+  }
+  if (why.empty()) why = add_weights(paired, first, by_name, v, row.after, "", "", out, used);
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    if (!used[i]) omitted.push_back(first + i);
+  }
+  return why;
+}
+
+HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, const HfModel& text) {
+  const json text_config = json::parse(text.config.config_json);
+  Vision v;
+  if (std::string why = read_keys(projector, text_config, v); !why.empty()) return refuse(why);
+  if (std::string why = image_tokens(paired, v); !why.empty()) return refuse(why);
+  HfModel out;
+  if (std::string why = weights(paired, projector, text, v, out.weights, out.omitted);
+      !why.empty()) {
+    return refuse(why);
+  }
+  const VisionArchitecture& row = *v.row;
+  // The text model's config is text_config; the composite config holds the token ids and the
+  // class (save_pretrained writes architectures at the top).
+  json top = v.top;
+  json inner = text_config;
+  for (const char* field : {"architectures", "transformers_version", "dtype"}) inner.erase(field);
+  for (const char* field : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+    if (inner.contains(field)) top[field] = inner[field];
+  }
+  top["model_type"] = row.model_type;
+  top["architectures"] = json::array({std::string(row.class_name)});
+  if (text_config.contains("transformers_version")) {
+    top["transformers_version"] = text_config["transformers_version"];
+  }
+  if (text_config.contains("dtype")) top["dtype"] = text_config["dtype"];
+  top["text_config"] = std::move(inner);
+  top["vision_config"] = v.vision_config;
+  const auto dump = [](const json& j) {
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  };
+  out.config = text.config;
+  out.config.config_json = dump(top);
+  out.config.model_type = row.model_type;
+  out.config.mlx_config_json.clear();
+  out.config.mlx_absent = "mlx/ serves the text model alone";
+  out.extra_files.emplace_back("preprocessor_config.json", dump(v.preprocessor));
+  json processor = {{"processor_class", row.processor_class}};
+  if (!row.tokens_per_image.empty()) processor["image_seq_length"] = v.tokens_per_image;
+  out.extra_files.emplace_back("processor_config.json", dump(processor));
+  out.tokenizer_fields = v.tokenizer_fields.dump();
+  return {std::move(out), ""};
+}
+
+}  // namespace
+
+HfModelResult render_hf_vision(const GgufFile& paired, const GgufFile& projector,
+                               const HfModel& text) {
+  try {
+    return vision_model(paired, projector, text);
+  } catch (const std::exception& e) {  // bad_alloc: the daemon stays up (error.h)
+    return refuse(not_enough_memory(e, "render its vision tower")
+                      .value_or(fmt::format("no vision model: {}", e.what())));
+  }
+}
+
+}  // namespace ggufs

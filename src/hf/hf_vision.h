@@ -1,0 +1,84 @@
+// The vision table of hf/: one row per vision-language family, the inverse of llama.cpp's
+// mmproj converter (convert_hf_to_gguf.py --mmproj; conversion/base.py, MmprojModel, and the
+// family's MmprojModel subclass): which clip.projector_type it wrote, which text row it pairs
+// with, the vision config's keys, the image tokens, the vision tower's and projector's
+// state_dict, and the processor files. hf_vision.cpp reads it; adding a family is adding a row
+// (and a round-trip case in tests/python/test_hf_vision.py). Internal to the hf layer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "hf_architectures.h"
+
+namespace ggufs::hf {
+
+/// The dimensions of a vision tower, from the projector's clip.vision.* keys (elements): H
+/// embedding_length, F feed_forward_length, p patch_size, P positions ((image_size / p)²),
+/// C channels (3: RGB), T projection_dim (the text model's hidden size).
+enum class VisionShape : std::uint8_t {
+  kPatchConv,  // (H, C, p, p): a Conv2d patch embedding
+  kPositions,  // (P, H)
+  kHidden,     // (H)
+  kHiddenHidden,
+  kFfHidden,   // (F, H)
+  kHiddenFf,   // (H, F)
+  kFf,         // (F)
+  kHiddenText  // (H, T): Gemma 3's mm_input_projection_weight
+};
+
+/// One state_dict parameter of the vision tower or the projector: the projector's GGUF tensor
+/// (after "v.blk.N." for a layer's; gguf-py's tensor_mapping.py, the V_* and V_MM_* rows) and
+/// its transformers 4.57 checkpoint name (after the layer prefix for a layer's; the names
+/// save_pretrained writes, which the converter reads). `add`: the constant the converter added
+/// (Gemma 3's mm_soft_emb_norm, gemma.py Gemma3VisionModel.modify_tensors: + 1), taken off.
+struct VisionWeight {
+  std::string_view gguf;
+  std::string_view hf;
+  VisionShape shape;
+  float add = 0;
+};
+
+/// A config field that holds the id of an added token of the text model's vocabulary, found by
+/// its string (the converter writes the token into tokenizer.ggml.tokens, not the id).
+struct ImageToken {
+  std::string_view config;
+  std::string_view token;
+  std::string_view tokenizer_field;  ///< tokenizer_config.json's extra_special_tokens name
+};
+
+/// One vision-language family.
+struct VisionArchitecture {
+  std::string_view projector_type;   ///< clip.projector_type as the converter writes it
+  std::string_view text_model_type;  ///< model_type of the text row it pairs with
+  std::string_view model_type;       ///< config.json's model_type
+  std::string_view class_name;       ///< config.json's architectures[0]
+  std::string_view vision_model_type;
+  /// clip.vision.<gguf> → vision_config.<config> (MmprojModel.set_gguf_parameters and the
+  /// family's own); kCount integers, kNumber float32 as their shortest decimal.
+  std::span<const ConfigKey> vision_keys;
+  std::span<const ConfigConstant> vision_constants;
+  std::span<const ImageToken> image_tokens;
+  /// The text model's state_dict prefixes in the checkpoint: "model." → text_prefix,
+  /// "lm_head." → lm_head_prefix (Gemma3ForConditionalGeneration's
+  /// _checkpoint_conversion_mapping, inverted as save_pretrained writes).
+  std::string_view text_prefix, lm_head_prefix;
+  std::string_view layer_prefix;  ///< the vision layers' prefix, "{}" the layer
+  std::span<const VisionWeight> before, layer, after;
+  /// The config field of the image tokens an image becomes (Gemma 3's mm_tokens_per_image,
+  /// also processor_config.json's image_seq_length): (image_size / patch_size / k)², k the
+  /// projector's clip.vision.projector.scale_factor, else 4 (gemma.py,
+  /// Gemma3VisionModel.set_gguf_parameters writes it only where it is not 4;
+  /// modeling_gemma3.py, Gemma3MultiModalProjector: its avg-pool kernel_size).
+  std::string_view tokens_per_image;
+  /// preprocessor_config.json's constant fields (JSON object text), to which the row's image
+  /// size, mean and std are added; processor_config.json's processor_class.
+  std::string_view image_processor_json;
+  std::string_view processor_class;
+};
+
+/// Every row.
+std::span<const VisionArchitecture> vision_architectures();
+
+}  // namespace ggufs::hf

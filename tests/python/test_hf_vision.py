@@ -1,0 +1,289 @@
+"""The round trip of hf/ for vision-language models: a model llama.cpp's converter split into a
+text GGUF and an mmproj GGUF must come back, through ggufs's hf/ folder of the pair, as that
+same model, with its processor.
+
+Per family (a row of FAMILIES): a tiny random model of transformers' own
+...ForConditionalGeneration class (torch.manual_seed; every parameter perturbed), with a real
+SentencePiece tokenizer trained offline (test_hf_roundtrip.py's trainer) holding the image tokens
+as pieces of its model, and the family's real processor (its image processor with non-default mean and
+std), is saved with save_pretrained; convert_hf_to_gguf.py converts that folder twice (--outtype
+f32: the text model, and --mmproj); ggufs mounts the text GGUF with --mmproj, and from the
+mount's hf/:
+
+  state_dict   the same names and shapes as the original checkpoint's model.safetensors, bit
+               for bit the reference values: the original's, taken through the files as the
+               converter writes them (the row's `file`: a norm stored plus one, w + 1 - 1 in
+               float32; a tensor the converter always stores F16, rounded to float16).
+  processor    AutoProcessor's pixel_values and input_ids for an image and a text, equal to
+               the original processor's.
+  logits       for that input, torch.equal to the original model's, the original carrying the
+               reference weights; and 20 greedy tokens, equal.
+  config       every field of the original's config (text_config and vision_config field by
+               field; floats as float32, the precision GGUF stores them in) equal in hf/'s.
+
+Expected values come from the original model and llama.cpp's converter, never from ggufs.
+Needs llama.cpp's source tree ($GGUFS_LLAMA_CPP, else /var/cache/ggufs-tests/llama.cpp),
+sentencepiece and pillow; the tests skip with a message without them, and where transformers
+lacks a family's class.
+"""
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+transformers = pytest.importorskip("transformers")
+torch = pytest.importorskip("torch")
+pytest.importorskip("PIL", reason="pillow is not installed: the image processors need it")
+from PIL import Image  # noqa: E402
+from safetensors.torch import load_file  # noqa: E402
+
+from test_hf_roundtrip import CONFIG_IGNORED, LLAMA_CPP, _tok_class, _train_spm  # noqa: E402
+
+# CLIP's normalization (not Gemma 3's 0.5): the processor's mean and std must come from the file
+CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
+CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
+
+# One row a family. cls, config_cls: transformers' classes; tokenizer: a TOKENIZERS key;
+# image_tokens: the tokenizer's extra_special_tokens (pieces of its vocabulary);
+# token_fields: config fields holding an image token's id; config: the config class's kwargs
+# (text_config, vision_config, ...); processor(tokenizer): the family's real processor; prompt:
+# the text the processor expands; hub_names: (regular expression, replacement) taking the names
+# save_pretrained writes to the Hub checkpoints' ones where they differ; file: what the converter does to values, by a regular
+# expression of the names: "plus_one" stores w + 1, "f16" stores float16 whatever --outtype says.
+FAMILIES = {
+    "gemma3": dict(
+        cls="Gemma3ForConditionalGeneration",
+        config_cls="Gemma3Config",
+        tokenizer="spm-gemma3",
+        image_tokens={"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
+                      "image_token": "<image_soft_token>"},
+        token_fields={"boi_token_index": "boi_token", "eoi_token_index": "eoi_token",
+                      "image_token_index": "image_token"},
+        config=dict(
+            text_config=dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                             max_position_embeddings=512, sliding_window=16,
+                             query_pre_attn_scalar=32, rope_local_base_freq=20000.0,
+                             rope_scaling=dict(rope_type="linear", factor=8.0)),
+            # 64-pixel images of 8-pixel patches: 8 a side, pooled by 4 (Gemma 3's kernel) to
+            # 2 a side, 4 image tokens
+            vision_config=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                               num_attention_heads=2, image_size=64, patch_size=8,
+                               layer_norm_eps=1e-6, vision_use_head=False),
+            mm_tokens_per_image=4),
+        processor=lambda tok: transformers.Gemma3Processor(
+            image_processor=transformers.Gemma3ImageProcessor(
+                size={"height": 64, "width": 64}, image_mean=CLIP_MEAN, image_std=CLIP_STD),
+            tokenizer=tok, image_seq_length=4),
+        prompt="<start_of_image> Describe it.",
+        # transformers 5 saves SiglipVisionModel's tower without its vision_model level; the
+        # Hub's checkpoints (which the converter maps) and 4.57 have it
+        hub_names=((r"^vision_tower\.(?!vision_model\.)", "vision_tower.vision_model."),),
+        # the text model's RMSNorms (gemma.py, Gemma3Model.norm_shift) and the projector's
+        # (Gemma3VisionModel.modify_tensors); not SigLIP's LayerNorms
+        file=dict(plus_one=r"^language_model\..*norm\.weight$|mm_soft_emb_norm\.weight$",
+                  f16=r"mm_input_projection_weight$"),
+    ),
+}
+
+
+def _spm_gemma3(path, image_tokens):
+    """Gemma's SentencePiece tokenizer with the image tokens as pieces of its model, as Gemma 3's
+    tokenizer.model holds them (user-defined pieces; the converter reads tokenizer.model)."""
+    src = _train_spm(path, gemma=True, symbols=tuple(image_tokens.values()))
+    tok = _tok_class("GemmaTokenizerFast", "GemmaTokenizer").from_pretrained(
+        str(src), add_bos_token=True, add_eos_token=False, extra_special_tokens=image_tokens)
+    return tok, src / "tokenizer.model"
+
+
+TOKENIZERS = {"spm-gemma3": _spm_gemma3}
+
+
+def _class(name):
+    cls = getattr(transformers, name, None)
+    if cls is None:
+        pytest.skip(f"transformers {transformers.__version__} lacks {name}")
+    return cls
+
+
+def _converter_env():
+    path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1")
+    env.pop("NO_LOCAL_GGUF", None)
+    return env
+
+
+def _convert(src, out, *args):
+    r = subprocess.run([sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
+                        "--outtype", "f32", "--outfile", str(out), *args],
+                       capture_output=True, text=True, env=_converter_env(), timeout=900)
+    if r.returncode != 0 or not out.is_file():
+        pytest.fail(f"convert_hf_to_gguf.py {' '.join(args)} failed ({r.returncode}):\n"
+                    f"{r.stderr[-4000:]}")
+    return out
+
+
+def _original(root, family):
+    """The saved original (model, tokenizer, tokenizer.model, processor files)."""
+    row = FAMILIES[family]
+    cls, config_cls = _class(row["cls"]), _class(row["config_cls"])
+    (root / "tok").mkdir()
+    tok, sp_model = TOKENIZERS[row["tokenizer"]](root / "tok", row["image_tokens"])
+    ids = {field: tok.convert_tokens_to_ids(row["image_tokens"][name])
+           for field, name in row["token_fields"].items()}
+    config = config_cls(**row["config"], **ids, bos_token_id=tok.bos_token_id,
+                        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    config.text_config.vocab_size = len(tok)
+    torch.manual_seed(0)
+    model = cls(config).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p), alpha=0.02)
+    path = root / "original"
+    model.save_pretrained(str(path))
+    if row.get("hub_names"):  # the checkpoint's names as the Hub's repositories have them
+        from safetensors.torch import save_file
+        tensors = load_file(str(path / "model.safetensors"))
+        for pattern, repl in row["hub_names"]:
+            tensors = {re.sub(pattern, repl, k): v for k, v in tensors.items()}
+        save_file(tensors, str(path / "model.safetensors"), metadata={"format": "pt"})
+    row["processor"](tok).save_pretrained(str(path))
+    if sp_model is not None and not (path / "tokenizer.model").exists():
+        shutil.copy(sp_model, path / "tokenizer.model")
+    return path
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def pair(request, tmp_path_factory):
+    """(family, the original's folder, the text GGUF, the mmproj GGUF)."""
+    if not (LLAMA_CPP / "convert_hf_to_gguf.py").is_file():
+        pytest.skip(f"llama.cpp's source tree is absent ({LLAMA_CPP}; set GGUFS_LLAMA_CPP)")
+    family = request.param
+    root = tmp_path_factory.mktemp(family)
+    src = _original(root, family)
+    text = _convert(src, root / f"{family}.gguf")
+    mmproj = _convert(src, root / f"mmproj-{family}.gguf", "--mmproj")
+    return family, src, text, mmproj
+
+
+@pytest.fixture(scope="module")
+def mounted(pair, ggufs_binary, tmp_path_factory):
+    """hf/ of the pair mounted with --mmproj; unmounted after the module."""
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is missing: mount tests need FUSE")
+    family, src, text, mmproj = pair
+    mnt = tmp_path_factory.mktemp("mnt")
+    r = subprocess.run([str(ggufs_binary), "--mmproj", str(mmproj), str(text), str(mnt)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"ggufs failed ({r.returncode}): {r.stderr}"
+    yield mnt / "hf"
+    if subprocess.run(["fusermount3", "-u", str(mnt)], capture_output=True).returncode != 0:
+        subprocess.run(["fusermount3", "-uz", str(mnt)], capture_output=True)
+
+
+def _reference(family, src):
+    """The original checkpoint's tensors as the converter's files hold them (float32)."""
+    file = FAMILIES[family]["file"]
+    out = {}
+    for name, w in load_file(str(src / "model.safetensors")).items():
+        w = w.float()
+        if "plus_one" in file and re.search(file["plus_one"], name):
+            w = (w + 1) - 1
+        if "f16" in file and re.search(file["f16"], name):
+            w = w.half().float()
+        out[name] = w
+    return out
+
+
+def test_state_dict(pair, mounted):
+    family, src, _, _ = pair
+    want = _reference(family, src)
+    have = {}
+    for f in sorted(mounted.glob("*.safetensors")):
+        have.update(load_file(str(f)))
+    assert sorted(have) == sorted(want)
+    for name, w in want.items():
+        assert have[name].dtype == torch.float32, name
+        assert have[name].shape == w.shape, name
+        assert torch.equal(have[name], w), f"{name} differs"
+
+
+def _image():
+    rng = np.random.default_rng(7)
+    return Image.fromarray(rng.integers(0, 256, (80, 96, 3), dtype=np.uint8))
+
+
+def _inputs(path, family):
+    processor = transformers.AutoProcessor.from_pretrained(str(path))
+    return processor(text=FAMILIES[family]["prompt"], images=_image(), return_tensors="pt")
+
+
+def test_processor(pair, mounted):
+    family, src, _, _ = pair
+    want, have = _inputs(src, family), _inputs(mounted, family)
+    assert torch.equal(have["input_ids"], want["input_ids"])
+    assert torch.equal(have["pixel_values"], want["pixel_values"])
+
+
+def _model(path, family):
+    cls = getattr(transformers, FAMILIES[family]["cls"])
+    return cls.from_pretrained(str(path), dtype=torch.float32, attn_implementation="eager").eval()
+
+
+def _reference_model(family, src, tmp_path):
+    """The original with the reference weights, saved and loaded as the original is."""
+    path = tmp_path / "reference"
+    shutil.copytree(src, path)
+    from safetensors.torch import save_file
+    save_file({k: v.contiguous() for k, v in _reference(family, src).items()},
+              str(path / "model.safetensors"), metadata={"format": "pt"})
+    return _model(path, family)
+
+
+def test_logits_and_generate(pair, mounted, tmp_path):
+    family, src, _, _ = pair
+    inputs = _inputs(src, family)
+    want_model = _reference_model(family, src, tmp_path)
+    have_model = _model(mounted, family)
+    with torch.no_grad():
+        want = want_model(**inputs).logits
+        have = have_model(**inputs).logits
+    assert torch.equal(have, want)
+    gen = dict(max_new_tokens=20, do_sample=False)
+    with torch.no_grad():
+        want_ids = want_model.generate(**inputs, **gen)
+        have_ids = have_model.generate(**inputs, **gen)
+    assert want_ids.shape[1] == inputs["input_ids"].shape[1] + 20
+    assert torch.equal(have_ids, want_ids)
+
+
+def _equal_fields(want, have, where=""):
+    """Every field of `want` equal in `have` (floats as float32); the differences."""
+    out = []
+    for k, v in want.items():
+        if k in CONFIG_IGNORED or (k == "architectures" and where):
+            continue
+        if k not in have:
+            out.append(f"{where}{k}: absent (the original has {v!r})")
+        elif isinstance(v, dict) and isinstance(have[k], dict):
+            out += _equal_fields(v, have[k], f"{where}{k}.")
+        elif isinstance(v, float) and isinstance(have[k], (int, float)):
+            if np.float32(v) != np.float32(have[k]):
+                out.append(f"{where}{k}: {have[k]!r}, the original {v!r}")
+        elif v != have[k]:
+            out.append(f"{where}{k}: {have[k]!r}, the original {v!r}")
+    return out
+
+
+def test_config(pair, mounted):
+    _, src, _, _ = pair
+    want = transformers.AutoConfig.from_pretrained(str(src)).to_dict()
+    have = transformers.AutoConfig.from_pretrained(str(mounted)).to_dict()
+    assert _equal_fields(want, have) == []
