@@ -66,6 +66,10 @@ struct LibraryEntry {
   /// Opens and parses the model; throws IoError or ParseError (or another std::exception) with a
   /// message naming the file at fault.
   std::function<Model()> open;
+  /// The vision projector the scan pairs the model with (open_paired), empty for none.
+  std::string projector;
+  /// Why the scan pairs none of the projectors beside the model (Model::unpaired), else empty.
+  std::string unpaired;
 };
 
 /// Called with one line for each model that opened with warnings or failed to open.

@@ -24,9 +24,25 @@ namespace ggufs {
 /// snapshots of one blob) is one entry, at the first path. Entries come sorted by path. A
 /// `*.gguf` name that cannot be examined (a dangling link) is still an entry, whose opening
 /// then fails and says why. A sub-folder that cannot be read adds a line to `warnings`.
+/// Vision projectors (is_projector_name) are entries too, and pair with the models beside them
+/// (LibraryEntry::projector): where a folder holds one, every other model of that folder opens
+/// with it; where it holds several, none does, and LibraryEntry::unpaired names them (a
+/// repository's projectors of several precisions: which one is meant is not known).
 /// Throws IoError naming `dir` when it cannot be read itself.
 std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
                                            std::vector<std::string>& warnings);
+
+/// Whether the file named `path` is a vision projector by its name, as the Hugging Face
+/// repositories and llama.cpp name them (`mmproj-model-f16.gguf`, `mmproj-F16.gguf`,
+/// `gemma-3-4b-it-mmproj.gguf`): its file name holds "mmproj", in any case.
+bool is_projector_name(std::string_view path);
+
+/// Opens the model at `path` (open_model) and, where `projector` is not empty, pairs it with the
+/// projector at that path (attach_projector). A projector that does not open, or is none,
+/// leaves the model unpaired, Model::unpaired naming the file and what was wrong; `unpaired` (a
+/// scan's reason) is set as Model::unpaired as it is. Throws what open_model throws for `path`.
+Model open_paired(const std::string& path, const std::string& projector,
+                  const std::string& unpaired);
 
 /// Where Ollama's Linux installer keeps the models: it runs Ollama as the system user `ollama`,
 /// whose home it makes /usr/share/ollama (ollama's scripts/install.sh, `useradd -d`).
@@ -61,11 +77,16 @@ std::string ollama_manifest_path(const std::string& store, const std::string& re
 
 /// Ollama's media type of the layer holding the model's GGUF file.
 inline constexpr const char* kOllamaModelMediaType = "application/vnd.ollama.image.model";
+/// Ollama's media type of a layer holding a vision projector (an mmproj GGUF: Ollama's
+/// server/images.go, "application/vnd.ollama.image.projector").
+inline constexpr const char* kOllamaProjectorMediaType = "application/vnd.ollama.image.projector";
 
 /// What an Ollama manifest says of the layer holding its model.
 struct OllamaModelLayer {
   std::string digest_hex;             ///< the 64 lower-case hex digits of the layer's sha256 digest
   std::optional<std::uint64_t> size;  ///< the layer's "size" (bytes), when an unsigned integer
+  /// The layers of media type kOllamaProjectorMediaType, in order (each without projectors).
+  std::vector<OllamaModelLayer> projectors;
 };
 
 /// The first layer of media type kOllamaModelMediaType of the Ollama manifest (an OCI image
@@ -74,7 +95,8 @@ struct OllamaModelLayer {
 /// range of a double), nests arrays and objects more than 64 levels deep (at the byte offset of
 /// the bracket that opens level 65), or has no such layer or a digest that is not
 /// `sha256:<64 hex digits>` (at offset 0). Messages quote at most 64 bytes of the manifest at a
-/// time, made printable.
+/// time, made printable. Its layers of media type kOllamaProjectorMediaType are `projectors`,
+/// their digests checked alike.
 OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string& manifest);
 
 /// Opens the model a manifest names: the manifest (an OCI image manifest, JSON) is read, its
@@ -82,7 +104,9 @@ OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string&
 /// and the blob `blobs/sha256-<hex>` of `store` is opened with open_model. Throws IoError when
 /// the manifest or the blob cannot be read or the blob's size differs from the layer's `size`
 /// (the message names the file), ParseError when the manifest is larger than 1 MiB or as
-/// parse_ollama_manifest throws, and what open_model throws for the blob.
+/// parse_ollama_manifest throws, and what open_model throws for the blob. A manifest with one
+/// projector layer opens the model paired with that blob (open_paired: one that does not open
+/// leaves the model unpaired, saying why); with several, unpaired.
 Model open_ollama_manifest(const std::string& store, const std::string& manifest);
 
 }  // namespace ggufs

@@ -34,6 +34,9 @@ struct Model {
   GgufFile file;
   /// The vision projector paired with the model (attach_projector), or nullptr.
   std::unique_ptr<Model> projector;
+  /// Why a model that has a projector beside it is served without one (a library found several,
+  /// or the one it found does not open or is none): one line, else empty.
+  std::string unpaired;
 };
 
 /// Pairs `model` with its vision projector: llama.cpp's mmproj GGUF, which

@@ -173,10 +173,12 @@ bool decodes_to_f32(const GgufFile& file, const TensorInfo& t);
 /// whose type has no decoder get only raw/ files; tensors whose byte size cannot be computed get
 /// none.
 /// A model paired with its vision projector (model.h, attach_projector), for the folder views:
-/// hf/ is then the vision-language model of both.
+/// hf/ is then the vision-language model of both; or why a projector beside it is not paired
+/// (hf/ is the text model alone and says why).
 struct ProjectorPair {
-  const GgufFile& paired;     ///< paired_file: the model's keys, its tensors, the projector's
-  const GgufFile& projector;  ///< the projector's own file (its clip.* keys)
+  const GgufFile* paired = nullptr;     ///< paired_file: the model's keys, tensors, projector's
+  const GgufFile* projector = nullptr;  ///< the projector's own file (its clip.* keys)
+  std::string_view unpaired;            ///< without a projector: Model::unpaired
 };
 
 class Tree {

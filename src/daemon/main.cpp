@@ -536,7 +536,10 @@ int run(int argc, char** argv) {
       fmt::print("{}: a library of {} models\n", printable(*folder), names.size());
       if (!why.empty()) fmt::print("  Ollama's store: {}\n", why);
       for (std::size_t k = 0; k < names.size(); ++k) {
-        fmt::print("  {}\t{}\n", printable(names[k]), printable(library->entry(k).path));
+        const LibraryEntry& e = library->entry(k);
+        fmt::print("  {}\t{}\n", printable(names[k]), printable(e.path));
+        if (!e.projector.empty()) fmt::print("    with its projector {}\n", printable(e.projector));
+        if (!e.unpaired.empty()) fmt::print("    without a projector: {}\n", e.unpaired);
       }
       return std::fflush(stdout) == 0 ? kExitOk : kExitCannotRead;
     }

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 #include <system_error>
@@ -75,7 +77,59 @@ class Walker {
   std::vector<Found> files_;
 };
 
+// The projectors of each folder (is_projector_name), and every entry's pairing from them.
+void pair_projectors(std::vector<LibraryEntry>& entries) {
+  const auto folder_of = [](const std::string& path) {
+    return std::filesystem::path(path).parent_path().string();
+  };
+  std::map<std::string, std::vector<std::string>> projectors;  // folder -> paths, sorted
+  for (const LibraryEntry& e : entries) {
+    if (is_projector_name(e.path)) projectors[folder_of(e.path)].push_back(e.path);
+  }
+  for (LibraryEntry& e : entries) {
+    const auto it = projectors.find(folder_of(e.path));
+    if (it == projectors.end() || is_projector_name(e.path)) continue;
+    const std::vector<std::string>& beside = it->second;
+    if (beside.size() == 1) {
+      e.projector = beside.front();
+    } else {
+      std::string names;
+      for (std::size_t i = 0; i < beside.size() && i < 4; ++i) {
+        names += fmt::format("{}{}", i ? ", " : "", printable(base_name(beside[i])));
+      }
+      e.unpaired = fmt::format("{} projectors beside it ({}{}): which one is meant is not known",
+                               beside.size(), names, beside.size() > 4 ? ", ..." : "");
+    }
+    e.open = [p = e.path, proj = e.projector, why = e.unpaired] {
+      return open_paired(p, proj, why);
+    };
+  }
+}
+
 }  // namespace
+
+bool is_projector_name(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  std::string name(path.substr(slash == std::string_view::npos ? 0 : slash + 1));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name.find("mmproj") != std::string::npos;
+}
+
+Model open_paired(const std::string& path, const std::string& projector,
+                  const std::string& unpaired) {
+  Model model = open_model(path);
+  model.unpaired = unpaired;
+  if (projector.empty()) return model;
+  try {
+    attach_projector(model, open_model(projector));
+  } catch (const ParseError& e) {
+    model.unpaired =
+        fmt::format("{}: at byte {}: {}", printable(e.file()), e.offset(), e.problem());
+  } catch (const IoError& e) {
+    model.unpaired = printable(e.what());
+  }
+  return model;
+}
 
 std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
                                            std::vector<std::string>& warnings) {
@@ -114,6 +168,7 @@ std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
     e.open = [p = f.path] { return open_model(p); };
     entries.push_back(std::move(e));
   }
+  pair_projectors(entries);
   return entries;
 }
 

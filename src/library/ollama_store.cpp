@@ -166,53 +166,86 @@ std::string ollama_manifest_path(const std::string& store, const std::string& re
   return path;
 }
 
-OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string& manifest) {
-  const nlohmann::json doc = parse_untrusted_json(text, manifest, "not an Ollama manifest");
-  const nlohmann::json* layer = nullptr;
-  if (doc.is_object() && doc.contains("layers") && doc["layers"].is_array()) {
-    for (const nlohmann::json& l : doc["layers"]) {
-      if (l.is_object() && l.value("mediaType", nlohmann::json()) == kOllamaModelMediaType) {
-        layer = &l;
-        break;
-      }
-    }
-  }
-  if (!layer) {
-    throw ParseError(
-        manifest, 0,
-        fmt::format("the manifest has no layer of media type {}", kOllamaModelMediaType));
-  }
-  const nlohmann::json digest = layer->value("digest", nlohmann::json());
+namespace {
+
+// A layer's digest and size; ParseError naming `manifest` where the digest is not
+// sha256:<64 hex digits>.
+OllamaModelLayer layer_of(const nlohmann::json& layer, const std::string& manifest,
+                          std::string_view what) {
+  const nlohmann::json digest = layer.value("digest", nlohmann::json());
   const std::string d = digest.is_string() ? digest.get<std::string>() : "";
   if (d.rfind("sha256:", 0) != 0 || !is_sha256_hex(std::string_view(d).substr(7))) {
     // The parser accepts only valid UTF-8, so dump() cannot throw; `replace` is a second guard.
     throw ParseError(manifest, 0,
-                     fmt::format("the model layer's digest is not sha256:<64 hex digits>: {}",
+                     fmt::format("the {} layer's digest is not sha256:<64 hex digits>: {}", what,
                                  quote_json(digest.dump(
                                      -1, ' ', false, nlohmann::json::error_handler_t::replace))));
   }
   OllamaModelLayer out;
   out.digest_hex = d.substr(7);
-  const nlohmann::json size = layer->value("size", nlohmann::json());
+  const nlohmann::json size = layer.value("size", nlohmann::json());
   if (size.is_number_unsigned()) out.size = size.get<std::uint64_t>();
   return out;
 }
 
-Model open_ollama_manifest(const std::string& store, const std::string& manifest) {
-  const OllamaModelLayer layer = parse_ollama_manifest(read_manifest(manifest), manifest);
+// The blob of `layer`, checked to exist and to have the layer's size; IoError otherwise.
+std::string blob_of(const std::string& store, const std::string& manifest,
+                    const OllamaModelLayer& layer, std::string_view what) {
   const std::string blob = store + "/blobs/sha256-" + layer.digest_hex;
   struct stat st {};
   if (::stat(blob.c_str(), &st) != 0) {
-    throw IoError(fmt::format("{}: cannot open the model blob that {} names: {}", blob, manifest,
+    throw IoError(fmt::format("{}: cannot open the {} blob that {} names: {}", blob, what, manifest,
                               std::strerror(errno)));
   }
   if (layer.size && *layer.size != std::uint64_t(st.st_size)) {
     throw IoError(
-        fmt::format("{}: the model blob is {} bytes, but {} says {} (an incomplete "
+        fmt::format("{}: the {} blob is {} bytes, but {} says {} (an incomplete "
                     "download?)",
-                    blob, st.st_size, manifest, *layer.size));
+                    blob, what, st.st_size, manifest, *layer.size));
   }
-  return open_model(blob);
+  return blob;
+}
+
+}  // namespace
+
+OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string& manifest) {
+  const nlohmann::json doc = parse_untrusted_json(text, manifest, "not an Ollama manifest");
+  std::optional<OllamaModelLayer> model;
+  std::vector<OllamaModelLayer> projectors;
+  if (doc.is_object() && doc.contains("layers") && doc["layers"].is_array()) {
+    for (const nlohmann::json& l : doc["layers"]) {
+      if (!l.is_object()) continue;
+      const nlohmann::json type = l.value("mediaType", nlohmann::json());
+      if (!model && type == kOllamaModelMediaType) model = layer_of(l, manifest, "model");
+      if (type == kOllamaProjectorMediaType) {
+        projectors.push_back(layer_of(l, manifest, "projector"));
+      }
+    }
+  }
+  if (!model) {
+    throw ParseError(
+        manifest, 0,
+        fmt::format("the manifest has no layer of media type {}", kOllamaModelMediaType));
+  }
+  model->projectors = std::move(projectors);
+  return *model;
+}
+
+Model open_ollama_manifest(const std::string& store, const std::string& manifest) {
+  const OllamaModelLayer layer = parse_ollama_manifest(read_manifest(manifest), manifest);
+  const std::string blob = blob_of(store, manifest, layer, "model");
+  std::string projector, unpaired;
+  if (layer.projectors.size() > 1) {
+    unpaired = fmt::format("{} has {} projector layers: which one is meant is not known", manifest,
+                           layer.projectors.size());
+  } else if (!layer.projectors.empty()) {
+    try {
+      projector = blob_of(store, manifest, layer.projectors.front(), "projector");
+    } catch (const IoError& e) {
+      unpaired = e.what();
+    }
+  }
+  return open_paired(blob, projector, unpaired);
 }
 
 }  // namespace ggufs

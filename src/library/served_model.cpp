@@ -32,8 +32,11 @@ std::optional<GgufFile> paired_of(const Model& m) {
 
 // The model's tree; with a projector, its folder views of the pair.
 Tree tree_of(const Model& m, const std::optional<GgufFile>& paired, const TreeOptions& options) {
-  if (!paired) return Tree(m.file, options);
-  const ProjectorPair pair{*paired, m.projector->file};
+  if (!paired) {
+    const ProjectorPair unpaired{nullptr, nullptr, m.unpaired};
+    return Tree(m.file, options, &unpaired);
+  }
+  const ProjectorPair pair{&*paired, &m.projector->file, {}};
   return Tree(m.file, options, &pair);
 }
 

@@ -287,3 +287,133 @@ def test_config(pair, mounted):
     want = transformers.AutoConfig.from_pretrained(str(src)).to_dict()
     have = transformers.AutoConfig.from_pretrained(str(mounted)).to_dict()
     assert _equal_fields(want, have) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Pairing: where a library finds a model's projector, and where it refuses one
+
+
+def _view(path):
+    return os.getxattr(str(path), "user.ggufs.view").decode()
+
+
+def _architecture(hf):
+    return json.loads((hf / "config.json").read_text())["architectures"][0]
+
+
+def _paired(hf, family):
+    """hf/ is the vision-language model: its class, and the vision tower's weights."""
+    assert _architecture(hf) == FAMILIES[family]["cls"], _view(hf)
+    names = set()
+    for f in hf.glob("*.safetensors"):
+        with open(f, "rb") as fh:
+            n = int.from_bytes(fh.read(8), "little")
+            names |= set(json.loads(fh.read(n)))
+    assert any(k.startswith("vision_tower.") for k in names)
+    assert (hf / "preprocessor_config.json").is_file()
+
+
+def _alone(hf, why):
+    """hf/ is the text model alone, and says why."""
+    assert _architecture(hf).endswith("ForCausalLM"), _view(hf)
+    assert not (hf / "preprocessor_config.json").exists()
+    view = _view(hf)
+    assert "the text model alone" in view and why in view, view
+
+
+def test_folder_pairs_the_projector_beside_a_model(pair, mount, tmp_path):
+    family, _, text, mmproj = pair
+    lib = tmp_path / "lib"
+    (lib / "repo").mkdir(parents=True)
+    # copies: a library lists one file reached by several paths once
+    shutil.copy(text, lib / "repo" / "model-Q8_0.gguf")
+    shutil.copy(mmproj, lib / "repo" / "mmproj-model-f16.gguf")
+    shutil.copy(text, lib / "alone.gguf")  # no projector beside it
+    m = mount(lib)
+    _paired(m / "model-Q8_0" / "hf", family)
+    assert _architecture(m / "alone" / "hf").endswith("ForCausalLM")
+    assert "the text model alone" not in _view(m / "alone" / "hf")
+
+
+def test_hugging_face_cache_pairs_a_snapshots_projector(pair, mount, tmp_path):
+    """The Hugging Face cache's layout (huggingface_hub's file_download.py): snapshots/<rev>/
+    holds links to blobs/<sha256>."""
+    family, _, text, mmproj = pair
+    repo = tmp_path / "hub" / "models--org--tiny-GGUF"
+    (repo / "blobs").mkdir(parents=True)
+    snapshot = repo / "snapshots" / ("a" * 40)
+    snapshot.mkdir(parents=True)
+    for src, name in ((text, "tiny-Q4_K_M.gguf"), (mmproj, "mmproj-F16.gguf")):
+        blob = repo / "blobs" / name.encode().hex()  # any name: the cache's are sha256 digests
+        shutil.copy(src, blob)
+        os.symlink(os.path.relpath(blob, snapshot), snapshot / name)
+    m = mount(tmp_path / "hub")
+    _paired(m / "tiny-Q4_K_M" / "hf", family)
+
+
+def _ollama_store(root, text, projectors):
+    """An Ollama store (Ollama's server/images.go layout) with one model whose manifest has a
+    model layer and `projectors`' layers."""
+    import hashlib
+    (root / "blobs").mkdir(parents=True)
+    layers = []
+    for path, media in [(text, "model")] + [(p, "projector") for p in projectors]:
+        data = pathlib.Path(path).read_bytes()
+        digest = hashlib.sha256(data + media.encode()).hexdigest()  # two projectors: two blobs
+        (root / "blobs" / f"sha256-{digest}").write_bytes(data)
+        layers.append({"mediaType": f"application/vnd.ollama.image.{media}",
+                       "digest": f"sha256:{digest}", "size": len(data)})
+    manifest = root / "manifests" / "registry.ollama.ai" / "library" / "tiny"
+    manifest.mkdir(parents=True)
+    (manifest / "latest").write_text(json.dumps(
+        {"schemaVersion": 2,
+         "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+         "layers": layers}))
+
+
+def test_ollama_pairs_the_projector_layer(pair, mount, tmp_path):
+    family, _, text, mmproj = pair
+    _ollama_store(tmp_path / "one", text, [mmproj])
+    m = mount("ollama:tiny", env=dict(os.environ, OLLAMA_MODELS=str(tmp_path / "one")))
+    _paired(m / "hf", family)
+    _ollama_store(tmp_path / "two", text, [mmproj, mmproj])
+    m = mount("ollama:tiny", env=dict(os.environ, OLLAMA_MODELS=str(tmp_path / "two")))
+    _alone(m / "hf", "2 projector layers")
+
+
+def test_two_projectors_pair_neither(pair, mount, tmp_path):
+    _, _, text, mmproj = pair
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(text, lib / "model.gguf")
+    shutil.copy(mmproj, lib / "mmproj-F16.gguf")
+    shutil.copy(mmproj, lib / "mmproj-F32.gguf")
+    m = mount(lib)
+    _alone(m / "model" / "hf", "2 projectors beside it (mmproj-F16.gguf, mmproj-F32.gguf)")
+
+
+def _set_metadata(src, dst, key, value):
+    """A copy of `src` with key `key` set to `value` by gguf-py's own gguf_set_metadata.py."""
+    shutil.copy(src, dst)
+    r = subprocess.run([sys.executable, "-m", "gguf.scripts.gguf_set_metadata", str(dst), key,
+                        str(value), "--force"], capture_output=True, text=True,
+                       env=_converter_env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    return dst
+
+
+def test_a_projector_of_another_width_is_refused(pair, mount, tmp_path):
+    _, _, text, mmproj = pair
+    wrong = _set_metadata(mmproj, tmp_path / "mmproj-wrong.gguf", "clip.vision.projection_dim", 65)
+    m = mount(text, "--mmproj", str(wrong))
+    _alone(m / "hf", "clip.vision.projection_dim (65) is not the model's hidden_size (64)")
+
+
+def test_a_file_that_is_no_projector_is_refused(pair, ggufs_binary, tmp_path):
+    _, _, text, _ = pair
+    r = subprocess.run([str(ggufs_binary), "--mmproj", str(text), str(text), str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(text) in lines[0] and "not a vision projector" in lines[0], \
+        r.stderr

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -233,6 +234,48 @@ TEST(FolderScan, FindsModelsAndSplitModelsAndSkipsHiddenFoldersAndLoops) {
   EXPECT_THROW(find_gguf_models((d / "no-such-folder").string(), warnings), IoError);
 }
 
+// A folder's one projector pairs with its other models; several pair with none (which one is
+// meant is not known); a file named as a projector that is none leaves its model unpaired.
+TEST(FolderScan, PairsAFoldersOneProjectorAndNoneOfSeveral) {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  write_arch_model(d / "one" / "model.gguf", "gemma3");
+  write_arch_model(d / "one" / "mmproj-model-f16.gguf", "clip");
+  write_arch_model(d / "two" / "model.gguf", "gemma3");
+  write_arch_model(d / "two" / "mmproj-F16.gguf", "clip");
+  write_arch_model(d / "two" / "Gemma-MMPROJ-F32.gguf", "clip");
+  write_arch_model(d / "wrong" / "model.gguf", "gemma3");
+  write_arch_model(d / "wrong" / "mmproj.gguf", "llama");
+  write_arch_model(d / "alone.gguf", "gemma3");
+  std::vector<std::string> warnings;
+  const std::vector<LibraryEntry> found = find_gguf_models(d.string(), warnings);
+  std::map<std::string, const LibraryEntry*> by_path;
+  for (const LibraryEntry& e : found) by_path[fs::path(e.path).lexically_relative(d)] = &e;
+  ASSERT_EQ(by_path.size(), 8u);
+  EXPECT_EQ(by_path["one/model.gguf"]->projector, (d / "one" / "mmproj-model-f16.gguf").string());
+  EXPECT_EQ(by_path["one/mmproj-model-f16.gguf"]->projector, "");  // not paired with itself
+  EXPECT_EQ(by_path["two/model.gguf"]->projector, "");
+  EXPECT_EQ(by_path["two/model.gguf"]->unpaired,
+            "2 projectors beside it (Gemma-MMPROJ-F32.gguf, mmproj-F16.gguf): which one is meant "
+            "is not known");
+  EXPECT_EQ(by_path["alone.gguf"]->projector, "");
+  EXPECT_EQ(by_path["alone.gguf"]->unpaired, "");
+
+  const Model paired = by_path["one/model.gguf"]->open();
+  ASSERT_NE(paired.projector, nullptr);
+  EXPECT_EQ(paired.projector->file.path, (d / "one" / "mmproj-model-f16.gguf").string());
+  EXPECT_EQ(paired.unpaired, "");
+  const Model two = by_path["two/model.gguf"]->open();
+  EXPECT_EQ(two.projector, nullptr);
+  EXPECT_EQ(two.unpaired, by_path["two/model.gguf"]->unpaired);
+  const Model wrong = by_path["wrong/model.gguf"]->open();
+  EXPECT_EQ(wrong.projector, nullptr);
+  EXPECT_NE(wrong.unpaired.find("mmproj.gguf: at byte "), std::string::npos) << wrong.unpaired;
+  EXPECT_NE(wrong.unpaired.find("not a vision projector: general.architecture is \"llama\""),
+            std::string::npos)
+      << wrong.unpaired;
+}
+
 TEST(OllamaStore, ManifestPathsFollowOllamasNameDefaults) {
   const std::string s = "/store";
   EXPECT_EQ(ollama_manifest_path(s, "llama3.2"),
@@ -447,6 +490,36 @@ TEST(OllamaManifest, AGoodManifestGivesItsModelLayer) {
       parse_ollama_manifest(manifest_json(std::string(64, 'e'), 1234), "m");
   EXPECT_EQ(layer.digest_hex, std::string(64, 'e'));
   EXPECT_EQ(layer.size, 1234u);
+}
+
+// A manifest with the model's projector: Ollama's layer of media type
+// application/vnd.ollama.image.projector (server/images.go), after the model's.
+std::string with_projectors(std::string manifest, const std::vector<std::string>& digests) {
+  std::string layers;
+  for (const std::string& d : digests) {
+    layers += R"(,{"mediaType":"application/vnd.ollama.image.projector","digest":")" + d +
+              R"(","size":7})";
+  }
+  manifest.insert(manifest.size() - 2, layers);
+  return manifest;
+}
+
+TEST(OllamaManifest, ProjectorLayersAreListedAndTheirDigestsChecked) {
+  const std::string a = "sha256:" + std::string(64, 'a'), b = "sha256:" + std::string(64, 'b');
+  const OllamaModelLayer layer = parse_ollama_manifest(
+      with_projectors(manifest_json(std::string(64, 'e'), 1234), {a, b}), "m");
+  EXPECT_EQ(layer.digest_hex, std::string(64, 'e'));
+  ASSERT_EQ(layer.projectors.size(), 2u);
+  EXPECT_EQ(layer.projectors[0].digest_hex, std::string(64, 'a'));
+  EXPECT_EQ(layer.projectors[1].digest_hex, std::string(64, 'b'));
+  EXPECT_EQ(layer.projectors[1].size, 7u);
+  EXPECT_TRUE(
+      parse_ollama_manifest(manifest_json(std::string(64, 'e'), 1), "m").projectors.empty());
+  const ParseError e =
+      manifest_error(with_projectors(manifest_json(std::string(64, 'e'), 1234), {"sha256:../x"}));
+  EXPECT_NE(std::string(e.problem()).find("the projector layer's digest is not sha256:"),
+            std::string::npos)
+      << e.problem();
 }
 
 }  // namespace
