@@ -24,14 +24,13 @@ namespace {
 
 using VS = VisionShape;
 
-// SigLIP's vision tower (modeling_siglip.py, SiglipVisionTransformer) as Gemma 3 holds it under
-// vision_tower.vision_model; the converter's names: gguf-py's tensor_mapping.py, V_ENC_*.
-constexpr VisionWeight kSiglipBefore[] = {
-    {"v.patch_embd.weight", "vision_tower.vision_model.embeddings.patch_embedding.weight",
-     VS::kPatchConv},
-    {"v.patch_embd.bias", "vision_tower.vision_model.embeddings.patch_embedding.bias", VS::kHidden},
-    {"v.position_embd.weight", "vision_tower.vision_model.embeddings.position_embedding.weight",
-     VS::kPositions},
+// SigLIP's vision tower (modeling_siglip.py, SiglipVisionTransformer; Idefics3's
+// Idefics3VisionTransformer is the same), after the row's vision_prefix; the converter's names:
+// gguf-py's tensor_mapping.py, V_ENC_*, V_POST_NORM.
+constexpr VisionWeight kSiglipEmbeddings[] = {
+    {"v.patch_embd.weight", "embeddings.patch_embedding.weight", VS::kPatchConv},
+    {"v.patch_embd.bias", "embeddings.patch_embedding.bias", VS::kHidden},
+    {"v.position_embd.weight", "embeddings.position_embedding.weight", VS::kPositions},
 };
 
 constexpr VisionWeight kSiglipLayer[] = {
@@ -53,18 +52,12 @@ constexpr VisionWeight kSiglipLayer[] = {
     {"ffn_down.bias", "mlp.fc2.bias", VS::kHidden},
 };
 
-// Gemma 3's projector (modeling_gemma3.py, Gemma3MultiModalProjector): its input projection is
-// a bare Parameter (H, T), which the converter renames "_weight" to ".weight" and stores F16
-// (gemma.py, Gemma3VisionModel.filter_tensors, tensor_force_quant); its RMSNorm weight plus 1.
-constexpr VisionWeight kGemma3After[] = {
-    {"v.post_ln.weight", "vision_tower.vision_model.post_layernorm.weight", VS::kHidden},
-    {"v.post_ln.bias", "vision_tower.vision_model.post_layernorm.bias", VS::kHidden},
-    {"mm.input_projection.weight", "multi_modal_projector.mm_input_projection_weight",
-     VS::kHiddenText},
-    {"mm.soft_emb_norm.weight", "multi_modal_projector.mm_soft_emb_norm.weight", VS::kHidden, 1},
+constexpr VisionWeight kSiglipPost[] = {
+    {"v.post_ln.weight", "post_layernorm.weight", VS::kHidden},
+    {"v.post_ln.bias", "post_layernorm.bias", VS::kHidden},
 };
 
-// MmprojModel.set_gguf_parameters (conversion/base.py) and Gemma3VisionModel's layer norm eps.
+// MmprojModel.set_gguf_parameters (conversion/base.py) and the families' layer norm eps.
 constexpr ConfigKey kSiglipKeys[] = {
     {"embedding_length", "hidden_size"},
     {"feed_forward_length", "intermediate_size"},
@@ -73,6 +66,15 @@ constexpr ConfigKey kSiglipKeys[] = {
     {"image_size", "image_size"},
     {"patch_size", "patch_size"},
     {"attention.layer_norm_epsilon", "layer_norm_eps", ValueKind::kNumber},
+};
+
+// Gemma 3's projector (modeling_gemma3.py, Gemma3MultiModalProjector): its input projection is
+// a bare Parameter (H, T), which the converter renames "_weight" to ".weight" and stores F16
+// (gemma.py, Gemma3VisionModel.filter_tensors, tensor_force_quant); its RMSNorm weight plus 1.
+constexpr VisionWeight kGemma3Projector[] = {
+    {"mm.input_projection.weight", "multi_modal_projector.mm_input_projection_weight",
+     VS::kHiddenText},
+    {"mm.soft_emb_norm.weight", "multi_modal_projector.mm_soft_emb_norm.weight", VS::kHidden, 1},
 };
 
 // Gemma 3's vision_config: SigLIP without its pooling head (configuration_gemma3.py's default
@@ -96,6 +98,26 @@ constexpr std::string_view kGemma3ImageProcessor = R"({
   "pan_and_scan_min_ratio_to_activate": null, "processor_class": "Gemma3Processor",
   "resample": 2, "rescale_factor": 0.00392156862745098})";
 
+// Idefics3's connector (modeling_idefics3.py, Idefics3Connector): pixel shuffle by scale_factor,
+// then a Linear without bias (T, H·s²) (smolvlm.py: gguf-py's V_MM_... "mm.model.fc").
+constexpr VisionWeight kIdefics3Projector[] = {
+    {"mm.model.fc.weight", "model.connector.modality_projection.proj.weight",
+     VS::kTextHiddenScaled},
+};
+
+// Idefics3Config's image token (processing_idefics3.py, Idefics3Processor, names "<image>" and
+// its other tokens itself: no tokenizer field).
+constexpr ImageToken kIdefics3Tokens[] = {{"image_token_id", "<image>", ""}};
+
+// Idefics3ImageProcessor's saved fields (image_processing_idefics3.py) but size (the
+// converter's clip.vision.preproc_image_size), max_image_size (the tower's image_size, as the
+// Hub's SmolVLM and Idefics3 checkpoints have it), image_mean and image_std.
+constexpr std::string_view kIdefics3ImageProcessor = R"({
+  "do_convert_rgb": true, "do_image_splitting": true, "do_normalize": true, "do_pad": true,
+  "do_rescale": true, "do_resize": true, "image_processor_type": "Idefics3ImageProcessor",
+  "processor_class": "Idefics3Processor", "resample": 1,
+  "rescale_factor": 0.00392156862745098})";
+
 constexpr VisionArchitecture kVisionRows[] = {
     {.projector_type = "gemma3",
      .text_model_type = "gemma3_text",
@@ -107,13 +129,37 @@ constexpr VisionArchitecture kVisionRows[] = {
      .image_tokens = kGemma3Tokens,
      .text_prefix = "language_model.model.",
      .lm_head_prefix = "language_model.lm_head.",
-     .layer_prefix = "vision_tower.vision_model.encoder.layers.{}.",
-     .before = kSiglipBefore,
+     .vision_prefix = "vision_tower.vision_model.",
+     .before = kSiglipEmbeddings,
      .layer = kSiglipLayer,
-     .after = kGemma3After,
+     .after = kSiglipPost,
+     .projector = kGemma3Projector,
+     .scale_default = 4,
      .tokens_per_image = "mm_tokens_per_image",
+     .seq_len_field = "image_seq_length",
      .image_processor_json = kGemma3ImageProcessor,
+     .image_size = ImageSizeForm::kHeightWidth,
      .processor_class = "Gemma3Processor"},
+    {.projector_type = "idefics3",
+     .text_model_type = "llama",
+     .model_type = "idefics3",
+     .class_name = "Idefics3ForConditionalGeneration",
+     .vision_model_type = "idefics3_vision",
+     .vision_keys = kSiglipKeys,
+     .image_tokens = kIdefics3Tokens,
+     .text_prefix = "model.text_model.",
+     .lm_head_prefix = "lm_head.",
+     .vision_prefix = "model.vision_model.",
+     .before = kSiglipEmbeddings,
+     .layer = kSiglipLayer,
+     .after = kSiglipPost,
+     .projector = kIdefics3Projector,
+     .scale_default = 2,
+     .scale_field = "scale_factor",
+     .seq_len_field = "image_seq_len",
+     .image_processor_json = kIdefics3ImageProcessor,
+     .image_size = ImageSizeForm::kLongestEdge,
+     .processor_class = "Idefics3Processor"},
 };
 
 }  // namespace
@@ -185,7 +231,7 @@ std::optional<json> channel_floats(const Value* v) {
 
 // The vision tower's dimensions (VisionShape), in elements.
 struct VisionDims {
-  std::uint64_t hidden = 0, ff = 0, patch = 0, positions = 0, text = 0, layers = 0;
+  std::uint64_t hidden = 0, ff = 0, patch = 0, positions = 0, text = 0, layers = 0, scale = 0;
 };
 
 // The torch shape the class gives a parameter of shape `s`.
@@ -207,6 +253,11 @@ std::vector<std::uint64_t> shape_of(VisionShape s, const VisionDims& d) {
       return {d.ff};
     case VisionShape::kHiddenText:
       return {d.hidden, d.text};
+    case VisionShape::kTextHiddenScaled: {
+      const hf::Size in = hf::mul(hf::mul(d.hidden, d.scale), d.scale);
+      if (!in) return {};  // overflows: no tensor has this shape
+      return {d.text, *in};
+    }
   }
   return {};
 }
@@ -285,17 +336,20 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
   }
   const std::uint64_t side = image / v.d.patch;
   v.d.positions = side * side;
-  if (!row.tokens_per_image.empty()) {
+  if (row.scale_default != 0) {
     const Value* scale_key = find_value(projector, "clip.vision.projector.scale_factor");
-    const std::uint64_t scale = scale_key ? positive(scale_key).value_or(0) : 4;
-    if (scale == 0 || side % scale != 0) {
+    v.d.scale = scale_key ? positive(scale_key).value_or(0) : row.scale_default;
+    if (v.d.scale == 0 || side % v.d.scale != 0) {
       return fmt::format(
           "the projector's clip.vision.projector.scale_factor does not divide its "
           "{} patches a side",
           side);
     }
-    v.tokens_per_image = (side / scale) * (side / scale);
-    v.top[std::string(row.tokens_per_image)] = v.tokens_per_image;
+    v.tokens_per_image = (side / v.d.scale) * (side / v.d.scale);
+    if (!row.tokens_per_image.empty()) {
+      v.top[std::string(row.tokens_per_image)] = v.tokens_per_image;
+    }
+    if (!row.scale_field.empty()) v.top[std::string(row.scale_field)] = v.d.scale;
   }
   const auto mean = channel_floats(find_value(projector, "clip.vision.image_mean"));
   const auto std_dev = channel_floats(find_value(projector, "clip.vision.image_std"));
@@ -305,7 +359,16 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
   v.preprocessor = json::parse(row.image_processor_json);
   v.preprocessor["image_mean"] = *mean;
   v.preprocessor["image_std"] = *std_dev;
-  v.preprocessor["size"] = {{"height", image}, {"width", image}};
+  if (row.image_size == hf::ImageSizeForm::kHeightWidth) {
+    v.preprocessor["size"] = {{"height", image}, {"width", image}};
+    return "";
+  }
+  const auto edge = positive(find_value(projector, "clip.vision.preproc_image_size"));
+  if (!edge || *edge > kMaxImageSize) {
+    return "the projector's clip.vision.preproc_image_size is absent or not a positive integer";
+  }
+  v.preprocessor["size"] = {{"longest_edge", *edge}};
+  v.preprocessor["max_image_size"] = {{"longest_edge", image}};
   return "";
 }
 
@@ -324,10 +387,11 @@ std::string image_tokens(const GgufFile& paired, Vision& v) {
     }
     if (!id) return fmt::format("the model's vocabulary has no image token '{}'", t.token);
     v.top[std::string(t.config)] = *id;
+    if (t.tokenizer_field.empty()) continue;
     extra[std::string(t.tokenizer_field)] = t.token;
     v.tokenizer_fields[std::string(t.tokenizer_field)] = t.token;
   }
-  v.tokenizer_fields["extra_special_tokens"] = std::move(extra);
+  if (!extra.empty()) v.tokenizer_fields["extra_special_tokens"] = std::move(extra);
   v.tokenizer_fields["processor_class"] = v.row->processor_class;
   return "";
 }
@@ -386,13 +450,15 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
     by_name.emplace(projector.tensors[i].name, i);
   }
   std::vector<bool> used(projector.tensors.size());
-  std::string why = add_weights(paired, first, by_name, v, row.before, "", "", out, used);
+  const std::string tower(row.vision_prefix);
+  std::string why = add_weights(paired, first, by_name, v, row.before, tower, "", out, used);
   for (std::uint64_t n = 0; why.empty() && n < v.d.layers; ++n) {
     why = add_weights(paired, first, by_name, v, row.layer,
-                      fmt::format(fmt::runtime(row.layer_prefix), n), fmt::format("v.blk.{}.", n),
+                      fmt::format("{}encoder.layers.{}.", tower, n), fmt::format("v.blk.{}.", n),
                       out, used);
   }
-  if (why.empty()) why = add_weights(paired, first, by_name, v, row.after, "", "", out, used);
+  if (why.empty()) why = add_weights(paired, first, by_name, v, row.after, tower, "", out, used);
+  if (why.empty()) why = add_weights(paired, first, by_name, v, row.projector, "", "", out, used);
   for (std::size_t i = 0; i < used.size(); ++i) {
     if (!used[i]) omitted.push_back(first + i);
   }
@@ -436,7 +502,7 @@ HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, co
   out.config.mlx_absent = "mlx/ serves the text model alone";
   out.extra_files.emplace_back("preprocessor_config.json", dump(v.preprocessor));
   json processor = {{"processor_class", row.processor_class}};
-  if (!row.tokens_per_image.empty()) processor["image_seq_length"] = v.tokens_per_image;
+  if (!row.seq_len_field.empty()) processor[std::string(row.seq_len_field)] = v.tokens_per_image;
   out.extra_files.emplace_back("processor_config.json", dump(processor));
   out.tokenizer_fields = v.tokenizer_fields.dump();
   return {std::move(out), ""};

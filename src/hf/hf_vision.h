@@ -22,11 +22,17 @@ enum class VisionShape : std::uint8_t {
   kPositions,  // (P, H)
   kHidden,     // (H)
   kHiddenHidden,
-  kFfHidden,   // (F, H)
-  kHiddenFf,   // (H, F)
-  kFf,         // (F)
-  kHiddenText  // (H, T): Gemma 3's mm_input_projection_weight
+  kFfHidden,         // (F, H)
+  kHiddenFf,         // (H, F)
+  kFf,               // (F)
+  kHiddenText,       // (H, T): Gemma 3's mm_input_projection_weight
+  kTextHiddenScaled  // (T, H·s²), s the scale factor: Idefics3's connector after pixel shuffle
 };
+
+/// How preprocessor_config.json gives the image size: {"height", "width"} of image_size
+/// (Gemma3ImageProcessor), or {"longest_edge"} of clip.vision.preproc_image_size with
+/// max_image_size {"longest_edge"} of image_size (Idefics3ImageProcessor).
+enum class ImageSizeForm : std::uint8_t { kHeightWidth, kLongestEdge };
 
 /// One state_dict parameter of the vision tower or the projector: the projector's GGUF tensor
 /// (after "v.blk.N." for a layer's; gguf-py's tensor_mapping.py, the V_* and V_MM_* rows) and
@@ -45,7 +51,9 @@ struct VisionWeight {
 struct ImageToken {
   std::string_view config;
   std::string_view token;
-  std::string_view tokenizer_field;  ///< tokenizer_config.json's extra_special_tokens name
+  /// tokenizer_config.json's extra_special_tokens name; empty where the processor names the
+  /// token itself
+  std::string_view tokenizer_field;
 };
 
 /// One vision-language family.
@@ -61,20 +69,29 @@ struct VisionArchitecture {
   std::span<const ConfigConstant> vision_constants;
   std::span<const ImageToken> image_tokens;
   /// The text model's state_dict prefixes in the checkpoint: "model." → text_prefix,
-  /// "lm_head." → lm_head_prefix (Gemma3ForConditionalGeneration's
-  /// _checkpoint_conversion_mapping, inverted as save_pretrained writes).
+  /// "lm_head." → lm_head_prefix (the class's _checkpoint_conversion_mapping inverted, as
+  /// save_pretrained writes the names).
   std::string_view text_prefix, lm_head_prefix;
-  std::string_view layer_prefix;  ///< the vision layers' prefix, "{}" the layer
-  std::span<const VisionWeight> before, layer, after;
-  /// The config field of the image tokens an image becomes (Gemma 3's mm_tokens_per_image,
-  /// also processor_config.json's image_seq_length): (image_size / patch_size / k)², k the
-  /// projector's clip.vision.projector.scale_factor, else 4 (gemma.py,
-  /// Gemma3VisionModel.set_gguf_parameters writes it only where it is not 4;
-  /// modeling_gemma3.py, Gemma3MultiModalProjector: its avg-pool kernel_size).
-  std::string_view tokens_per_image;
+  /// The vision tower's prefix; `before` and `after` are its parameters around its layers (after
+  /// it), `layer` a layer's (after it and "encoder.layers.N."), `projector` the projector's (whole
+  /// names).
+  std::string_view vision_prefix;
+  std::span<const VisionWeight> before, layer, after, projector;
+  /// The projector's pooling of patches (clip.vision.projector.scale_factor): its value where the
+  /// key is absent (gemma.py writes it only where it is not 4; smolvlm.py always), 0 for none; and
+  /// the config field holding it, where there is one (Idefics3Config's scale_factor).
+  std::uint64_t scale_default = 0;
+  std::string_view scale_field;
+  /// The image tokens an image becomes, (image_size / patch_size / scale)²: the config field
+  /// holding it where there is one (Gemma3Config's mm_tokens_per_image;
+  /// modeling_gemma3.py, Gemma3MultiModalProjector pools by kernel_size = the scale), and
+  /// processor_config.json's (Gemma3Processor's image_seq_length, Idefics3Processor's
+  /// image_seq_len).
+  std::string_view tokens_per_image, seq_len_field;
   /// preprocessor_config.json's constant fields (JSON object text), to which the row's image
   /// size, mean and std are added; processor_config.json's processor_class.
   std::string_view image_processor_json;
+  ImageSizeForm image_size = ImageSizeForm::kHeightWidth;
   std::string_view processor_class;
 };
 
