@@ -795,6 +795,98 @@ std::vector<Fixture> valid_fixtures() {
   return out;
 }
 
+// The image tokens of the vision table's rows, in place of ordinary tokens of a SentencePiece
+// vocabulary (llama_tokenizer: ids 3 on are "▁tN").
+void image_tokens(ModelSpec& m, const std::vector<std::string>& tokens) {
+  const Array& a = std::get<Array>(m.at("tokenizer.ggml.tokens").data);
+  std::vector<std::string> all;
+  for (std::size_t i = 0; i < a.size(); ++i) all.emplace_back(a.string_at(i));
+  for (std::size_t i = 0; i < tokens.size(); ++i) all.at(3 + i) = tokens[i];
+  m.at("tokenizer.ggml.tokens") = strings(std::move(all));
+}
+
+// gemma3 (gemma.py, Gemma3Model): gemma2's norms, per-head q/k norms, a sliding window.
+ModelSpec hf_gemma3() {
+  ModelSpec m = hparams("gemma3", 128, kFf, true, true);
+  m.add("gemma3.attention.key_length", u32_value(8));
+  m.add("gemma3.attention.value_length", u32_value(8));
+  m.add("gemma3.attention.sliding_window", u32_value(64));
+  llama_tokenizer(m, 2, 1);
+  m.add("tokenizer.ggml.padding_token_id", u32_value(0));
+  m.tensor("token_embd.weight", {kVocab, kHidden});
+  attention(m, 8);
+  gated_ffn(m);
+  m.tensor("blk.0.attn_q_norm.weight", {8});
+  m.tensor("blk.0.attn_k_norm.weight", {8});
+  for (const char* n : {"attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"}) {
+    m.tensor("blk.0." + std::string(n) + ".weight", {kHidden});
+  }
+  m.tensor("output_norm.weight", {kHidden});
+  return m;
+}
+
+// A projector as MmprojModel.set_gguf_parameters writes it (conversion/base.py): a SigLIP tower
+// of one layer, hidden 8, feed-forward 12, 2 heads, 16-pixel images of 4-pixel patches.
+ModelSpec clip_projector(const std::string& type) {
+  ModelSpec m;
+  m.add("general.architecture", str_value("clip"));
+  m.add("general.type", str_value("mmproj"));
+  m.add("clip.has_vision_encoder", Value{ValueType::kBool, true});
+  m.add("clip.projector_type", str_value(type));
+  m.add("clip.vision.projection_dim", u32_value(kHidden));
+  m.add("clip.vision.image_size", u32_value(16));
+  m.add("clip.vision.patch_size", u32_value(4));
+  m.add("clip.vision.embedding_length", u32_value(8));
+  m.add("clip.vision.feed_forward_length", u32_value(12));
+  m.add("clip.vision.block_count", u32_value(1));
+  m.add("clip.vision.attention.head_count", u32_value(2));
+  m.add("clip.vision.attention.layer_norm_epsilon", f32_value(1e-6f));
+  m.add("clip.vision.image_mean",
+        array_value(ValueType::kFloat32, {f32_value(0.5f), f32_value(0.5f), f32_value(0.5f)}));
+  m.add("clip.vision.image_std",
+        array_value(ValueType::kFloat32, {f32_value(0.5f), f32_value(0.5f), f32_value(0.5f)}));
+  m.tensor("v.patch_embd.weight", {8, 3, 4, 4});
+  m.tensor("v.patch_embd.bias", {8});
+  m.tensor("v.position_embd.weight", {16, 8});
+  for (const char* n : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+    m.tensor(fmt::format("v.blk.0.{}.weight", n), {8, 8});
+    m.tensor(fmt::format("v.blk.0.{}.bias", n), {8});
+  }
+  for (const char* n : {"ln1", "ln2"}) {
+    m.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
+    m.tensor(fmt::format("v.blk.0.{}.bias", n), {8});
+  }
+  m.tensor("v.blk.0.ffn_up.weight", {12, 8});
+  m.tensor("v.blk.0.ffn_up.bias", {12});
+  m.tensor("v.blk.0.ffn_down.weight", {8, 12});
+  m.tensor("v.blk.0.ffn_down.bias", {8});
+  m.tensor("v.post_ln.weight", {8});
+  m.tensor("v.post_ln.bias", {8});
+  return m;
+}
+
+std::vector<VisionPair> vision_pairs() {
+  std::vector<VisionPair> out;
+  {  // gemma.py, Gemma3VisionModel: the pooling's scale 4 unwritten (4 patches a side: 1 token)
+    ModelSpec text = hf_gemma3();
+    image_tokens(text, {"<start_of_image>", "<end_of_image>", "<image_soft_token>"});
+    ModelSpec proj = clip_projector("gemma3");
+    proj.tensor("mm.input_projection.weight", {8, kHidden}, GGML_TYPE_F16);
+    proj.tensor("mm.soft_emb_norm.weight", {8});
+    out.push_back({"vision.gemma3", text.write(11), proj.write(12)});
+  }
+  {  // smolvlm.py, SmolVLMModel: scale 2 and the preprocessor's longest edge always written
+    ModelSpec text = hf_llama();
+    image_tokens(text, {"<image>"});
+    ModelSpec proj = clip_projector("idefics3");
+    proj.add("clip.vision.projector.scale_factor", u32_value(2));
+    proj.add("clip.vision.preproc_image_size", u32_value(32));
+    proj.tensor("mm.model.fc.weight", {kHidden, 8 * 4});
+    out.push_back({"vision.idefics3", text.write(13), proj.write(14)});
+  }
+  return out;
+}
+
 std::vector<Fixture> hf_models() {
   return {{"hf.llama", hf_llama().write(1)},
           {"hf.gpt2", hf_gpt2().write(2)},

@@ -45,6 +45,16 @@ std::vector<Hostile> hostile_files();
 /// hf/ both splices and decodes.
 std::vector<Fixture> hf_models();
 
+/// A text model and its vision projector (llama.cpp's mmproj GGUF) for one row of hf/'s vision
+/// table (src/hf/hf_vision.cpp, hf::vision_architectures()), as the converter writes them, each
+/// small: the text model's vocabulary holds the row's image tokens, the projector a one-layer
+/// tower of its clip.projector_type whose projection_dim is the text model's width.
+struct VisionPair {
+  std::string name;
+  Bytes text, projector;
+};
+std::vector<VisionPair> vision_pairs();
+
 /// A seed of the hf fuzz target: a tiny model of one row of hf/'s architecture table
 /// (src/hf/hf_architectures.cpp, hf::architectures()), or why the row has none.
 struct HfRowSeed {

@@ -29,15 +29,18 @@
 #include "corpus.h"
 #include "ggufs/byte_source.h"
 #include "ggufs/error.h"
+#include "ggufs/folder_views.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf.h"
 #include "ggufs/gguf_writer.h"
 #include "ggufs/hf_config.h"
 #include "ggufs/hf_weights.h"
+#include "ggufs/model.h"
 #include "ggufs/names.h"
 #include "ggufs/tree.h"
 #include "harness.h"
 #include "hf_architectures.h"
+#include "hf_vision.h"
 
 namespace {
 
@@ -407,6 +410,30 @@ TEST(HfCorpus, EveryArchitectureRowHasASeedThatGetsHf) {
   EXPECT_EQ(seeds.size(), hf::architectures().size());
   EXPECT_EQ(seeds.size(), rows.size());
   EXPECT_EQ(covered, seeds.size() - kNoHf.size());
+}
+
+// Each vision pair is one model: hf/ of it is the vision table row's class (the seeds reach
+// the rows), and the projector passes the hf harness, paired with every pair's text model.
+TEST(HfCorpus, EachVisionPairIsItsRowsModel) {
+  const auto pairs = corpus::vision_pairs();
+  ASSERT_EQ(pairs.size(), hf::vision_architectures().size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    SCOPED_TRACE(pairs[i].name);
+    EXPECT_LT(pairs[i].projector.size(), 65536u);
+    Model model;
+    model.sources.push_back(std::make_unique<MemorySource>(pairs[i].text));
+    model.file = parse_gguf(*model.sources.front(), "text");
+    Model proj;
+    proj.sources.push_back(std::make_unique<MemorySource>(pairs[i].projector));
+    proj.file = parse_gguf(*proj.sources.front(), "mmproj");
+    attach_projector(model, std::move(proj));
+    const GgufFile paired = paired_file(model);
+    const HfRendering hf = render_hf(paired, &model.projector->file);
+    ASSERT_TRUE(hf.vision && hf.vision->model) << (hf.vision ? hf.vision->reason : hf.model.reason);
+    const auto config = nlohmann::json::parse(hf.vision->model->config.config_json);
+    EXPECT_EQ(config["architectures"][0], hf::vision_architectures()[i].class_name);
+    EXPECT_EQ(fuzz::check_hf(pairs[i].projector), "");
+  }
 }
 
 TEST(HfCorpus, HfHarnessPassesTheHfModelsAndRefusals) {

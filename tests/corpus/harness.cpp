@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "corpus.h"
 #include "ggufs/byte_source.h"
 #include "ggufs/content.h"
 #include "ggufs/error.h"
@@ -808,11 +809,95 @@ std::string check_tree(std::span<const std::uint8_t> data) {
   });
 }
 
+// Whether `f` is a vision projector (general.architecture "clip").
+bool is_clip(const GgufFile& f) {
+  for (const KeyValue& kv : f.kv) {
+    if (kv.key != "general.architecture") continue;
+    const auto* s = std::get_if<std::string>(&kv.value.data);
+    return s && *s == "clip";
+  }
+  return false;
+}
+
+// The reason `why` is one line without a control byte, else what is wrong with it.
+std::string one_line(const std::string& why, std::string_view what) {
+  if (why.empty()) return fmt::format("{} without a reason", what);
+  for (const char ch : why) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) return fmt::format("{}: a control byte in '{}'", what, why);
+  }
+  return "";
+}
+
+// A vision projector paired with the text model of each of the vision table's pairs
+// (corpus::vision_pairs): hf/ of the pair is the vision-language model, or the text model alone
+// with a one-line reason; each weight's GGUF tensors are the pair's and hold its elements; every
+// file of hf/ is JSON or reads as check_node reads.
+std::string check_vision_of(const GgufFile& projector, std::span<const std::uint8_t> data) {
+  Rng rng(data);
+  const TreeOptions options = options_for(rng);
+  for (const corpus::VisionPair& pair : corpus::vision_pairs()) {
+    Model model;
+    model.sources.push_back(std::make_unique<MemorySource>(pair.text));
+    model.file = parse_gguf(*model.sources.front(), pair.name);
+    Model proj;
+    proj.sources.push_back(
+        std::make_unique<MemorySource>(std::vector<std::uint8_t>(data.begin(), data.end())));
+    proj.file = projector;
+    try {
+      attach_projector(model, std::move(proj));
+    } catch (const ParseError& e) {
+      if (auto why = one_line(e.what(), "a refused pairing"); !why.empty()) return why;
+      continue;
+    }
+    const GgufFile paired = paired_file(model);
+    const HfRendering hf = render_hf(paired, &model.projector->file);
+    if (!hf.model.model) return pair.name + ": the text model has no hf/: " + hf.model.reason;
+    if (!hf.vision) return pair.name + ": a projector rendered no vision result";
+    if (!hf.vision->model) {
+      if (auto why = one_line(hf.vision->reason, "a refused projector"); !why.empty()) return why;
+      continue;
+    }
+    for (const HfWeight& w : hf.vision->model->weights) {
+      if (w.source >= paired.tensors.size()) return w.hf_name + ": a tensor past the pair's";
+      std::uint64_t elements = 1;
+      for (const std::uint64_t d : w.shape) {
+        if (d != 0 && elements > UINT64_MAX / d) return w.hf_name + ": its shape overflows";
+        elements *= d;
+      }
+      if (elements > paired.tensors[w.source].n_elements) {
+        return fmt::format("{}: {} elements from a tensor of {}", w.hf_name, elements,
+                           paired.tensors[w.source].n_elements);
+      }
+    }
+    std::vector<std::string> warnings;
+    const FolderResult folder = hf_folder_layout(paired, hf, options, warnings);
+    if (!folder.folder) {
+      if (auto why = one_line(folder.reason, "hf/ of a pair refused"); !why.empty()) return why;
+      continue;
+    }
+    const ContentReader reader(
+        paired, {model.sources.front().get(), model.projector->sources.front().get()});
+    for (const FolderFile& file : folder.folder->files) {
+      if (!file.layout) {
+        if (!nlohmann::json::accept(file.text)) return "hf/" + file.name + " of a pair is not JSON";
+        continue;
+      }
+      const Node n = composite_node(file);
+      if (auto e = check_node(reader, paired, n, "hf/" + n.name, data, rng); !e.empty()) return e;
+    }
+  }
+  return "";
+}
+
 std::string check_hf(std::span<const std::uint8_t> data) {
   return guarded([&] {
     const MemorySource src(std::vector<std::uint8_t>(data.begin(), data.end()));
     const GgufFile f = parse_gguf(src, "fuzz.gguf");
     if (auto e = check_file(f, data); !e.empty()) return e;
+    if (is_clip(f)) {
+      if (auto e = check_vision_of(f, data); !e.empty()) return e;
+    }
     return check_hf_of(f, data);
   });
 }

@@ -34,7 +34,11 @@ std::string check_tree(std::span<const std::uint8_t> data);
 /// vocab_size rows; every weight piece inside the tensors the file holds (spliced bytes inside
 /// one tensor's data, decoded elements inside its element count), and no weight holding more
 /// elements than its GGUF tensors; and mlx/ there too, its weight files read the same way, each
-/// MLX piece whole rows of a tensor whose type has an MLX form. Returns "" or what broke.
+/// MLX piece whole rows of a tensor whose type has an MLX form. A vision projector
+/// (general.architecture "clip") is first paired with the text model of each of the corpus's
+/// vision pairs (corpus::vision_pairs): hf/ of the pair is the vision-language model or the text
+/// model alone with a one-line reason, each weight inside the pair's tensors, every file JSON or
+/// read as above. Returns "" or what broke.
 std::string check_hf(std::span<const std::uint8_t> data);
 
 /// Reads `data` as the text of an Ollama manifest (parse_ollama_manifest). A ParseError is a
