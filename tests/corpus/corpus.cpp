@@ -651,18 +651,23 @@ ModelSpec hf_qwen3moe() {
   return m;
 }
 
-// gemma2: Gemma2TensorProcessor subtracts 1 from every norm.
-ModelSpec hf_gemma2() {
-  ModelSpec m = hparams("gemma2", 128, kFf, true, true);
-  m.erase("gemma2.rope.freq_base");
-  m.add("gemma2.attention.key_length", u32_value(8));
-  m.add("gemma2.attention.value_length", u32_value(8));
-  m.add("gemma2.attention.sliding_window", u32_value(64));
+// gemma2: Gemma2TensorProcessor subtracts 1 from every norm. `arch` "gemma3" (gemma.py,
+// Gemma3Model): the same with per-head q/k norms and a rope base.
+ModelSpec hf_gemma2(const std::string& arch = "gemma2") {
+  ModelSpec m = hparams(arch, 128, kFf, true, true);
+  if (arch == "gemma2") m.erase("gemma2.rope.freq_base");
+  m.add(arch + ".attention.key_length", u32_value(8));
+  m.add(arch + ".attention.value_length", u32_value(8));
+  m.add(arch + ".attention.sliding_window", u32_value(64));
   llama_tokenizer(m, 2, 1);
   m.add("tokenizer.ggml.padding_token_id", u32_value(0));
   m.tensor("token_embd.weight", {kVocab, kHidden});
   attention(m, 8);
   gated_ffn(m);
+  if (arch == "gemma3") {
+    m.tensor("blk.0.attn_q_norm.weight", {8});
+    m.tensor("blk.0.attn_k_norm.weight", {8});
+  }
   for (const char* n : {"attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"}) {
     m.tensor("blk.0." + std::string(n) + ".weight", {kHidden});
   }
@@ -805,26 +810,6 @@ void image_tokens(ModelSpec& m, const std::vector<std::string>& tokens) {
   m.at("tokenizer.ggml.tokens") = strings(std::move(all));
 }
 
-// gemma3 (gemma.py, Gemma3Model): gemma2's norms, per-head q/k norms, a sliding window.
-ModelSpec hf_gemma3() {
-  ModelSpec m = hparams("gemma3", 128, kFf, true, true);
-  m.add("gemma3.attention.key_length", u32_value(8));
-  m.add("gemma3.attention.value_length", u32_value(8));
-  m.add("gemma3.attention.sliding_window", u32_value(64));
-  llama_tokenizer(m, 2, 1);
-  m.add("tokenizer.ggml.padding_token_id", u32_value(0));
-  m.tensor("token_embd.weight", {kVocab, kHidden});
-  attention(m, 8);
-  gated_ffn(m);
-  m.tensor("blk.0.attn_q_norm.weight", {8});
-  m.tensor("blk.0.attn_k_norm.weight", {8});
-  for (const char* n : {"attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"}) {
-    m.tensor("blk.0." + std::string(n) + ".weight", {kHidden});
-  }
-  m.tensor("output_norm.weight", {kHidden});
-  return m;
-}
-
 // A projector as MmprojModel.set_gguf_parameters writes it (conversion/base.py): a SigLIP tower
 // of one layer, hidden 8, feed-forward 12, 2 heads, 16-pixel images of 4-pixel patches.
 ModelSpec clip_projector(const std::string& type) {
@@ -868,7 +853,7 @@ ModelSpec clip_projector(const std::string& type) {
 std::vector<VisionPair> vision_pairs() {
   std::vector<VisionPair> out;
   {  // gemma.py, Gemma3VisionModel: the pooling's scale 4 unwritten (4 patches a side: 1 token)
-    ModelSpec text = hf_gemma3();
+    ModelSpec text = hf_gemma2("gemma3");
     image_tokens(text, {"<start_of_image>", "<end_of_image>", "<image_soft_token>"});
     ModelSpec proj = clip_projector("gemma3");
     proj.tensor("mm.input_projection.weight", {8, kHidden}, GGML_TYPE_F16);
