@@ -50,10 +50,13 @@ struct HfRendering {
   std::optional<HfModelResult> vision;
 };
 
-/// Renders `file` for the folder views; with `projector` (a ProjectorPair: `file` is then
-/// paired_file of the model and the projector), the vision-language model too. An out-of-memory
-/// while rendering becomes the model's reason ("not enough memory", error.h). Never throws.
-HfRendering render_hf(const GgufFile& file, const GgufFile* projector = nullptr);
+/// Renders `file` for the folder views; with `paired` and `projector` (a ProjectorPair:
+/// paired_file of `file` and its projector, and the projector's own file), the vision-language
+/// model too, whose weights index `paired` (the text model's index both, its tensors first). A
+/// projector never takes the text model's rendering away. An out-of-memory while rendering
+/// becomes the model's reason ("not enough memory", error.h). Never throws.
+HfRendering render_hf(const GgufFile& file, const GgufFile* paired = nullptr,
+                      const GgufFile* projector = nullptr);
 
 /// Lays out a folder view of `file` from its rendering (render_hf of the same file). Each thing
 /// the folder leaves out adds one line to `warnings`; the reason there is no folder is returned,

@@ -708,7 +708,7 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
 
 }  // namespace
 
-HfRendering render_hf(const GgufFile& file, const GgufFile* projector) {
+HfRendering render_hf(const GgufFile& file, const GgufFile* paired, const GgufFile* projector) {
   HfRendering r;
   r.has_vocabulary = std::any_of(file.kv.begin(), file.kv.end(), [](const KeyValue& kv) {
     return kv.key == "tokenizer.ggml.tokens";
@@ -722,14 +722,8 @@ HfRendering render_hf(const GgufFile& file, const GgufFile* projector) {
     r.model = {std::nullopt, not_enough_memory(e, "render its tokenizer")
                                  .value_or(fmt::format("no tokenizer: {}", e.what()))};
   }
-  if (projector && r.model.model) {
-    // The text model alone leaves out none of the projector's tensors: they are not its own.
-    std::vector<std::size_t>& omitted = r.model.model->omitted;
-    const std::size_t first = file.tensors.size() - projector->tensors.size();
-    omitted.erase(std::remove_if(omitted.begin(), omitted.end(),
-                                 [first](std::size_t i) { return i >= first; }),
-                  omitted.end());
-    r.vision = render_hf_vision(file, *projector, *r.model.model);
+  if (paired && projector && r.model.model) {
+    r.vision = render_hf_vision(*paired, *projector, *r.model.model);
   }
   return r;
 }

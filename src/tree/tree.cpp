@@ -70,27 +70,29 @@ Tree::Tree(const GgufFile& file, const TreeOptions& options, const ProjectorPair
   const GgufFile& folder_file = pair && pair->paired ? *pair->paired : file;
   const ProjectorPair none;
   const ProjectorPair& with = pair ? *pair : none;
-  std::future<std::vector<Laid>> folders = std::async(kOwnThread, [&folder_file, &with, &options] {
-    HfRendering hf = render_hf(folder_file, with.projector);
-    if (!with.projector && !with.unpaired.empty() && hf.model.model) {
-      hf.vision = HfModelResult{std::nullopt, std::string(with.unpaired)};
-    }
-    std::vector<Laid> laid(std::size(kFolderViews));
-    for (std::size_t v = 0; v < laid.size(); ++v) {
-      const FolderView& view = kFolderViews[v];
-      if (view.applies && !view.applies(folder_file)) continue;
-      try {
-        laid[v].result = view.layout(folder_file, hf, options, laid[v].warnings);
-      } catch (const std::exception& e) {
-        // Memory ran out (or a limit of the process was hit) while laying it out: the model is
-        // served without this folder, its warning saying why.
-        laid[v] = Laid{};
-        laid[v].result.reason = not_enough_memory(e, "lay it out")
-                                    .value_or(fmt::format("laying it out failed: {}", e.what()));
-      }
-    }
-    return laid;
-  });
+  std::future<std::vector<Laid>> folders =
+      std::async(kOwnThread, [&file, &folder_file, &with, &options] {
+        HfRendering hf = render_hf(file, with.paired, with.projector);
+        if (!with.projector && !with.unpaired.empty() && hf.model.model) {
+          hf.vision = HfModelResult{std::nullopt, std::string(with.unpaired)};
+        }
+        std::vector<Laid> laid(std::size(kFolderViews));
+        for (std::size_t v = 0; v < laid.size(); ++v) {
+          const FolderView& view = kFolderViews[v];
+          if (view.applies && !view.applies(folder_file)) continue;
+          try {
+            laid[v].result = view.layout(folder_file, hf, options, laid[v].warnings);
+          } catch (const std::exception& e) {
+            // Memory ran out (or a limit of the process was hit) while laying it out: the model is
+            // served without this folder, its warning saying why.
+            laid[v] = Laid{};
+            laid[v].result.reason =
+                not_enough_memory(e, "lay it out")
+                    .value_or(fmt::format("laying it out failed: {}", e.what()));
+          }
+        }
+        return laid;
+      });
   text(kRootIno, "tensors.tsv", render_tensors_tsv(file));
   const Ino metadata = dir("metadata");
   std::vector<Ino> view_dirs;

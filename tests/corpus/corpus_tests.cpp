@@ -428,7 +428,7 @@ TEST(HfCorpus, EachVisionPairIsItsRowsModel) {
     proj.file = parse_gguf(*proj.sources.front(), "mmproj");
     attach_projector(model, std::move(proj));
     const GgufFile paired = paired_file(model);
-    const HfRendering hf = render_hf(paired, &model.projector->file);
+    const HfRendering hf = render_hf(model.file, &paired, &model.projector->file);
     ASSERT_TRUE(hf.vision && hf.vision->model) << (hf.vision ? hf.vision->reason : hf.model.reason);
     const auto config = nlohmann::json::parse(hf.vision->model->config.config_json);
     EXPECT_EQ(config["architectures"][0], hf::vision_architectures()[i].class_name);

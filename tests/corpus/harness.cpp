@@ -851,7 +851,7 @@ std::string check_vision_of(const GgufFile& projector, std::span<const std::uint
       continue;
     }
     const GgufFile paired = paired_file(model);
-    const HfRendering hf = render_hf(paired, &model.projector->file);
+    const HfRendering hf = render_hf(model.file, &paired, &model.projector->file);
     if (!hf.model.model) return pair.name + ": the text model has no hf/: " + hf.model.reason;
     if (!hf.vision) return pair.name + ": a projector rendered no vision result";
     if (!hf.vision->model) {
