@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "ggufs/content.h"
@@ -192,6 +193,65 @@ TEST(SplitModel, NamesAndKeysMustAgree) {
   const Model m = open_model(shard_path(single, 1, 1));
   EXPECT_TRUE(m.file.shards.empty());
   EXPECT_EQ(m.file.tensors.size(), 2u);
+}
+
+// A projector written as llama.cpp's mmproj files are: general.architecture "clip" (or `arch`),
+// and one F32 tensor of 4 elements whose bytes are tensor_bytes(9).
+std::string write_projector(const std::filesystem::path& dir, const std::string& arch = "clip") {
+  GgufWriter g;
+  g.add_string("general.architecture", arch);
+  g.add_tensor("v.post_ln.weight", GGML_TYPE_F32, {4}, tensor_bytes(9));
+  const std::string path = (dir / "mmproj.gguf").string();
+  g.write_file(path);
+  return path;
+}
+
+// The pair of a split model and its projector is one file to read: the model's tensors at their
+// own indices, the projector's after them, read from the projector's source.
+TEST(Projector, PairedFileReadsTheProjectorAfterTheModelsShards) {
+  test::TempDir dir;
+  const std::string prefix = write_split(dir.path(), 3);
+  Model m = open_model(shard_path(prefix, 1, 3));
+  attach_projector(m, open_model(write_projector(dir.path())));
+  ASSERT_NE(m.projector, nullptr);
+  const GgufFile paired = paired_file(m);
+  ASSERT_EQ(paired.tensors.size(), 7u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(paired.tensors[i].name, m.file.tensors[i].name);
+  EXPECT_EQ(paired.tensors[6].name, "v.post_ln.weight");
+  EXPECT_EQ(paired.tensors[6].shard, 3u);  // after the model's three sources
+  ASSERT_EQ(paired.shards.size(), 4u);
+  EXPECT_EQ(paired.shards[2].path, shard_path(prefix, 3, 3));
+  EXPECT_EQ(paired.shards[3].path, (dir.path() / "mmproj.gguf").string());
+  std::vector<const ByteSource*> sources;
+  for (const auto& s : m.sources) sources.push_back(s.get());
+  sources.push_back(m.projector->sources.front().get());
+  const ContentReader reader(paired, sources);
+  Node raw;
+  raw.kind = NodeKind::kRaw;
+  raw.tensor = 6;
+  raw.size = 16;
+  raw.view = &kTensorViews[0];
+  std::vector<char> got(16);
+  ASSERT_EQ(reader.read(raw, got.data(), 16, 0), 16u);
+  const auto want = tensor_bytes(9);
+  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), 16));
+}
+
+TEST(Projector, AFileThatIsNoProjectorIsRefusedNamingIt) {
+  test::TempDir dir;
+  const std::string prefix = write_split(dir.path(), 2);
+  Model m = open_model(shard_path(prefix, 1, 2));
+  const std::string path = write_projector(dir.path(), "llama");
+  try {
+    attach_projector(m, open_model(path));
+    ADD_FAILURE() << "attached";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.problem(),
+              "not a vision projector: general.architecture is \"llama\", not \"clip\" "
+              "(llama.cpp's mmproj files)");
+  }
+  EXPECT_EQ(m.projector, nullptr);
 }
 
 }  // namespace
