@@ -304,6 +304,12 @@ std::string check_folder_views(const GgufFile& file, const Tree& tree,
     const Node& n = *tree.node(ino);
     if (n.parent == hf && ino != kRootIno) files[n.name] = &n;
   }
+  if (file.tensors.empty()) {  // a vocabulary-only file: the tokenizer files alone (folder_views.h)
+    const bool tokenizer_only = files.size() == 3 && files.contains("tokenizer.json") &&
+                                files.contains("tokenizer_config.json") &&
+                                files.contains("special_tokens_map.json");
+    return tokenizer_only ? "" : "hf/ of a file of no tensors is not its tokenizer files alone";
+  }
   for (const char* name : {"config.json", "generation_config.json"}) {
     if (!files.contains(name)) return fmt::format("hf/ has no {}", name);
   }
