@@ -302,13 +302,19 @@ std::string add_rope_scaling(json& config, std::string_view arch, const Find& fi
   return "";
 }
 
+}  // namespace
+
 // The value of key `key` (the first where a key repeats), or nullptr.
-const Value* find_key(const GgufFile& file, std::string_view key) {
+const Value* hf::find_key(const GgufFile& file, std::string_view key) {
   for (const KeyValue& kv : file.kv) {
     if (kv.key == key) return &kv.value;
   }
   return nullptr;
 }
+
+namespace {
+
+using hf::find_key;
 
 // The config under construction: its fields, and for each field set from a key the GGUF key
 // that set it and what it must hold.

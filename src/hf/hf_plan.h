@@ -96,6 +96,9 @@ struct PlanResult {
 /// add_float32), so a config's 1e-06 comes back as 1e-06. NaN and infinities pass unchanged.
 double shortest_decimal(float x);
 
+/// The value of key `key` of `file` (the first where a key repeats), or nullptr (hf_config.cpp).
+const Value* find_key(const GgufFile& file, std::string_view key);
+
 /// The numpy shape gguf-py gives a tensor: its n_dims dimensions of ne, outermost first.
 std::vector<std::uint64_t> numpy_shape(const TensorInfo& t);
 

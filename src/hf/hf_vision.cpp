@@ -184,13 +184,6 @@ constexpr std::uint64_t kMaxImageSize = 1 << 16;
 
 HfModelResult refuse(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
-const Value* find_value(const GgufFile& f, std::string_view key) {
-  for (const KeyValue& kv : f.kv) {
-    if (kv.key == key) return &kv.value;
-  }
-  return nullptr;
-}
-
 std::optional<std::uint64_t> positive(const Value* v) {
   if (!v) return std::nullopt;
   if (const auto* u = std::get_if<std::uint64_t>(&v->data); u && *u > 0) return *u;
@@ -275,7 +268,7 @@ struct Vision {
 
 // The row, the vision_config and the dimensions from the projector's keys.
 std::string read_keys(const GgufFile& projector, const json& text_config, Vision& v) {
-  const auto* type = find_value(projector, "clip.projector_type");
+  const auto* type = hf::find_key(projector, "clip.projector_type");
   const auto* name = type ? std::get_if<std::string>(&type->data) : nullptr;
   if (!name) return "the projector has no clip.projector_type string";
   for (const VisionArchitecture& row : hf::vision_architectures()) {
@@ -293,7 +286,7 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
   v.vision_config["model_type"] = row.vision_model_type;
   for (const hf::ConfigKey& k : row.vision_keys) {
     const std::string key = fmt::format("clip.vision.{}", k.gguf);
-    const Value* value = find_value(projector, key);
+    const Value* value = hf::find_key(projector, key);
     if (k.kind == hf::ValueKind::kNumber) {
       const auto d = finite_number(value);
       if (!d) return fmt::format("the projector's {} is absent or not a finite number", key);
@@ -322,7 +315,7 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
         "of a width of {}) is none its class builds",
         v.d.layers, image, heads, v.d.hidden);
   }
-  const auto projection = positive(find_value(projector, "clip.vision.projection_dim"));
+  const auto projection = positive(hf::find_key(projector, "clip.vision.projection_dim"));
   v.d.text = text_config.value("hidden_size", std::uint64_t{0});
   if (!projection || *projection != v.d.text) {
     return fmt::format(
@@ -337,7 +330,7 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
   const std::uint64_t side = image / v.d.patch;
   v.d.positions = side * side;
   if (row.scale_default != 0) {
-    const Value* scale_key = find_value(projector, "clip.vision.projector.scale_factor");
+    const Value* scale_key = hf::find_key(projector, "clip.vision.projector.scale_factor");
     v.d.scale = scale_key ? positive(scale_key).value_or(0) : row.scale_default;
     if (v.d.scale == 0 || side % v.d.scale != 0) {
       return fmt::format(
@@ -351,8 +344,8 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
     }
     if (!row.scale_field.empty()) v.top[std::string(row.scale_field)] = v.d.scale;
   }
-  const auto mean = channel_floats(find_value(projector, "clip.vision.image_mean"));
-  const auto std_dev = channel_floats(find_value(projector, "clip.vision.image_std"));
+  const auto mean = channel_floats(hf::find_key(projector, "clip.vision.image_mean"));
+  const auto std_dev = channel_floats(hf::find_key(projector, "clip.vision.image_std"));
   if (!mean || !std_dev) {
     return "the projector's clip.vision.image_mean or image_std is not three finite float32s";
   }
@@ -363,7 +356,7 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
     v.preprocessor["size"] = {{"height", image}, {"width", image}};
     return "";
   }
-  const auto edge = positive(find_value(projector, "clip.vision.preproc_image_size"));
+  const auto edge = positive(hf::find_key(projector, "clip.vision.preproc_image_size"));
   if (!edge || *edge > kMaxImageSize) {
     return "the projector's clip.vision.preproc_image_size is absent or not a positive integer";
   }
@@ -374,7 +367,7 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
 
 // The image tokens' ids, by their strings in the text model's vocabulary.
 std::string image_tokens(const GgufFile& paired, Vision& v) {
-  const Value* tokens = find_value(paired, "tokenizer.ggml.tokens");
+  const Value* tokens = hf::find_key(paired, "tokenizer.ggml.tokens");
   const auto* a = tokens ? std::get_if<Array>(&tokens->data) : nullptr;
   if (!a || a->elem_type() != ValueType::kString) {
     return "the model has no tokenizer.ggml.tokens to find its image tokens in";

@@ -464,8 +464,13 @@ def test_a_projector_of_another_width_is_refused(pair, mount, tmp_path):
 
 def test_a_file_that_is_no_projector_is_refused(pair, ggufs_binary, tmp_path):
     _, _, text, _ = pair
-    r = subprocess.run([str(ggufs_binary), "--mmproj", str(text), str(text), str(tmp_path)],
-                       capture_output=True, text=True, timeout=120)
+    mnt = tmp_path / "mnt"
+    try:
+        r = subprocess.run([str(ggufs_binary), "--mmproj", str(text), str(text), str(mnt)],
+                           capture_output=True, text=True, timeout=120)
+    finally:  # a ggufs that wrongly mounted is unmounted all the same
+        if os.path.ismount(mnt):
+            subprocess.run(["fusermount3", "-u", str(mnt)], capture_output=True)
     assert r.returncode == 3, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and str(text) in lines[0] and "not a vision projector" in lines[0], \
