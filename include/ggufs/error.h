@@ -55,6 +55,9 @@ class ParseError : public std::runtime_error {
   const std::string& file() const { return file_; }
   std::uint64_t offset() const { return offset_; }
   const std::string& problem() const { return problem_; }
+  /// what() with FILE escaped by printable() (PROBLEM already is): the one line a user is shown,
+  /// on stderr or as a model's reason.
+  std::string line() const;
 
  private:
   std::string file_;

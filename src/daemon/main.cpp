@@ -84,8 +84,7 @@ int open_and_parse(const std::string& what, Model& model,
     return kExitCannotRead;
   } catch (const ParseError& e) {
     if (progressed) fmt::print(stderr, "\n");
-    // The problem text already escapes what it quotes from the file: escape only the path.
-    fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
+    fmt::print(stderr, "ggufs: {}\n", e.line());
     return kExitInvalidGguf;
   }
 }
@@ -144,7 +143,7 @@ int open_projector(const std::string& path, const RemoteOptions& remote, Model& 
     attach_projector(model, std::move(projector));
     return kExitOk;
   } catch (const ParseError& e) {
-    fmt::print(stderr, "ggufs: {}: at byte {}: {}\n", printable(e.file()), e.offset(), e.problem());
+    fmt::print(stderr, "ggufs: {}\n", e.line());
     return kExitInvalidGguf;
   }
 }

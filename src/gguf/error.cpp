@@ -5,6 +5,8 @@
 #include <new>
 #include <system_error>
 
+#include "ggufs/names.h"
+
 namespace ggufs {
 
 ParseError::ParseError(std::string file, std::uint64_t offset, std::string problem)
@@ -12,6 +14,10 @@ ParseError::ParseError(std::string file, std::uint64_t offset, std::string probl
       file_(std::move(file)),
       offset_(offset),
       problem_(std::move(problem)) {}
+
+std::string ParseError::line() const {
+  return fmt::format("{}: at byte {}: {}", printable(file_), offset_, problem_);
+}
 
 std::optional<std::string> not_enough_memory(const std::exception& e, std::string_view to) {
   std::string cause;

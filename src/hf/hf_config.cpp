@@ -396,11 +396,10 @@ std::string hybrid_pattern(Fields& f) {
   return "";
 }
 
-// Where transformers' reader (gguf-py 0.19.0's GGUFReader and _gguf_parse_value) fails on the
-// file, the reason, else "": a version other than 2 or 3 (READER_SUPPORTED_VERSIONS), a key,
-// string or tensor name that is not strict UTF-8, a nested array, a tensor type it does not
-// know. Any of them fails transformers' whole import.
-std::string unreadable_file(const GgufFile& file) {
+}  // namespace
+
+// gguf-py's READER_SUPPORTED_VERSIONS, its strict UTF-8 decode and its GGMLQuantizationType.
+std::string hf::unreadable_file(const GgufFile& file) {
   if (file.version < 2) {
     return fmt::format("GGUF version {}: transformers' reader (gguf-py) reads 2 and 3",
                        file.version);
@@ -424,6 +423,10 @@ std::string unreadable_file(const GgufFile& file) {
   }
   return "";
 }
+
+namespace {
+
+using hf::unreadable_file;
 
 // A llama whose general.name is exactly "mistral" (read_field gives a list, and `in` tests its
 // elements) is a mistral, as transformers' import takes it (load_gguf_checkpoint,

@@ -99,6 +99,12 @@ double shortest_decimal(float x);
 /// The value of key `key` of `file` (the first where a key repeats), or nullptr (hf_config.cpp).
 const Value* find_key(const GgufFile& file, std::string_view key);
 
+/// Where transformers' reader (gguf-py 0.19.0's GGUFReader, _gguf_parse_value) fails on `file`,
+/// the reason, else "" (hf_config.cpp): a version other than 2 or 3, a key, string or tensor name
+/// that is not strict UTF-8, a nested array, a tensor type gguf-py does not know. Any of them
+/// fails transformers' whole import.
+std::string unreadable_file(const GgufFile& file);
+
 /// The numpy shape gguf-py gives a tensor: its n_dims dimensions of ne, outermost first.
 std::vector<std::uint64_t> numpy_shape(const TensorInfo& t);
 

@@ -458,26 +458,11 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
   return why;
 }
 
-// Where the projector holds what transformers' reader would fail on (gguf-py decodes every
-// key, string value and tensor name as UTF-8): the first such name, else empty.
-std::string unreadable(const GgufFile& projector) {
-  for (const KeyValue& kv : projector.kv) {
-    const auto* s = std::get_if<std::string>(&kv.value.data);
-    if (!is_utf8(kv.key) || (s && !is_utf8(*s))) {
-      return fmt::format("the projector's key '{}' or its value is not valid UTF-8",
-                         printable(kv.key));
-    }
-  }
-  for (const TensorInfo& t : projector.tensors) {
-    if (!is_utf8(t.name)) {
-      return fmt::format("the projector's tensor name '{}' is not valid UTF-8", printable(t.name));
-    }
-  }
-  return "";
-}
-
 HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, const HfModel& text) {
-  if (std::string why = unreadable(projector); !why.empty()) return refuse(why);
+  // transformers reads the pair's two files with gguf-py: what it fails on, it fails on here.
+  if (std::string why = hf::unreadable_file(projector); !why.empty()) {
+    return refuse("the projector's " + why);
+  }
   const json text_config = json::parse(text.config.config_json);
   Vision v;
   if (std::string why = read_keys(projector, text_config, v); !why.empty()) return refuse(why);

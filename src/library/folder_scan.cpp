@@ -123,8 +123,7 @@ Model open_paired(const std::string& path, const std::string& projector,
   try {
     attach_projector(model, open_model(projector));
   } catch (const ParseError& e) {
-    model.unpaired =
-        fmt::format("{}: at byte {}: {}", printable(e.file()), e.offset(), e.problem());
+    model.unpaired = e.line();
   } catch (const IoError& e) {
     model.unpaired = printable(e.what());
   }

@@ -643,29 +643,16 @@ std::string folder_config(const HfConfig& config, ViewData dtype, Flavor flavor,
   return c.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-// hf/, hf-mxfp4/ or mlx/ (whose float tensors have their own dtype, mlx_dtype), from the
-// model's one rendering.
-FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOptions& options,
-                     std::vector<std::string>& warnings, Flavor flavor) {
+// hf/, hf-mxfp4/ or mlx/ (whose float tensors have their own dtype, mlx_dtype) of `model`, the
+// text model or the vision-language model of the rendering `hf`.
+FolderResult lay_out_model(const GgufFile& file, const HfRendering& hf, const HfModel& model,
+                           const TreeOptions& options, std::vector<std::string>& warnings,
+                           Flavor flavor) {
   const ViewData dtype = flavor == Flavor::kMlx ? options.mlx_dtype : options.hf_dtype;
-  if (file.tensors.empty()) return vocabulary_folder(file);
-  if (!hf.model.model) return {std::nullopt, hf.model.reason};
-  // hf/ of a model with its projector: the vision-language model, else the text model alone.
-  const bool vision = flavor == Flavor::kHf && hf.vision && hf.vision->model;
-  if (flavor == Flavor::kHf && hf.vision && !hf.vision->model) {
-    warnings.push_back(
-        fmt::format("hf/ is the text model alone, without its projector: {}", hf.vision->reason));
-  }
-  const HfModel& model = vision ? *hf.vision->model : *hf.model.model;
   if (flavor == Flavor::kMlx && !model.config.mlx_absent.empty()) {
     return {std::nullopt, model.config.mlx_absent};
   }
-  // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
-  // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
-  // that is wrong gets none at all.
   const std::optional<HfTokenizer>& tokenizer = hf.tokenizer.tokenizer;
-  if (!tokenizer && hf.has_vocabulary) return {std::nullopt, hf.tokenizer.reason};
-
   // mlx/: the expert stacks whole, under mlx-lm's names.
   const MlxWeights mlx =
       flavor == Flavor::kMlx ? mlx_weights(file, model.weights, model.mlx_names) : MlxWeights{};
@@ -700,10 +687,36 @@ FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOpti
       static_cast<std::size_t>(std::count_if(state.mlx_modules.begin(), state.mlx_modules.end(),
                                              [](const MlxModule& m) { return m.form != nullptr; }));
   out.what = folder_what(config.model_type, n_tensors, dtype, flavor, shards.size(), quantized);
-  if (flavor == Flavor::kHf && hf.vision && !vision) {
-    out.what += fmt::format("; the text model alone: {}", hf.vision->reason);
-  }
   return {std::move(out), ""};
+}
+
+// hf/, hf-mxfp4/ or mlx/ from the model's one rendering. hf/ of a model with its projector is
+// the vision-language model; where the pair is not one model, or its folder cannot be laid out
+// (a projector tensor no decoder reads), the text model alone, with the reason.
+FolderResult lay_out(const GgufFile& file, const HfRendering& hf, const TreeOptions& options,
+                     std::vector<std::string>& warnings, Flavor flavor) {
+  if (file.tensors.empty()) return vocabulary_folder(file);
+  if (!hf.model.model) return {std::nullopt, hf.model.reason};
+  // A model without a vocabulary gets the folder without tokenizer files (AutoTokenizer fails on
+  // it as on the gguf_file= import); one whose vocabulary is there but would make a tokenizer
+  // that is wrong gets none at all.
+  if (!hf.tokenizer.tokenizer && hf.has_vocabulary) return {std::nullopt, hf.tokenizer.reason};
+  const HfModel& text = *hf.model.model;
+  if (flavor != Flavor::kHf || !hf.vision) {
+    return lay_out_model(file, hf, text, options, warnings, flavor);
+  }
+  std::string why = hf.vision->reason;
+  if (hf.vision->model) {
+    const std::size_t warned = warnings.size();
+    FolderResult vision = lay_out_model(file, hf, *hf.vision->model, options, warnings, flavor);
+    if (vision.folder) return vision;
+    warnings.resize(warned);  // the text model's folder warns for itself
+    why = fmt::format("its folder cannot be laid out: {}", vision.reason);
+  }
+  warnings.push_back(fmt::format("hf/ is the text model alone, without its projector: {}", why));
+  FolderResult alone = lay_out_model(file, hf, text, options, warnings, flavor);
+  if (alone.folder) alone.folder->what += fmt::format("; the text model alone: {}", why);
+  return alone;
 }
 
 }  // namespace

@@ -459,6 +459,7 @@ struct ModelSpec {
   };
   std::vector<std::pair<std::string, Value>> kv;
   std::vector<Tensor> tensors;
+  bool big_endian = false;  // the converter's --bigendian: header and F32/F16 data byte-swapped
 
   void add(std::string key, Value v) { kv.emplace_back(std::move(key), std::move(v)); }
   // Tensors alternate F32 and F16 (hf/ splices the one and decodes the other) unless typed.
@@ -480,6 +481,7 @@ struct ModelSpec {
 
   Bytes write(std::uint32_t seed) const {
     GgufWriter g;
+    g.set_format(3, big_endian);
     for (const auto& [k, v] : kv) g.add(k, v);
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
@@ -488,7 +490,7 @@ struct ModelSpec {
       std::uint64_t dims[4] = {1, 1, 1, 1};
       std::copy(ne.begin(), ne.end(), dims);
       const std::uint64_t n = dims[0] * dims[1] * dims[2] * dims[3];
-      ByteWriter w;
+      ByteWriter w(big_endian, 3);
       if (t.type == GGML_TYPE_F32 || t.type == GGML_TYPE_F16) {
         // Finite values, as a converter writes them.
         for (std::uint64_t i = 0; i < n; ++i) {
@@ -868,6 +870,35 @@ std::vector<VisionPair> vision_pairs() {
     proj.add("clip.vision.preproc_image_size", u32_value(32));
     proj.tensor("mm.model.fc.weight", {kHidden, 8 * 4});
     out.push_back({"vision.idefics3", text.write(13), proj.write(14)});
+  }
+  return out;
+}
+
+std::vector<VisionRefusal> vision_refusals() {
+  // SmolVLM's pair (vision_pairs), whose connector is 32 wide: it can hold a Q8_0 block.
+  auto idefics3 = [](bool big_endian, std::uint32_t fc_type) {
+    ModelSpec text = hf_llama();
+    image_tokens(text, {"<image>"});
+    ModelSpec proj = clip_projector("idefics3");
+    proj.add("clip.vision.projector.scale_factor", u32_value(2));
+    proj.add("clip.vision.preproc_image_size", u32_value(32));
+    proj.tensor("mm.model.fc.weight", {kHidden, 8 * 4}, static_cast<int>(fc_type));
+    text.big_endian = proj.big_endian = big_endian;
+    return std::pair{text, proj};
+  };
+  std::vector<VisionRefusal> out;
+  {  // quantized blocks of a big-endian file are served raw only (tree.h, decodes_to_f32)
+    auto [text, proj] = idefics3(true, GGML_TYPE_Q8_0);
+    out.push_back({"vision_refused.big_endian_q8_0", text.write(13), proj.write(14),
+                   "its folder cannot be laid out: tensor 'mm.model.fc.weight': type 8 cannot be "
+                   "decoded here"});
+  }
+  {  // gguf-py decodes every string of a string array too (strict UTF-8)
+    auto [text, proj] = idefics3(false, GGML_TYPE_F32);
+    proj.add("clip.vision.feature_layer_names", strings({"ln1", "ln\xff"}));
+    out.push_back({"vision_refused.string_array_not_utf8", text.write(13), proj.write(14),
+                   "the projector's key 'clip.vision.feature_layer_names': value element 1 is "
+                   "not valid UTF-8"});
   }
   return out;
 }

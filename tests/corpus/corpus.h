@@ -55,6 +55,17 @@ struct VisionPair {
 };
 std::vector<VisionPair> vision_pairs();
 
+/// Pairs whose hf/ is the text model alone (src/tree/hf_folder.cpp, lay_out), each with the
+/// reason hf/'s description gives: a big-endian pair whose connector is Q8_0 (no decoder reads
+/// ggml's blocks in that byte order), and a projector with a string array that is not UTF-8
+/// (gguf-py, transformers' reader, fails on it).
+struct VisionRefusal {
+  std::string name;
+  Bytes text, projector;
+  std::string reason;
+};
+std::vector<VisionRefusal> vision_refusals();
+
 /// A seed of the hf fuzz target: a tiny model of one row of hf/'s architecture table
 /// (src/hf/hf_architectures.cpp, hf::architectures()), or why the row has none.
 struct HfRowSeed {

@@ -436,6 +436,43 @@ TEST(HfCorpus, EachVisionPairIsItsRowsModel) {
   }
 }
 
+// A pair that is not one model still has hf/: the text model alone, whose description and
+// warning give the reason (hf_folder.cpp, lay_out), as transformers' class of the text model.
+TEST(HfCorpus, APairThatIsNotOneModelServesTheTextModelWithTheReason) {
+  const auto refusals = corpus::vision_refusals();
+  ASSERT_EQ(refusals.size(), 2u);
+  for (const corpus::VisionRefusal& r : refusals) {
+    SCOPED_TRACE(r.name);
+    Model model;
+    model.sources.push_back(std::make_unique<MemorySource>(r.text));
+    model.file = parse_gguf(*model.sources.front(), "text");
+    Model proj;
+    proj.sources.push_back(std::make_unique<MemorySource>(r.projector));
+    proj.file = parse_gguf(*proj.sources.front(), "mmproj");
+    attach_projector(model, std::move(proj));
+    const GgufFile paired = paired_file(model);
+    const HfRendering hf = render_hf(model.file, &paired, &model.projector->file);
+    std::vector<std::string> warnings;
+    const FolderResult folder = hf_folder_layout(paired, hf, TreeOptions{}, warnings);
+    ASSERT_TRUE(folder.folder) << folder.reason;
+    EXPECT_TRUE(folder.folder->what.ends_with("; the text model alone: " + r.reason))
+        << folder.folder->what;
+    EXPECT_NE(std::find(warnings.begin(), warnings.end(),
+                        "hf/ is the text model alone, without its projector: " + r.reason),
+              warnings.end());
+    std::set<std::string> names;
+    for (const FolderFile& f : folder.folder->files) {
+      names.insert(f.name);
+      if (f.name == "config.json") {
+        EXPECT_EQ(nlohmann::json::parse(f.text)["architectures"][0], "LlamaForCausalLM");
+      }
+    }
+    EXPECT_TRUE(names.contains("model.safetensors"));
+    EXPECT_FALSE(names.contains("preprocessor_config.json"));
+    EXPECT_EQ(fuzz::check_hf(r.projector), "");
+  }
+}
+
 TEST(HfCorpus, HfHarnessPassesTheHfModelsAndRefusals) {
   for (const auto& m : corpus::hf_models()) EXPECT_EQ(fuzz::check_hf(m.bytes), "") << m.name;
   for (const auto& r : corpus::hf_refusals()) EXPECT_EQ(fuzz::check_hf(r.bytes), "") << r.name;

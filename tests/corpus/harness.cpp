@@ -880,6 +880,12 @@ std::string check_vision_of(const GgufFile& projector, std::span<const std::uint
     const FolderResult folder = hf_folder_layout(paired, hf, options, warnings);
     if (!folder.folder) {
       if (auto why = one_line(folder.reason, "hf/ of a pair refused"); !why.empty()) return why;
+      // A projector never takes hf/ from the text model: without it, hf/ fails as well.
+      std::vector<std::string> alone;
+      if (hf_folder_layout(model.file, render_hf(model.file), options, alone).folder) {
+        return fmt::format("{}: the projector took hf/ from the text model: {}", pair.name,
+                           folder.reason);
+      }
       continue;
     }
     const ContentReader reader(

@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   for (const auto& f : ggufs::corpus::hf_models()) write("hf", f);
   // the vision table's projectors: check_hf pairs each with the vision pairs' text models
   for (const auto& p : ggufs::corpus::vision_pairs()) write("hf", {p.name, p.projector});
+  for (const auto& p : ggufs::corpus::vision_refusals()) write("hf", {p.name, p.projector});
   for (const auto& r : ggufs::corpus::hf_refusals()) write("hf", {r.name, r.bytes});
   {
     const std::string dict = ggufs::corpus::hf_dictionary();

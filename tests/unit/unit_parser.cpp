@@ -361,5 +361,14 @@ TEST(Parser, RealFilesParseAndTheMangledOneIsRefused) {
   EXPECT_THROW(parse_gguf(FileSource(bad), bad), ParseError);
 }
 
+// The line a user is shown: the file's name escaped (printable), the problem as it is (it
+// escapes what it quotes itself).
+TEST(ParseErrorLine, EscapesTheFileNameOnly) {
+  const ParseError e("models/a\x1b[2J.gguf", 12, "tensor 'x': type id 99 is unknown");
+  EXPECT_EQ(e.line(), "models/a\\x1b[2J.gguf: at byte 12: tensor 'x': type id 99 is unknown");
+  EXPECT_EQ(std::string(e.what()),
+            "models/a\x1b[2J.gguf: at byte 12: tensor 'x': type id 99 is unknown");
+}
+
 }  // namespace
 }  // namespace ggufs
