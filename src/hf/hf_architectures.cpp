@@ -912,15 +912,24 @@ std::vector<Architecture> build() {
        .defaults = {.bos = 1, .eos = 2},
        .no_weights = "model_type 'mistral': gguf-py has no mistral tensor map, transformers' "
                      "import loads no tensors for it"});
-  add({.gguf_arch = "qwen2",
-       .model_type = "qwen2",
-       .class_name = "Qwen2ForCausalLM",
-       .keys = kBaseKeys,
-       .defaults = {.kv_heads = 32, .ff = 22016},
-       .layer_prefix = kModelLayer,
-       .before = embed,
-       .layer = cat({biased_attention, gated_mlp, two_norms}),
-       .after = norm_head});
+  const Architecture qwen2{.gguf_arch = "qwen2",
+                           .model_type = "qwen2",
+                           .class_name = "Qwen2ForCausalLM",
+                           .keys = kBaseKeys,
+                           .defaults = {.kv_heads = 32, .ff = 22016},
+                           .layer_prefix = kModelLayer,
+                           .before = embed,
+                           .layer = cat({biased_attention, gated_mlp, two_norms}),
+                           .after = norm_head};
+  add(qwen2);
+  // Qwen2-VL's and Qwen2.5-VL's language model (qwenvl.py, Qwen2VLModel: qwen2's tensors, and
+  // its M-RoPE sections as rope.dimension_sections): Qwen2's decoder, which on text alone is the
+  // same model (modeling_qwen2_vl.py, get_rope_index: text positions are equal on all three
+  // axes, so each section rotates as plain RoPE does). hf/ of the pair with its projector is
+  // the ...ForConditionalGeneration class (hf_vision.cpp).
+  Architecture qwen2vl = qwen2;
+  qwen2vl.gguf_arch = "qwen2vl";
+  add(std::move(qwen2vl));
   add({.gguf_arch = "qwen2moe",
        .model_type = "qwen2_moe",
        .class_name = "Qwen2MoeForCausalLM",

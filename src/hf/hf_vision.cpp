@@ -118,6 +118,134 @@ constexpr std::string_view kIdefics3ImageProcessor = R"({
   "processor_class": "Idefics3Processor", "resample": 1,
   "rescale_factor": 0.00392156862745098})";
 
+// Qwen2-VL's vision tower (modeling_qwen2_vl.py, Qwen2VisionTransformerPretrainedModel), after
+// "visual."; the converter splits the Conv3d patch weight into its two frames and each fused qkv
+// into thirds (qwenvl.py, Qwen2VLVisionModel.modify_tensors), which kConcatRows joins again.
+constexpr VisionWeight kQwen2VLEmbeddings[] = {
+    {"v.patch_embd.weight",
+     "patch_embed.proj.weight",
+     VS::kPatchConv3d,
+     0,
+     {"v.patch_embd.weight.1"},
+     VS::kPatchConv},
+};
+
+constexpr VisionWeight kQwen2VLLayer[] = {
+    {"ln1.weight", "norm1.weight", VS::kHidden},
+    {"ln1.bias", "norm1.bias", VS::kHidden},
+    {"ln2.weight", "norm2.weight", VS::kHidden},
+    {"ln2.bias", "norm2.bias", VS::kHidden},
+    {"attn_q.weight",
+     "attn.qkv.weight",
+     VS::kQkv,
+     0,
+     {"attn_k.weight", "attn_v.weight"},
+     VS::kHiddenHidden},
+    {"attn_q.bias", "attn.qkv.bias", VS::kQkvBias, 0, {"attn_k.bias", "attn_v.bias"}, VS::kHidden},
+    {"attn_out.weight", "attn.proj.weight", VS::kHiddenHidden},
+    {"attn_out.bias", "attn.proj.bias", VS::kHidden},
+    {"ffn_up.weight", "mlp.fc1.weight", VS::kFfHidden},
+    {"ffn_up.bias", "mlp.fc1.bias", VS::kFf},
+    {"ffn_down.weight", "mlp.fc2.weight", VS::kHiddenFf},
+    {"ffn_down.bias", "mlp.fc2.bias", VS::kHidden},
+};
+
+// The merger (PatchMerger): its LayerNorm ln_q (gguf-py's V_POST_NORM), then mlp.0 and mlp.2
+// (V_MMPROJ, "mm.N") over s² patches concatenated.
+constexpr VisionWeight kQwen2VLMergerNorm[] = {
+    {"v.post_ln.weight", "merger.ln_q.weight", VS::kHidden},
+    {"v.post_ln.bias", "merger.ln_q.bias", VS::kHidden},
+};
+
+constexpr VisionWeight kQwen2VLProjector[] = {
+    {"mm.0.weight", "visual.merger.mlp.0.weight", VS::kScaledScaled},
+    {"mm.0.bias", "visual.merger.mlp.0.bias", VS::kScaled},
+    {"mm.2.weight", "visual.merger.mlp.2.weight", VS::kTextHiddenScaled},
+    {"mm.2.bias", "visual.merger.mlp.2.bias", VS::kText},
+};
+
+// Qwen2VLVisionConfig's fields the converter writes (qwenvl.py renames them for
+// MmprojModel.set_gguf_parameters: num_heads, depth, embed_dim; its hidden_size, the merger's
+// output, as feed_forward_length). Not image_size (a constant 560 written for llama.cpp) nor the
+// layer norm's eps (the text model's rms_norm_eps; the tower's LayerNorms use 1e-6).
+constexpr ConfigKey kQwen2VLKeys[] = {
+    {"embedding_length", "embed_dim"}, {"feed_forward_length", "hidden_size"},
+    {"block_count", "depth"},          {"attention.head_count", "num_heads"},
+    {"patch_size", "patch_size"},
+};
+
+// What the converter requires (temporal_patch_size 2: its assert) or the tensors fix (3
+// channels); hidden_act: Qwen2-VL's tower is QuickGELU (every Qwen2-VL checkpoint's config).
+constexpr ConfigConstant kQwen2VLVisionConstants[] = {
+    {"hidden_act", "\"quick_gelu\""}, {"in_channels", "3"}, {"temporal_patch_size", "2"}};
+
+// Qwen2VLConfig's token fields; Qwen2VLProcessor names the image token itself
+// (processing_qwen2_vl.py).
+constexpr ImageToken kQwen2VLTokens[] = {
+    {"image_token_id", "<|image_pad|>", ""},
+    {"video_token_id", "<|video_pad|>", ""},
+    {"vision_start_token_id", "<|vision_start|>", ""},
+    {"vision_end_token_id", "<|vision_end|>", ""},
+};
+
+// Qwen2VLImageProcessor's saved fields (image_processing_qwen2_vl.py) but patch_size,
+// merge_size, image_mean and image_std; min_pixels and max_pixels (size's shortest_edge and
+// longest_edge) are its defaults, 56·56 and 28·28·1280: no key carries them.
+constexpr std::string_view kQwen2VLImageProcessor = R"({
+  "do_convert_rgb": true, "do_normalize": true, "do_rescale": true, "do_resize": true,
+  "image_processor_type": "Qwen2VLImageProcessor", "max_pixels": 1003520, "min_pixels": 3136,
+  "processor_class": "Qwen2VLProcessor", "resample": 3, "rescale_factor": 0.00392156862745098,
+  "size": {"longest_edge": 1003520, "shortest_edge": 3136}, "temporal_patch_size": 2})";
+
+// Qwen2.5-VL's tower (modeling_qwen2_5_vl.py, Qwen2_5_VisionTransformerPretrainedModel): as
+// Qwen2-VL's, with RMSNorms (no bias) and a gated MLP with biases.
+constexpr VisionWeight kQwen25VLLayer[] = {
+    {"ln1.weight", "norm1.weight", VS::kHidden},
+    {"ln2.weight", "norm2.weight", VS::kHidden},
+    {"attn_q.weight",
+     "attn.qkv.weight",
+     VS::kQkv,
+     0,
+     {"attn_k.weight", "attn_v.weight"},
+     VS::kHiddenHidden},
+    {"attn_q.bias", "attn.qkv.bias", VS::kQkvBias, 0, {"attn_k.bias", "attn_v.bias"}, VS::kHidden},
+    {"attn_out.weight", "attn.proj.weight", VS::kHiddenHidden},
+    {"attn_out.bias", "attn.proj.bias", VS::kHidden},
+    {"ffn_gate.weight", "mlp.gate_proj.weight", VS::kFfHidden},
+    {"ffn_gate.bias", "mlp.gate_proj.bias", VS::kFf},
+    {"ffn_up.weight", "mlp.up_proj.weight", VS::kFfHidden},
+    {"ffn_up.bias", "mlp.up_proj.bias", VS::kFf},
+    {"ffn_down.weight", "mlp.down_proj.weight", VS::kHiddenFf},
+    {"ffn_down.bias", "mlp.down_proj.bias", VS::kHidden},
+};
+
+constexpr VisionWeight kQwen25VLMergerNorm[] = {
+    {"v.post_ln.weight", "merger.ln_q.weight", VS::kHidden},
+};
+
+// Qwen2_5_VLVisionConfig's fields the converter writes (no renaming: qwenvl.py); its
+// out_hidden_size is the merger's output, the text model's width.
+constexpr ConfigKey kQwen25VLKeys[] = {
+    {"embedding_length", "hidden_size"},
+    {"feed_forward_length", "intermediate_size"},
+    {"block_count", "depth"},
+    {"attention.head_count", "num_heads"},
+    {"patch_size", "patch_size"},
+    {"projection_dim", "out_hidden_size"},
+};
+
+// SiLU (qwenvl.py writes clip.use_silu for it); window_size and tokens_per_second are the
+// class's defaults: no key carries them.
+constexpr ConfigConstant kQwen25VLVisionConstants[] = {
+    {"hidden_act", "\"silu\""}, {"in_channels", "3"}, {"temporal_patch_size", "2"}};
+
+// Qwen2.5-VL's processor (processing_qwen2_5_vl.py) takes Qwen2-VL's image processor.
+constexpr std::string_view kQwen25VLImageProcessor = R"({
+  "do_convert_rgb": true, "do_normalize": true, "do_rescale": true, "do_resize": true,
+  "image_processor_type": "Qwen2VLImageProcessor", "max_pixels": 1003520, "min_pixels": 3136,
+  "processor_class": "Qwen2_5_VLProcessor", "resample": 3, "rescale_factor": 0.00392156862745098,
+  "size": {"longest_edge": 1003520, "shortest_edge": 3136}, "temporal_patch_size": 2})";
+
 constexpr VisionArchitecture kVisionRows[] = {
     {.projector_type = "gemma3",
      .text_model_type = "gemma3_text",
@@ -160,6 +288,58 @@ constexpr VisionArchitecture kVisionRows[] = {
      .image_processor_json = kIdefics3ImageProcessor,
      .image_size = ImageSizeForm::kLongestEdge,
      .processor_class = "Idefics3Processor"},
+    {.projector_type = "qwen2vl_merger",
+     .text_model_type = "qwen2",
+     .text_gguf_arch = "qwen2vl",
+     .text_config_type = "qwen2_vl_text",
+     .mrope_key = "rope.dimension_sections",
+     .model_type = "qwen2_vl",
+     .class_name = "Qwen2VLForConditionalGeneration",
+     .vision_model_type = "qwen2_vl",
+     .vision_keys = kQwen2VLKeys,
+     .vision_constants = kQwen2VLVisionConstants,
+     .image_tokens = kQwen2VLTokens,
+     .text_prefix = "model.",
+     .lm_head_prefix = "lm_head.",
+     .vision_prefix = "visual.",
+     .before = kQwen2VLEmbeddings,
+     .layer = kQwen2VLLayer,
+     .after = kQwen2VLMergerNorm,
+     .projector = kQwen2VLProjector,
+     .layer_path = "blocks.",
+     .ff_ratio_field = "mlp_ratio",
+     .merge_field = "spatial_merge_size",
+     .image_processor_json = kQwen2VLImageProcessor,
+     .tokenizer_class = "Qwen2Tokenizer",
+     .tokenizer_pre = "qwen2",
+     .image_size = ImageSizeForm::kPixels,
+     .processor_class = "Qwen2VLProcessor"},
+    {.projector_type = "qwen2.5vl_merger",
+     .text_model_type = "qwen2",
+     .text_gguf_arch = "qwen2vl",
+     .text_config_type = "qwen2_5_vl_text",
+     .mrope_key = "rope.dimension_sections",
+     .model_type = "qwen2_5_vl",
+     .class_name = "Qwen2_5_VLForConditionalGeneration",
+     .vision_model_type = "qwen2_5_vl",
+     .vision_keys = kQwen25VLKeys,
+     .vision_constants = kQwen25VLVisionConstants,
+     .image_tokens = kQwen2VLTokens,
+     .text_prefix = "model.",
+     .lm_head_prefix = "lm_head.",
+     .vision_prefix = "visual.",
+     .before = kQwen2VLEmbeddings,
+     .layer = kQwen25VLLayer,
+     .after = kQwen25VLMergerNorm,
+     .projector = kQwen2VLProjector,
+     .layer_path = "blocks.",
+     .merge_field = "spatial_merge_size",
+     .window_field = "fullatt_block_indexes",
+     .image_processor_json = kQwen25VLImageProcessor,
+     .tokenizer_class = "Qwen2Tokenizer",
+     .tokenizer_pre = "qwen2",
+     .image_size = ImageSizeForm::kPixels,
+     .processor_class = "Qwen2_5_VLProcessor"},
 };
 
 }  // namespace
@@ -225,6 +405,7 @@ std::optional<json> channel_floats(const Value* v) {
 // The vision tower's dimensions (VisionShape), in elements.
 struct VisionDims {
   std::uint64_t hidden = 0, ff = 0, patch = 0, positions = 0, text = 0, layers = 0, scale = 0;
+  std::uint64_t ff_key = 0;  // clip.vision.feed_forward_length as written
 };
 
 // The torch shape the class gives a parameter of shape `s`.
@@ -232,12 +413,21 @@ std::vector<std::uint64_t> shape_of(VisionShape s, const VisionDims& d) {
   switch (s) {
     case VisionShape::kPatchConv:
       return {d.hidden, 3, d.patch, d.patch};
+    case VisionShape::kPatchConv3d:
+      return {d.hidden, 3, 2, d.patch, d.patch};
     case VisionShape::kPositions:
       return {d.positions, d.hidden};
     case VisionShape::kHidden:
       return {d.hidden};
     case VisionShape::kHiddenHidden:
       return {d.hidden, d.hidden};
+    case VisionShape::kQkv:
+    case VisionShape::kQkvBias: {
+      const hf::Size rows = hf::mul(d.hidden, 3);
+      if (!rows) return {};
+      if (s == VisionShape::kQkvBias) return {*rows};
+      return {*rows, d.hidden};
+    }
     case VisionShape::kFfHidden:
       return {d.ff, d.hidden};
     case VisionShape::kHiddenFf:
@@ -246,11 +436,17 @@ std::vector<std::uint64_t> shape_of(VisionShape s, const VisionDims& d) {
       return {d.ff};
     case VisionShape::kHiddenText:
       return {d.hidden, d.text};
-    case VisionShape::kTextHiddenScaled: {
+    case VisionShape::kTextHiddenScaled:
+    case VisionShape::kScaled:
+    case VisionShape::kScaledScaled: {
       const hf::Size in = hf::mul(hf::mul(d.hidden, d.scale), d.scale);
       if (!in) return {};  // overflows: no tensor has this shape
+      if (s == VisionShape::kScaled) return {*in};
+      if (s == VisionShape::kScaledScaled) return {*in, *in};
       return {d.text, *in};
     }
+    case VisionShape::kText:
+      return {d.text};
   }
   return {};
 }
@@ -266,8 +462,61 @@ struct Vision {
   json tokenizer_fields = json::object();
 };
 
+// The numpy shape of the projector's tensor `name`, or empty.
+std::vector<std::uint64_t> tensor_shape(const GgufFile& projector, std::string_view name) {
+  for (const TensorInfo& t : projector.tensors) {
+    if (t.name == name) return numpy_shape(t);
+  }
+  return {};
+}
+
+// Where the row reads a dimension off a tensor (ff_ratio_field, merge_field): the field's value
+// into vision_config and the dimension into `d`, or why there is none.
+std::string tensor_dims(const GgufFile& projector, const VisionArchitecture& row, Vision& v) {
+  if (!row.ff_ratio_field.empty()) {
+    // mlp_hidden_dim = int(embed_dim * mlp_ratio) (modeling_qwen2_vl.py, Qwen2VLVisionBlock)
+    const auto up = tensor_shape(projector, "v.blk.0.ffn_up.weight");
+    if (up.size() != 2 || up[1] != v.d.hidden || up[0] == 0 || up[0] % v.d.hidden != 0) {
+      return fmt::format(
+          "the projector's v.blk.0.ffn_up.weight has shape {}, not a whole multiple of its "
+          "embedding_length {} by it",
+          shape_text(up), v.d.hidden);
+    }
+    v.d.ff = up[0];
+    v.vision_config[std::string(row.ff_ratio_field)] = up[0] / v.d.hidden;
+    // feed_forward_length is the merger's output (qwenvl.py): the text model's width
+    if (v.d.ff_key != v.d.text) {
+      return fmt::format(
+          "the projector's clip.vision.feed_forward_length ({}), its merger's output, is not the "
+          "model's hidden_size ({}): they are not one model",
+          v.d.ff_key, v.d.text);
+    }
+  }
+  if (!row.merge_field.empty()) {
+    // PatchMerger: hidden_size = context_dim * spatial_merge_size**2
+    const auto mm0 = tensor_shape(projector, "mm.0.weight");
+    std::uint64_t s = 0;
+    if (mm0.size() == 2 && mm0[0] == mm0[1] && mm0[0] % v.d.hidden == 0) {
+      const std::uint64_t s2 = mm0[0] / v.d.hidden;
+      // rows² elements fit in 64 bits (the parser), so rows < 2^32: under 2^16 steps
+      while ((s + 1) * (s + 1) <= s2) ++s;
+      if (s * s != s2) s = 0;
+    }
+    if (s == 0) {
+      return fmt::format(
+          "the projector's mm.0.weight has shape {}, not (H·s², H·s²) of its embedding_length "
+          "H {}",
+          shape_text(mm0), v.d.hidden);
+    }
+    v.d.scale = s;
+    v.vision_config[std::string(row.merge_field)] = s;
+  }
+  return "";
+}
+
 // The row, the vision_config and the dimensions from the projector's keys.
-std::string read_keys(const GgufFile& projector, const json& text_config, Vision& v) {
+std::string read_keys(const GgufFile& paired, const GgufFile& projector, const json& text_config,
+                      Vision& v) {
   const auto* type = hf::find_key(projector, "clip.projector_type");
   const auto* name = type ? std::get_if<std::string>(&type->data) : nullptr;
   if (!name) return "the projector has no clip.projector_type string";
@@ -279,9 +528,14 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
   }
   const VisionArchitecture& row = *v.row;
   const std::string text_type = text_config.value("model_type", "");
-  if (text_type != row.text_model_type) {
-    return fmt::format("a {} projector pairs with a {} model, not {}", row.projector_type,
-                       row.text_model_type, text_type);
+  const Value* arch = hf::find_key(paired, "general.architecture");
+  const auto* text_arch = arch ? std::get_if<std::string>(&arch->data) : nullptr;
+  if (text_type != row.text_model_type ||
+      (!row.text_gguf_arch.empty() && (!text_arch || *text_arch != row.text_gguf_arch))) {
+    return fmt::format(
+        "a {} projector pairs with a {} model, not {}", row.projector_type,
+        row.text_gguf_arch.empty() ? row.text_model_type : row.text_gguf_arch,
+        text_arch && !row.text_gguf_arch.empty() ? printable(*text_arch) : text_type);
   }
   v.vision_config["model_type"] = row.vision_model_type;
   for (const hf::ConfigKey& k : row.vision_keys) {
@@ -300,15 +554,20 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
   for (const hf::ConfigConstant& c : row.vision_constants) {
     v.vision_config[std::string(c.config)] = json::parse(c.json);
   }
-  const auto get = [&](const char* field) {
-    return v.vision_config.value(field, std::uint64_t{0});
-  };
-  v.d.hidden = get("hidden_size");
-  v.d.ff = get("intermediate_size");
-  v.d.patch = get("patch_size");
-  v.d.layers = get("num_hidden_layers");
-  const std::uint64_t image = get("image_size");
-  const std::uint64_t heads = get("num_attention_heads");
+  // The dimensions, from the keys every projector has (MmprojModel.set_gguf_parameters).
+  std::uint64_t image = 0, heads = 0;
+  for (auto [suffix, to] : {std::pair{"embedding_length", &v.d.hidden},
+                            {"feed_forward_length", &v.d.ff_key},
+                            {"patch_size", &v.d.patch},
+                            {"block_count", &v.d.layers},
+                            {"image_size", &image},
+                            {"attention.head_count", &heads}}) {
+    const std::string key = fmt::format("clip.vision.{}", suffix);
+    const auto n = positive(hf::find_key(projector, key));
+    if (!n) return fmt::format("the projector's {} is absent or not a positive integer", key);
+    *to = *n;
+  }
+  v.d.ff = v.d.ff_key;
   if (v.d.layers > kMaxVisionLayers || image > kMaxImageSize || v.d.hidden % heads != 0) {
     return fmt::format(
         "the projector's vision tower ({} layers, images of {} pixels, {} heads "
@@ -323,26 +582,41 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
         "hidden_size ({}): they are not one model",
         projection ? fmt::format("{}", *projection) : std::string("absent"), v.d.text);
   }
-  if (image % v.d.patch != 0) {
-    return fmt::format("the projector's image_size {} is not a multiple of its patch_size {}",
-                       image, v.d.patch);
+  if (std::string why = tensor_dims(projector, row, v); !why.empty()) return why;
+  if (!row.window_field.empty()) {
+    const auto n = positive(hf::find_key(projector, "clip.vision.n_wa_pattern"));
+    if (!n || *n > v.d.layers) {
+      return "the projector's clip.vision.n_wa_pattern is absent, not a positive integer or "
+             "above its block_count";
+    }
+    json full = json::array();  // at most kMaxVisionLayers entries
+    for (std::uint64_t i = *n - 1; i < v.d.layers; i += *n) full.push_back(i);
+    v.vision_config[std::string(row.window_field)] = std::move(full);
   }
-  const std::uint64_t side = image / v.d.patch;
-  v.d.positions = side * side;
-  if (row.scale_default != 0) {
-    const Value* scale_key = hf::find_key(projector, "clip.vision.projector.scale_factor");
-    v.d.scale = scale_key ? positive(scale_key).value_or(0) : row.scale_default;
-    if (v.d.scale == 0 || side % v.d.scale != 0) {
-      return fmt::format(
-          "the projector's clip.vision.projector.scale_factor does not divide its "
-          "{} patches a side",
-          side);
+  // A tower of fixed-size images: its position embedding and the image tokens it makes. (A
+  // dynamic resolution's image_size is no dimension: qwenvl.py writes 560 whatever it is.)
+  if (row.image_size != hf::ImageSizeForm::kPixels) {
+    if (image % v.d.patch != 0) {
+      return fmt::format("the projector's image_size {} is not a multiple of its patch_size {}",
+                         image, v.d.patch);
     }
-    v.tokens_per_image = (side / v.d.scale) * (side / v.d.scale);
-    if (!row.tokens_per_image.empty()) {
-      v.top[std::string(row.tokens_per_image)] = v.tokens_per_image;
+    const std::uint64_t side = image / v.d.patch;
+    v.d.positions = side * side;
+    if (row.scale_default != 0) {
+      const Value* scale_key = hf::find_key(projector, "clip.vision.projector.scale_factor");
+      v.d.scale = scale_key ? positive(scale_key).value_or(0) : row.scale_default;
+      if (v.d.scale == 0 || side % v.d.scale != 0) {
+        return fmt::format(
+            "the projector's clip.vision.projector.scale_factor does not divide its "
+            "{} patches a side",
+            side);
+      }
+      v.tokens_per_image = (side / v.d.scale) * (side / v.d.scale);
+      if (!row.tokens_per_image.empty()) {
+        v.top[std::string(row.tokens_per_image)] = v.tokens_per_image;
+      }
+      if (!row.scale_field.empty()) v.top[std::string(row.scale_field)] = v.d.scale;
     }
-    if (!row.scale_field.empty()) v.top[std::string(row.scale_field)] = v.d.scale;
   }
   const auto mean = channel_floats(hf::find_key(projector, "clip.vision.image_mean"));
   const auto std_dev = channel_floats(hf::find_key(projector, "clip.vision.image_std"));
@@ -354,6 +628,11 @@ std::string read_keys(const GgufFile& projector, const json& text_config, Vision
   v.preprocessor["image_std"] = *std_dev;
   if (row.image_size == hf::ImageSizeForm::kHeightWidth) {
     v.preprocessor["size"] = {{"height", image}, {"width", image}};
+    return "";
+  }
+  if (row.image_size == hf::ImageSizeForm::kPixels) {
+    v.preprocessor["patch_size"] = v.d.patch;
+    v.preprocessor["merge_size"] = v.d.scale;
     return "";
   }
   const auto edge = positive(hf::find_key(projector, "clip.vision.preproc_image_size"));
@@ -385,7 +664,43 @@ std::string image_tokens(const GgufFile& paired, Vision& v) {
     v.tokenizer_fields[std::string(t.tokenizer_field)] = t.token;
   }
   if (!extra.empty()) v.tokenizer_fields["extra_special_tokens"] = std::move(extra);
+  if (!v.row->tokenizer_class.empty()) {
+    const Value* pre = hf::find_key(paired, "tokenizer.ggml.pre");
+    const auto* name = pre ? std::get_if<std::string>(&pre->data) : nullptr;
+    if (!name || *name != v.row->tokenizer_pre) {
+      return fmt::format("{} takes a {} tokenizer, and the model's tokenizer.ggml.pre is {}",
+                         v.row->processor_class, v.row->tokenizer_pre,
+                         name ? fmt::format("'{}'", printable(*name)) : std::string("absent"));
+    }
+    v.tokenizer_fields["tokenizer_class"] = v.row->tokenizer_class;
+  }
   v.tokenizer_fields["processor_class"] = v.row->processor_class;
+  return "";
+}
+
+// The tensors entry `e` was split into after its first (VisionWeight::parts), each of the
+// first's shape, as `w`'s kConcatRows parts.
+std::string add_parts(const GgufFile& paired, std::size_t first,
+                      const std::map<std::string_view, std::size_t>& by_name, const Vision& v,
+                      const VisionWeight& e, const std::string& gguf_prefix, HfWeight& w,
+                      std::vector<bool>& used) {
+  w.transform = HfTransform::kConcatRows;
+  for (const std::string_view part : e.parts) {
+    if (part.empty()) continue;
+    const std::string gguf = gguf_prefix + std::string(part);
+    const auto it = by_name.find(gguf);
+    if (it == by_name.end()) {
+      return fmt::format("the projector has no '{}', which {} builds", printable(gguf),
+                         v.row->class_name);
+    }
+    const std::vector<std::uint64_t> shape = numpy_shape(paired.tensors[first + it->second]);
+    if (shape != w.shape) {
+      return fmt::format("the projector's '{}' has shape {}, not its first part's {}",
+                         printable(gguf), shape_text(shape), shape_text(w.shape));
+    }
+    w.parts.push_back(first + it->second);
+    used[it->second] = true;
+  }
   return "";
 }
 
@@ -408,13 +723,22 @@ std::string add_weights(const GgufFile& paired, std::size_t first,
     w.source = first + it->second;
     w.shape = numpy_shape(t);
     const std::vector<std::uint64_t> want = shape_of(e.shape, v.d);
-    if (w.shape != want) {
+    const std::vector<std::uint64_t> stored =
+        e.parts[0].empty() ? want : shape_of(e.part_shape, v.d);
+    if (w.shape != stored) {
       return fmt::format("the projector's '{}' has shape {}, the config gives {} {}",
-                         printable(gguf), shape_text(w.shape), w.hf_name, shape_text(want));
+                         printable(gguf), shape_text(w.shape), w.hf_name, shape_text(stored));
     }
     if (e.add != 0) {
       w.transform = HfTransform::kAddConstant;
       w.constant = -e.add;
+    }
+    if (!e.parts[0].empty()) {
+      if (std::string why = add_parts(paired, first, by_name, v, e, gguf_prefix, w, used);
+          !why.empty()) {
+        return why;
+      }
+      w.shape = want;
     }
     used[it->second] = true;
     out.push_back(std::move(w));
@@ -447,7 +771,7 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
   std::string why = add_weights(paired, first, by_name, v, row.before, tower, "", out, used);
   for (std::uint64_t n = 0; why.empty() && n < v.d.layers; ++n) {
     why = add_weights(paired, first, by_name, v, row.layer,
-                      fmt::format("{}encoder.layers.{}.", tower, n), fmt::format("v.blk.{}.", n),
+                      fmt::format("{}{}{}.", tower, row.layer_path, n), fmt::format("v.blk.{}.", n),
                       out, used);
   }
   if (why.empty()) why = add_weights(paired, first, by_name, v, row.after, tower, "", out, used);
@@ -458,6 +782,43 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
   return why;
 }
 
+// text_config as the class's own text config has it: its model_type, and the M-RoPE sections of
+// the text file as rope_scaling (VisionArchitecture::text_config_type, mrope_key); or why not.
+std::string class_text_config(const GgufFile& paired, const VisionArchitecture& row, json& inner) {
+  if (!row.text_config_type.empty()) inner["model_type"] = row.text_config_type;
+  if (row.mrope_key.empty()) return "";
+  const std::string key = fmt::format("{}.{}", row.text_gguf_arch, row.mrope_key);
+  const Value* value = hf::find_key(paired, key);
+  const auto* a = value ? std::get_if<Array>(&value->data) : nullptr;
+  // base.py, TextModel.set_gguf_parameters: [t, h, w] padded with zeros to 4
+  std::vector<std::uint64_t> sections;
+  for (std::size_t i = 0; a && i < a->size() && i < 4; ++i) {
+    const Value e = a->at(i);
+    if (const auto* u = std::get_if<std::uint64_t>(&e.data)) sections.push_back(*u);
+    if (const auto* n = std::get_if<std::int64_t>(&e.data); n && *n >= 0) {
+      sections.push_back(static_cast<std::uint64_t>(*n));
+    }
+  }
+  const std::uint64_t hidden = inner.value("hidden_size", std::uint64_t{0});
+  const std::uint64_t heads = inner.value("num_attention_heads", std::uint64_t{0});
+  // apply_multimodal_rotary_pos_emb (modeling_qwen2_vl.py) splits head_dim into the sections
+  // twice over
+  std::uint64_t rotated = 0;
+  for (std::size_t i = 0; i < 3 && i < sections.size(); ++i) rotated += 2 * sections[i];
+  if (!a || a->size() != 4 || sections.size() != 4 || sections[3] != 0 || heads == 0 ||
+      rotated != hidden / heads) {
+    return fmt::format(
+        "the model's {} is not three M-RoPE sections and a 0 that together rotate its head "
+        "size ({})",
+        key, heads ? hidden / heads : 0);
+  }
+  // as the Hub's Qwen2-VL configs write it (4.57's Qwen2VLTextConfig takes "mrope" for
+  // "default"; 5.x keeps it)
+  inner["rope_scaling"] = {{"mrope_section", {sections[0], sections[1], sections[2]}},
+                           {"type", "mrope"}};
+  return "";
+}
+
 HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, const HfModel& text) {
   // transformers reads the pair's two files with gguf-py: what it fails on, it fails on here.
   if (std::string why = hf::unreadable_file(projector); !why.empty()) {
@@ -465,7 +826,9 @@ HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, co
   }
   const json text_config = json::parse(text.config.config_json);
   Vision v;
-  if (std::string why = read_keys(projector, text_config, v); !why.empty()) return refuse(why);
+  if (std::string why = read_keys(paired, projector, text_config, v); !why.empty()) {
+    return refuse(why);
+  }
   if (std::string why = image_tokens(paired, v); !why.empty()) return refuse(why);
   HfModel out;
   if (std::string why = weights(paired, projector, text, v, out.weights, out.omitted);
@@ -478,6 +841,7 @@ HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, co
   json top = v.top;
   json inner = text_config;
   for (const char* field : {"architectures", "transformers_version", "dtype"}) inner.erase(field);
+  if (std::string why = class_text_config(paired, row, inner); !why.empty()) return refuse(why);
   for (const char* field : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
     if (inner.contains(field)) top[field] = inner[field];
   }

@@ -15,24 +15,34 @@
 namespace ggufs::hf {
 
 /// The dimensions of a vision tower, from the projector's clip.vision.* keys (elements): H
-/// embedding_length, F feed_forward_length, p patch_size, P positions ((image_size / p)²),
-/// C channels (3: RGB), T projection_dim (the text model's hidden size).
+/// embedding_length, F the feed-forward width (feed_forward_length, or the first layer's
+/// ffn_up rows: VisionArchitecture::ff_ratio_field), p patch_size, P positions
+/// ((image_size / p)²), C channels (3: RGB), T projection_dim (the text model's hidden size), s
+/// the projector's scale (VisionArchitecture::scale_default, merge_field).
 enum class VisionShape : std::uint8_t {
-  kPatchConv,  // (H, C, p, p): a Conv2d patch embedding
-  kPositions,  // (P, H)
-  kHidden,     // (H)
+  kPatchConv,    // (H, C, p, p): a Conv2d patch embedding
+  kPatchConv3d,  // (H, C, 2, p, p): Qwen2-VL's Conv3d over two frames
+  kPositions,    // (P, H)
+  kHidden,       // (H)
   kHiddenHidden,
-  kFfHidden,         // (F, H)
-  kHiddenFf,         // (H, F)
-  kFf,               // (F)
-  kHiddenText,       // (H, T): Gemma 3's mm_input_projection_weight
-  kTextHiddenScaled  // (T, H·s²), s the scale factor: Idefics3's connector after pixel shuffle
+  kQkv,               // (3H, H): q, k and v fused
+  kQkvBias,           // (3H)
+  kFfHidden,          // (F, H)
+  kHiddenFf,          // (H, F)
+  kFf,                // (F)
+  kHiddenText,        // (H, T): Gemma 3's mm_input_projection_weight
+  kTextHiddenScaled,  // (T, H·s²), s the scale factor: Idefics3's connector after pixel shuffle
+  kScaled,            // (H·s²): Qwen2-VL's merger, s² patches concatenated
+  kScaledScaled,      // (H·s², H·s²)
+  kText               // (T)
 };
 
 /// How preprocessor_config.json gives the image size: {"height", "width"} of image_size
-/// (Gemma3ImageProcessor), or {"longest_edge"} of clip.vision.preproc_image_size with
-/// max_image_size {"longest_edge"} of image_size (Idefics3ImageProcessor).
-enum class ImageSizeForm : std::uint8_t { kHeightWidth, kLongestEdge };
+/// (Gemma3ImageProcessor); {"longest_edge"} of clip.vision.preproc_image_size with
+/// max_image_size {"longest_edge"} of image_size (Idefics3ImageProcessor); or the pixel bounds
+/// of a dynamic resolution, which no key carries (Qwen2VLImageProcessor's defaults), with the
+/// patch and merge sizes.
+enum class ImageSizeForm : std::uint8_t { kHeightWidth, kLongestEdge, kPixels };
 
 /// One state_dict parameter of the vision tower or the projector: the projector's GGUF tensor
 /// (after "v.blk.N." for a layer's; gguf-py's tensor_mapping.py, the V_* and V_MM_* rows) and
@@ -44,6 +54,11 @@ struct VisionWeight {
   std::string_view hf;
   VisionShape shape;
   float add = 0;
+  /// The GGUF tensors after `gguf` that the converter split the parameter into, each of shape
+  /// `part_shape` as `gguf` is, concatenated again (kConcatRows): Qwen2-VL's fused qkv split in
+  /// three, its Conv3d patch weight in two frames (qwenvl.py, Qwen2VLVisionModel.modify_tensors).
+  std::string_view parts[2] = {};
+  VisionShape part_shape = VisionShape::kHidden;
 };
 
 /// A config field that holds the id of an added token of the text model's vocabulary, found by
@@ -60,8 +75,16 @@ struct ImageToken {
 struct VisionArchitecture {
   std::string_view projector_type;   ///< clip.projector_type as the converter writes it
   std::string_view text_model_type;  ///< model_type of the text row it pairs with
-  std::string_view model_type;       ///< config.json's model_type
-  std::string_view class_name;       ///< config.json's architectures[0]
+  /// The text file's general.architecture, where the family's converter writes its own
+  /// (qwenvl.py, Qwen2VLModel: qwen2vl); empty: any of text_model_type's rows.
+  std::string_view text_gguf_arch;
+  /// text_config's model_type where the class's text config is not the text row's
+  /// (Qwen2VLTextConfig's qwen2_vl_text), and the text file's key suffix of its M-RoPE sections
+  /// (rope.dimension_sections, the converter's mrope_section padded to 4 with zeros), written
+  /// as rope_scaling's mrope_section as 4.57's save_pretrained writes it.
+  std::string_view text_config_type, mrope_key;
+  std::string_view model_type;  ///< config.json's model_type
+  std::string_view class_name;  ///< config.json's architectures[0]
   std::string_view vision_model_type;
   /// clip.vision.<gguf> → vision_config.<config> (MmprojModel.set_gguf_parameters and the
   /// family's own); kCount integers, kNumber float32 as their shortest decimal.
@@ -77,6 +100,21 @@ struct VisionArchitecture {
   /// names).
   std::string_view vision_prefix;
   std::span<const VisionWeight> before, layer, after, projector;
+  /// A layer's prefix after vision_prefix, before its index: SigLIP's "encoder.layers.",
+  /// Qwen2-VL's "blocks.".
+  std::string_view layer_path = "encoder.layers.";
+  /// Where the feed-forward width is written as its ratio to H (Qwen2VLVisionConfig's
+  /// mlp_ratio): that field, the width read off v.blk.0.ffn_up.weight (the converter writes the
+  /// config's hidden_size, the merger's output, as feed_forward_length: qwenvl.py).
+  std::string_view ff_ratio_field;
+  /// Where the scale is the merger's (Qwen2-VL's spatial_merge_size, which no key carries): that
+  /// vision_config field, s read off mm.0.weight's (H·s², H·s²) shape.
+  std::string_view merge_field;
+  /// Where the tower alternates window and full attention (Qwen2.5-VL's fullatt_block_indexes):
+  /// that vision_config field, every layer i with (i + 1) % n == 0 for n clip.vision.n_wa_pattern
+  /// (qwenvl.py writes n as the first index + 1 of evenly spaced ones; llama.cpp's clip.cpp
+  /// takes the full-attention layers so).
+  std::string_view window_field;
   /// The projector's pooling of patches (clip.vision.projector.scale_factor): its value where the
   /// key is absent (gemma.py writes it only where it is not 4; smolvlm.py always), 0 for none; and
   /// the config field holding it, where there is one (Idefics3Config's scale_factor).
@@ -91,6 +129,11 @@ struct VisionArchitecture {
   /// preprocessor_config.json's constant fields (JSON object text), to which the row's image
   /// size, mean and std are added; processor_config.json's processor_class.
   std::string_view image_processor_json;
+  /// tokenizer_config.json's tokenizer_class where the processor requires one (Qwen2VLProcessor's
+  /// Qwen2Tokenizer: processing_qwen2_vl.py), given where the text file's tokenizer.ggml.pre is
+  /// that tokenizer's pre-tokenizer `tokenizer_pre` (transformers 5 builds the class's own
+  /// pipeline from the vocabulary and merges).
+  std::string_view tokenizer_class, tokenizer_pre;
   ImageSizeForm image_size = ImageSizeForm::kHeightWidth;
   std::string_view processor_class;
 };

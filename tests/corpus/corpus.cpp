@@ -852,6 +852,69 @@ ModelSpec clip_projector(const std::string& type) {
   return m;
 }
 
+// Qwen2-VL's and Qwen2.5-VL's text model (qwenvl.py, Qwen2VLModel): qwen2's tensors, M-RoPE
+// sections rotating the head's 4 elements, Qwen2's pre-tokenizer and the image tokens.
+ModelSpec qwen2vl_text() {
+  ModelSpec text = hparams("qwen2vl");
+  text.add("qwen2vl.rope.dimension_sections",
+           array_value(ValueType::kInt32,
+                       {i_value(ValueType::kInt32, 1), i_value(ValueType::kInt32, 1),
+                        i_value(ValueType::kInt32, 0), i_value(ValueType::kInt32, 0)}));
+  gpt2_tokenizer(text);
+  text.at("tokenizer.ggml.pre") = str_value("qwen2");
+  const Array& a = std::get<Array>(text.at("tokenizer.ggml.tokens").data);
+  std::vector<std::string> tokens;
+  for (std::size_t i = 0; i < a.size(); ++i) tokens.emplace_back(a.string_at(i));
+  const char* image[] = {"<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"};
+  for (std::size_t i = 0; i < 4; ++i) tokens.at(5 + i) = image[i];
+  text.at("tokenizer.ggml.tokens") = strings(std::move(tokens));
+  text.tensor("token_embd.weight", {kVocab, kHidden});
+  attention(text, 4);
+  text.tensor("blk.0.attn_q.bias", {16});
+  text.tensor("blk.0.attn_k.bias", {8});
+  text.tensor("blk.0.attn_v.bias", {8});
+  gated_ffn(text);
+  text.tensor("blk.0.attn_norm.weight", {kHidden});
+  text.tensor("blk.0.ffn_norm.weight", {kHidden});
+  text.tensor("output_norm.weight", {kHidden});
+  text.tensor("output.weight", {kVocab, kHidden});
+  return text;
+}
+
+// A Qwen2-VL projector (qwenvl.py, Qwen2VLVisionModel): the Conv3d's two frames, q, k and v
+// split, the merger over 2 × 2 patches (mm.0, mm.2); Qwen2-VL's LayerNorms and fc1/fc2 (whose
+// width 16 is twice the tower's; feed_forward_length is the merger's output), or Qwen2.5-VL's
+// RMSNorms and gated MLP of feed_forward_length 12.
+ModelSpec qwen2vl_projector(const std::string& type, bool gated) {
+  ModelSpec proj = clip_projector(type);
+  const std::uint64_t ff = gated ? 12 : 16;
+  if (!gated) proj.at("clip.vision.feed_forward_length") = u32_value(kHidden);
+  proj.tensors.clear();
+  proj.tensor("v.patch_embd.weight", {8, 3, 4, 4});
+  proj.tensor("v.patch_embd.weight.1", {8, 3, 4, 4});
+  for (const char* n : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+    proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8, 8});
+    proj.tensor(fmt::format("v.blk.0.{}.bias", n), {8});
+  }
+  for (const char* n : {"ln1", "ln2"}) {
+    proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
+    if (!gated) proj.tensor(fmt::format("v.blk.0.{}.bias", n), {8});
+  }
+  for (const char* n : gated ? std::vector{"ffn_gate", "ffn_up"} : std::vector{"ffn_up"}) {
+    proj.tensor(fmt::format("v.blk.0.{}.weight", n), {ff, 8});
+    proj.tensor(fmt::format("v.blk.0.{}.bias", n), {ff});
+  }
+  proj.tensor("v.blk.0.ffn_down.weight", {8, ff});
+  proj.tensor("v.blk.0.ffn_down.bias", {8});
+  proj.tensor("v.post_ln.weight", {8});
+  if (!gated) proj.tensor("v.post_ln.bias", {8});
+  proj.tensor("mm.0.weight", {32, 32});
+  proj.tensor("mm.0.bias", {32});
+  proj.tensor("mm.2.weight", {kHidden, 32});
+  proj.tensor("mm.2.bias", {kHidden});
+  return proj;
+}
+
 std::vector<VisionPair> vision_pairs() {
   std::vector<VisionPair> out;
   {  // gemma.py, Gemma3VisionModel: the pooling's scale 4 unwritten (4 patches a side: 1 token)
@@ -870,6 +933,19 @@ std::vector<VisionPair> vision_pairs() {
     proj.add("clip.vision.preproc_image_size", u32_value(32));
     proj.tensor("mm.model.fc.weight", {kHidden, 8 * 4});
     out.push_back({"vision.idefics3", text.write(13), proj.write(14)});
+  }
+  // qwenvl.py, Qwen2VLModel and Qwen2VLVisionModel: M-RoPE sections rotating the head's 4
+  // elements; the Conv3d's two frames, q, k and v split; the merger over 2 × 2 patches
+  const ModelSpec qwen_text = qwen2vl_text();
+  {  // Qwen2-VL: LayerNorms, an MLP of fc1 and fc2, the merger's output as feed_forward_length
+    ModelSpec proj = qwen2vl_projector("qwen2vl_merger", /*gated=*/false);
+    out.push_back({"vision.qwen2vl", qwen_text.write(15), proj.write(16)});
+  }
+  {  // Qwen2.5-VL: RMSNorms, a gated MLP, full attention every n_wa_pattern layers
+    ModelSpec proj = qwen2vl_projector("qwen2.5vl_merger", /*gated=*/true);
+    proj.add("clip.use_silu", Value{ValueType::kBool, true});
+    proj.add("clip.vision.n_wa_pattern", u32_value(1));
+    out.push_back({"vision.qwen2_5_vl", qwen_text.write(17), proj.write(18)});
   }
   return out;
 }

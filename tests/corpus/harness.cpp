@@ -865,15 +865,20 @@ std::string check_vision_of(const GgufFile& projector, std::span<const std::uint
       continue;
     }
     for (const HfWeight& w : hf.vision->model->weights) {
-      if (w.source >= paired.tensors.size()) return w.hf_name + ": a tensor past the pair's";
+      std::uint64_t held = 0;  // the elements of its tensors: the source and its parts
+      std::vector<std::size_t> tensors = {w.source};
+      tensors.insert(tensors.end(), w.parts.begin(), w.parts.end());
+      for (const std::size_t t : tensors) {
+        if (t >= paired.tensors.size()) return w.hf_name + ": a tensor past the pair's";
+        held += paired.tensors[t].n_elements;
+      }
       std::uint64_t elements = 1;
       for (const std::uint64_t d : w.shape) {
         if (d != 0 && elements > UINT64_MAX / d) return w.hf_name + ": its shape overflows";
         elements *= d;
       }
-      if (elements > paired.tensors[w.source].n_elements) {
-        return fmt::format("{}: {} elements from a tensor of {}", w.hf_name, elements,
-                           paired.tensors[w.source].n_elements);
+      if (elements > held) {
+        return fmt::format("{}: {} elements from tensors of {}", w.hf_name, elements, held);
       }
     }
     std::vector<std::string> warnings;

@@ -43,20 +43,67 @@ pytest.importorskip("PIL", reason="pillow is not installed: the image processors
 from PIL import Image  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from test_hf_roundtrip import CONFIG_IGNORED, LLAMA_CPP, _tok_class, _train_spm  # noqa: E402
+from test_hf_roundtrip import (CONFIG_IGNORED, LLAMA_CPP, _bpe_from_llama_cpp,  # noqa: E402
+                               _tok_class, _train_spm)
 
 # CLIP's normalization (not Gemma 3's 0.5): the processor's mean and std must come from the file
 CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
 CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 
-# One row a family. cls, config_cls: transformers' classes; tokenizer: "spm-gemma" or
-# "spm-llama"; pieces: the image tokens, pieces of its SentencePiece model; image_tokens: the
+
+def _qwen_vl(cls, config_cls, processor_class, vision_config):
+    """The row of a Qwen2-VL family (Qwen2-VL, Qwen2.5-VL): the same text model, tokens and
+    processor, their own tower and processor class."""
+    return dict(
+        cls=cls,
+        config_cls=config_cls,
+        # Qwen2's byte-level BPE (llama.cpp's ggml-vocab-qwen2.gguf, as test_hf_roundtrip.py's
+        # qwen2 cases) with Qwen2-VL's added tokens
+        tokenizer="qwen2",
+        pieces=("<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>",
+                "<|video_pad|>"),
+        token_fields={"image_token_id": "<|image_pad|>", "video_token_id": "<|video_pad|>",
+                      "vision_start_token_id": "<|vision_start|>",
+                      "vision_end_token_id": "<|vision_end|>"},
+        config=dict(
+            text_config=dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2,
+                             max_position_embeddings=512, rms_norm_eps=1e-6,
+                             rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}),
+            vision_config=vision_config),
+        # the processor wants a video processor, which needs torchvision: the image processor
+        # and the tokenizer are saved, and the processor is built from them (_qwen2vl_processor);
+        # min_pixels and max_pixels are the class's (no key carries them)
+        processor=lambda tok: transformers.Qwen2VLImageProcessor(
+            patch_size=8, merge_size=2, image_mean=CLIP_MEAN, image_std=CLIP_STD),
+        load_processor=lambda path: _qwen2vl_processor(path, processor_class),
+        processor_class=processor_class,
+        prompt="<|vision_start|><|image_pad|><|vision_end|>Describe it.",
+        # transformers 5 saves the language model and the tower under model.; the Hub's
+        # checkpoints (which the converter maps, qwenvl.py) and 4.57 as model. and visual.
+        hub_names=((r"^model\.visual\.", "visual."), (r"^model\.language_model\.", "model.")),
+        # the converter takes the class from architectures, which the Hub's configs have and
+        # 4.57's save_pretrained leaves out
+        hub_config=dict(architectures=[cls]),
+        # the Hub's configs are flat: the config class gives text_config their token ids
+        text_token_ids=True,
+        file={},
+        tower="visual.",
+    )
+
+
+# One row a family. cls, config_cls: transformers' classes; tokenizer: "spm-gemma", "spm-llama"
+# or "qwen2"; pieces: the image tokens, pieces of its SentencePiece model (qwen2: added tokens);
+# image_tokens: the
 # tokenizer's extra_special_tokens; token_fields: config fields holding an image token's id, by
 # the token; config: the config class's kwargs
 # (text_config, vision_config, ...); processor(tokenizer): the family's real processor; prompt:
-# the text the processor expands; hub_names: (regular expression, replacement) taking the names
-# save_pretrained writes to the Hub checkpoints' ones where they differ; hub_text_config:
-# text_config fields the Hub's configs have and save_pretrained leaves out; tower: the vision
+# the text the processor expands; load_processor(path): how the processor is loaded where
+# AutoProcessor cannot (its class, processor_class, named in preprocessor_config.json);
+# hub_names: (regular expression, replacement) taking the names save_pretrained writes to the
+# Hub checkpoints' ones where they differ; hub_text_config, hub_config: text_config and top
+# fields the Hub's configs have and save_pretrained leaves out; text_token_ids: text_config
+# holds the token ids too; tower: the vision
 # tower's state_dict prefix; xfail: {transformers major version: {check: why hf/ fails it}}
 # (strict: a check that starts passing fails the suite); file: what the converter does to values, by a regular
 # expression of the names: "plus_one" stores w + 1, "f16" stores float16 whatever --outtype says.
@@ -129,13 +176,48 @@ FAMILIES = {
             "Metaspace prepends only to the first piece); hf/'s tokenizer.json does, as 4.57's "
             "LlamaTokenizerFast (legacy) does")}},
     ),
+    "qwen2vl": _qwen_vl(
+        "Qwen2VLForConditionalGeneration", "Qwen2VLConfig", "Qwen2VLProcessor",
+        # 8-pixel patches merged 2 by 2; a feed-forward width of 3 × 32, not the merger's output
+        # 64 (which the converter writes as feed_forward_length); three layers, as the
+        # converter's tensor map needs one more than the merger's mlp.2
+        dict(depth=3, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=3, patch_size=8,
+             spatial_merge_size=2)),
+    "qwen2_5_vl": _qwen_vl(
+        "Qwen2_5_VLForConditionalGeneration", "Qwen2_5_VLConfig", "Qwen2_5_VLProcessor",
+        # four layers, full attention in layers 1 and 3 (the converter's n_wa_pattern 2);
+        # RMSNorms and a gated MLP of 48
+        dict(depth=4, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64,
+             patch_size=8, spatial_merge_size=2, fullatt_block_indexes=[1, 3])),
 }
+
+
+def _qwen2vl_processor(path, cls):
+    """Qwen2VLProcessor of the folder's image processor and tokenizer. It checks each part's
+    class; its video processor, a class torchvision backs, is an instance never called (images
+    only), and where transformers 5 without torchvision has no VideoProcessorMixin to check it
+    against (processing_utils.py, check_argument_for_proper_class), that instance's class is
+    given."""
+    video = object.__new__(transformers.BaseVideoProcessor)
+    from transformers import processing_utils
+    module = getattr(processing_utils, "transformers_module", None)
+    if module is not None and not hasattr(module, "VideoProcessorMixin"):
+        setattr(module, "VideoProcessorMixin", type(video))
+    return getattr(transformers, cls)(
+        image_processor=transformers.AutoImageProcessor.from_pretrained(str(path)),
+        tokenizer=transformers.AutoTokenizer.from_pretrained(str(path)), video_processor=video)
 
 
 def _tokenizer(path, row):
     """Gemma's or Llama's SentencePiece tokenizer with the row's image tokens as pieces of its
     model, as Gemma 3's and SmolVLM's tokenizers hold them (user-defined pieces; the converter
     reads tokenizer.model), and its extra_special_tokens."""
+    if row["tokenizer"] == "qwen2":
+        tok, _ = _bpe_from_llama_cpp(path, "qwen2", ("Qwen2TokenizerFast", "Qwen2Tokenizer"),
+                                     unk_token=None, bos_token=None, eos_token="<|endoftext|>",
+                                     pad_token="<|endoftext|>")
+        tok.add_tokens(list(row["pieces"]), special_tokens=True)
+        return tok, None
     gemma = row["tokenizer"] == "spm-gemma"
     src = _train_spm(path, gemma=gemma, symbols=tuple(row["pieces"]))
     names = ("GemmaTokenizerFast", "GemmaTokenizer") if gemma else ("LlamaTokenizerFast",
@@ -179,8 +261,11 @@ def _original(root, family):
     tok, sp_model = _tokenizer(root / "tok", row)
     ids = {field: tok.convert_tokens_to_ids(token) for field, token in row["token_fields"].items()}
     token_ids = {f"{k}_token_id": getattr(tok, f"{k}_token_id") for k in ("bos", "eos", "pad")}
-    config = config_cls(**row["config"], **ids, **{k: v for k, v in token_ids.items()
-                                                   if v is not None})
+    token_ids = {k: v for k, v in token_ids.items() if v is not None}
+    kwargs = dict(row["config"])
+    if row.get("text_token_ids"):  # text_config holds them too, as a flat Hub config gives them
+        kwargs["text_config"] = dict(kwargs["text_config"], **token_ids)
+    config = config_cls(**kwargs, **ids, **token_ids)
     config.text_config.vocab_size = len(tok)
     torch.manual_seed(0)
     model = cls(config).eval()
@@ -195,11 +280,17 @@ def _original(root, family):
         for pattern, repl in row["hub_names"]:
             tensors = {re.sub(pattern, repl, k): v for k, v in tensors.items()}
         save_file(tensors, str(path / "model.safetensors"), metadata={"format": "pt"})
-    if row.get("hub_text_config"):  # fields the Hub's text_config has (the converter reads them)
+    if row.get("hub_text_config") or row.get("hub_config"):  # fields the Hub's configs have
         config_json = json.loads((path / "config.json").read_text())
-        config_json["text_config"].update(row["hub_text_config"])
+        config_json["text_config"].update(row.get("hub_text_config", {}))
+        config_json.update(row.get("hub_config", {}))
         (path / "config.json").write_text(json.dumps(config_json, indent=2))
     row["processor"](tok).save_pretrained(str(path))
+    if "load_processor" in row:  # the image processor and the tokenizer, as the processor saves
+        tok.save_pretrained(str(path))
+        preprocessor = json.loads((path / "preprocessor_config.json").read_text())
+        preprocessor["processor_class"] = row["processor_class"]
+        (path / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2))
     if sp_model is not None and not (path / "tokenizer.model").exists():
         shutil.copy(sp_model, path / "tokenizer.model")
     return path
@@ -266,7 +357,8 @@ def _image():
 
 
 def _inputs(path, family):
-    processor = transformers.AutoProcessor.from_pretrained(str(path))
+    load = FAMILIES[family].get("load_processor", transformers.AutoProcessor.from_pretrained)
+    processor = load(str(path))
     return processor(text=FAMILIES[family]["prompt"], images=_image(), return_tensors="pt")
 
 
@@ -282,6 +374,15 @@ def test_processor(pair, mounted, request):
     want, have = _inputs(src, family), _inputs(mounted, family)
     assert torch.equal(have["input_ids"], want["input_ids"])
     assert torch.equal(have["pixel_values"], want["pixel_values"])
+
+
+def test_image_processor_fields(pair, mounted):
+    """Every field of the original's image processor (its size, pixel bounds, patch and merge
+    sizes, mean and std, resampling, ...) equal in hf/'s, floats as float32."""
+    _, src, _, _ = pair
+    want = transformers.AutoImageProcessor.from_pretrained(str(src)).to_dict()
+    have = transformers.AutoImageProcessor.from_pretrained(str(mounted)).to_dict()
+    assert _equal_fields(want, have) == []
 
 
 def _model(path, family):
@@ -316,6 +417,24 @@ def test_logits_and_generate(pair, mounted, tmp_path):
     assert torch.equal(have_ids, want_ids)
 
 
+def test_text_model_alone_is_the_language_model(pair, mount, tmp_path):
+    """hf/ of the text GGUF mounted alone is the original's language model: on a text without
+    an image, logits torch.equal to the original's, and 20 equal greedy tokens."""
+    family, src, text, _ = pair
+    hf = mount(text) / "hf"
+    assert _architecture(hf).endswith("ForCausalLM"), _view(hf)
+    inputs = transformers.AutoTokenizer.from_pretrained(str(src))(
+        "Describe a cat in a garden.", return_tensors="pt")
+    want_model = _reference_model(family, src, tmp_path)
+    have_model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(hf), dtype=torch.float32, attn_implementation="eager").eval()
+    with torch.no_grad():
+        assert torch.equal(have_model(**inputs).logits, want_model(**inputs).logits)
+        gen = dict(max_new_tokens=20, do_sample=False)
+        assert torch.equal(have_model.generate(**inputs, **gen),
+                           want_model.generate(**inputs, **gen))
+
+
 def _equal_fields(want, have, where=""):
     """Every field of `want` equal in `have` (floats as float32); the differences."""
     out = []
@@ -328,6 +447,10 @@ def _equal_fields(want, have, where=""):
             out += _equal_fields(v, have[k], f"{where}{k}.")
         elif isinstance(v, float) and isinstance(have[k], (int, float)):
             if np.float32(v) != np.float32(have[k]):
+                out.append(f"{where}{k}: {have[k]!r}, the original {v!r}")
+        elif (isinstance(v, (list, tuple)) and isinstance(have[k], (list, tuple))
+              and len(v) == len(have[k]) and all(isinstance(x, float) for x in v)):
+            if not np.array_equal(np.float32(v), np.float32(have[k])):
                 out.append(f"{where}{k}: {have[k]!r}, the original {v!r}")
         elif v != have[k]:
             out.append(f"{where}{k}: {have[k]!r}, the original {v!r}")
