@@ -942,15 +942,23 @@ std::vector<Architecture> build() {
        .layer = cat({biased_attention, experts, shared_expert, two_norms}),
        .after = norm_head,
        .mlx = {.experts = kMlxSwitchMlp}});
-  add({.gguf_arch = "qwen3",
-       .model_type = "qwen3",
-       .class_name = "Qwen3ForCausalLM",
-       .keys = kQwen3Keys,
-       .defaults = {.kv_heads = 32, .head_dim = 128, .ff = 22016},
-       .layer_prefix = kModelLayer,
-       .before = embed,
-       .layer = cat({llama_attention, qk_norms, gated_mlp, two_norms}),
-       .after = norm_head});
+  const Architecture qwen3{.gguf_arch = "qwen3",
+                           .model_type = "qwen3",
+                           .class_name = "Qwen3ForCausalLM",
+                           .keys = kQwen3Keys,
+                           .defaults = {.kv_heads = 32, .head_dim = 128, .ff = 22016},
+                           .layer_prefix = kModelLayer,
+                           .before = embed,
+                           .layer = cat({llama_attention, qk_norms, gated_mlp, two_norms}),
+                           .after = norm_head};
+  add(qwen3);
+  // Qwen3-VL's language model (qwen3vl.py, Qwen3VLTextModel: qwen3's tensors, its interleaved
+  // M-RoPE sections and n_deepstack_layers): Qwen3's decoder, the same model on text (the
+  // deepstack features join only an image's positions). hf/ of the pair with its projector is
+  // Qwen3VLForConditionalGeneration (hf_vision.cpp).
+  Architecture qwen3vl = qwen3;
+  qwen3vl.gguf_arch = "qwen3vl";
+  add(std::move(qwen3vl));
   add({.gguf_arch = "qwen3moe",
        .model_type = "qwen3_moe",
        .class_name = "Qwen3MoeForCausalLM",

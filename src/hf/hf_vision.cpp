@@ -95,8 +95,7 @@ constexpr std::string_view kGemma3ImageProcessor = R"({
   "do_convert_rgb": true, "do_normalize": true, "do_pan_and_scan": null, "do_rescale": true,
   "do_resize": true, "image_processor_type": "Gemma3ImageProcessor",
   "pan_and_scan_max_num_crops": null, "pan_and_scan_min_crop_size": null,
-  "pan_and_scan_min_ratio_to_activate": null, "processor_class": "Gemma3Processor",
-  "resample": 2, "rescale_factor": 0.00392156862745098})";
+  "pan_and_scan_min_ratio_to_activate": null, "resample": 2, "rescale_factor": 0.00392156862745098})";
 
 // Idefics3's connector (modeling_idefics3.py, Idefics3Connector): pixel shuffle by scale_factor,
 // then a Linear without bias (T, H·s²) (smolvlm.py: gguf-py's V_MM_... "mm.model.fc").
@@ -115,7 +114,7 @@ constexpr ImageToken kIdefics3Tokens[] = {{"image_token_id", "<image>", ""}};
 constexpr std::string_view kIdefics3ImageProcessor = R"({
   "do_convert_rgb": true, "do_image_splitting": true, "do_normalize": true, "do_pad": true,
   "do_rescale": true, "do_resize": true, "image_processor_type": "Idefics3ImageProcessor",
-  "processor_class": "Idefics3Processor", "resample": 1,
+  "resample": 1,
   "rescale_factor": 0.00392156862745098})";
 
 // Qwen2-VL's vision tower (modeling_qwen2_vl.py, Qwen2VisionTransformerPretrainedModel), after
@@ -179,6 +178,10 @@ constexpr ConfigKey kQwen2VLKeys[] = {
 constexpr ConfigConstant kQwen2VLVisionConstants[] = {
     {"hidden_act", "\"quick_gelu\""}, {"in_channels", "3"}, {"temporal_patch_size", "2"}};
 
+// rope_scaling as the Hub's Qwen2-VL and Qwen2.5-VL configs write it (4.57's
+// Qwen2VLTextConfig takes "mrope" for "default"; 5.x keeps it), with mrope_section.
+constexpr std::string_view kQwen2VLRope = R"({"type": "mrope"})";
+
 // Qwen2VLConfig's token fields; Qwen2VLProcessor names the image token itself
 // (processing_qwen2_vl.py).
 constexpr ImageToken kQwen2VLTokens[] = {
@@ -188,13 +191,14 @@ constexpr ImageToken kQwen2VLTokens[] = {
     {"vision_end_token_id", "<|vision_end|>", ""},
 };
 
-// Qwen2VLImageProcessor's saved fields (image_processing_qwen2_vl.py) but patch_size,
-// merge_size, image_mean and image_std; min_pixels and max_pixels (size's shortest_edge and
-// longest_edge) are its defaults, 56·56 and 28·28·1280: no key carries them.
+// Qwen2VLImageProcessor's saved fields (image_processing_qwen2_vl.py), which Qwen2.5-VL's and
+// Qwen3-VL's processors take too, but patch_size, merge_size, image_mean and image_std;
+// min_pixels and max_pixels (size's shortest_edge and longest_edge) are its defaults, 56·56 and
+// 28·28·1280: no key carries them.
 constexpr std::string_view kQwen2VLImageProcessor = R"({
   "do_convert_rgb": true, "do_normalize": true, "do_rescale": true, "do_resize": true,
   "image_processor_type": "Qwen2VLImageProcessor", "max_pixels": 1003520, "min_pixels": 3136,
-  "processor_class": "Qwen2VLProcessor", "resample": 3, "rescale_factor": 0.00392156862745098,
+  "resample": 3, "rescale_factor": 0.00392156862745098,
   "size": {"longest_edge": 1003520, "shortest_edge": 3136}, "temporal_patch_size": 2})";
 
 // Qwen2.5-VL's tower (modeling_qwen2_5_vl.py, Qwen2_5_VisionTransformerPretrainedModel): as
@@ -223,7 +227,8 @@ constexpr VisionWeight kQwen25VLMergerNorm[] = {
     {"v.post_ln.weight", "merger.ln_q.weight", VS::kHidden},
 };
 
-// Qwen2_5_VLVisionConfig's fields the converter writes (no renaming: qwenvl.py); its
+// Qwen2_5_VLVisionConfig's and Qwen3VLVisionConfig's fields the converter writes (qwenvl.py
+// as they are; qwen3vl.py renames num_heads and depth for MmprojModel.set_gguf_parameters);
 // out_hidden_size is the merger's output, the text model's width.
 constexpr ConfigKey kQwen25VLKeys[] = {
     {"embedding_length", "hidden_size"},
@@ -239,12 +244,67 @@ constexpr ConfigKey kQwen25VLKeys[] = {
 constexpr ConfigConstant kQwen25VLVisionConstants[] = {
     {"hidden_act", "\"silu\""}, {"in_channels", "3"}, {"temporal_patch_size", "2"}};
 
-// Qwen2.5-VL's processor (processing_qwen2_5_vl.py) takes Qwen2-VL's image processor.
-constexpr std::string_view kQwen25VLImageProcessor = R"({
-  "do_convert_rgb": true, "do_normalize": true, "do_rescale": true, "do_resize": true,
-  "image_processor_type": "Qwen2VLImageProcessor", "max_pixels": 1003520, "min_pixels": 3136,
-  "processor_class": "Qwen2_5_VLProcessor", "resample": 3, "rescale_factor": 0.00392156862745098,
-  "size": {"longest_edge": 1003520, "shortest_edge": 3136}, "temporal_patch_size": 2})";
+// Qwen3-VL's tower (modeling_qwen3_vl.py, Qwen3VLVisionModel), after "model.visual.": the
+// Conv3d patch weight split in frames (with its bias), a position embedding interpolated to the
+// image, q, k and v kept fused (gguf-py's V_ENC_ATTN_QKV), LayerNorms, an MLP of linear_fc1 and
+// linear_fc2.
+constexpr VisionWeight kQwen3VLEmbeddings[] = {
+    {"v.patch_embd.weight",
+     "patch_embed.proj.weight",
+     VS::kPatchConv3d,
+     0,
+     {"v.patch_embd.weight.1"},
+     VS::kPatchConv},
+    {"v.patch_embd.bias", "patch_embed.proj.bias", VS::kHidden},
+    {"v.position_embd.weight", "pos_embed.weight", VS::kPositions},
+};
+
+constexpr VisionWeight kQwen3VLLayer[] = {
+    {"ln1.weight", "norm1.weight", VS::kHidden},
+    {"ln1.bias", "norm1.bias", VS::kHidden},
+    {"ln2.weight", "norm2.weight", VS::kHidden},
+    {"ln2.bias", "norm2.bias", VS::kHidden},
+    {"attn_qkv.weight", "attn.qkv.weight", VS::kQkv},
+    {"attn_qkv.bias", "attn.qkv.bias", VS::kQkvBias},
+    {"attn_out.weight", "attn.proj.weight", VS::kHiddenHidden},
+    {"attn_out.bias", "attn.proj.bias", VS::kHidden},
+    {"ffn_up.weight", "mlp.linear_fc1.weight", VS::kFfHidden},
+    {"ffn_up.bias", "mlp.linear_fc1.bias", VS::kFf},
+    {"ffn_down.weight", "mlp.linear_fc2.weight", VS::kHiddenFf},
+    {"ffn_down.bias", "mlp.linear_fc2.bias", VS::kHidden},
+};
+
+// The merger (Qwen3VLVisionPatchMerger): a LayerNorm over H before the shuffle (V_POST_NORM),
+// linear_fc1 and linear_fc2 (qwen3vl.py maps them to mm.0 and mm.2).
+constexpr VisionWeight kQwen3VLMergerNorm[] = {
+    {"v.post_ln.weight", "merger.norm.weight", VS::kHidden},
+    {"v.post_ln.bias", "merger.norm.bias", VS::kHidden},
+};
+
+constexpr VisionWeight kQwen3VLProjector[] = {
+    {"mm.0.weight", "model.visual.merger.linear_fc1.weight", VS::kScaledScaled},
+    {"mm.0.bias", "model.visual.merger.linear_fc1.bias", VS::kScaled},
+    {"mm.2.weight", "model.visual.merger.linear_fc2.weight", VS::kTextHiddenScaled},
+    {"mm.2.bias", "model.visual.merger.linear_fc2.bias", VS::kText},
+};
+
+// A deepstack merger: the same, its LayerNorm after the shuffle (use_postshuffle_norm).
+constexpr VisionWeight kQwen3VLDeepstack[] = {
+    {"norm.weight", "norm.weight", VS::kScaled},
+    {"norm.bias", "norm.bias", VS::kScaled},
+    {"fc1.weight", "linear_fc1.weight", VS::kScaledScaled},
+    {"fc1.bias", "linear_fc1.bias", VS::kScaled},
+    {"fc2.weight", "linear_fc2.weight", VS::kTextHiddenScaled},
+    {"fc2.bias", "linear_fc2.bias", VS::kText},
+};
+
+// GELU's tanh form (qwen3vl.py writes clip.use_gelu; every Qwen3-VL checkpoint's
+// gelu_pytorch_tanh).
+constexpr ConfigConstant kQwen3VLVisionConstants[] = {
+    {"hidden_act", "\"gelu_pytorch_tanh\""}, {"in_channels", "3"}, {"temporal_patch_size", "2"}};
+
+// rope_scaling as the Hub's Qwen3-VL configs write it (Qwen3VLTextConfig's interleaved M-RoPE).
+constexpr std::string_view kQwen3VLRope = R"({"mrope_interleaved": true, "rope_type": "default"})";
 
 constexpr VisionArchitecture kVisionRows[] = {
     {.projector_type = "gemma3",
@@ -293,6 +353,7 @@ constexpr VisionArchitecture kVisionRows[] = {
      .text_gguf_arch = "qwen2vl",
      .text_config_type = "qwen2_vl_text",
      .mrope_key = "rope.dimension_sections",
+     .mrope_json = kQwen2VLRope,
      .model_type = "qwen2_vl",
      .class_name = "Qwen2VLForConditionalGeneration",
      .vision_model_type = "qwen2_vl",
@@ -319,6 +380,7 @@ constexpr VisionArchitecture kVisionRows[] = {
      .text_gguf_arch = "qwen2vl",
      .text_config_type = "qwen2_5_vl_text",
      .mrope_key = "rope.dimension_sections",
+     .mrope_json = kQwen2VLRope,
      .model_type = "qwen2_5_vl",
      .class_name = "Qwen2_5_VLForConditionalGeneration",
      .vision_model_type = "qwen2_5_vl",
@@ -335,11 +397,41 @@ constexpr VisionArchitecture kVisionRows[] = {
      .layer_path = "blocks.",
      .merge_field = "spatial_merge_size",
      .window_field = "fullatt_block_indexes",
-     .image_processor_json = kQwen25VLImageProcessor,
+     .image_processor_json = kQwen2VLImageProcessor,
      .tokenizer_class = "Qwen2Tokenizer",
      .tokenizer_pre = "qwen2",
      .image_size = ImageSizeForm::kPixels,
      .processor_class = "Qwen2_5_VLProcessor"},
+    {.projector_type = "qwen3vl_merger",
+     .text_model_type = "qwen3",
+     .text_gguf_arch = "qwen3vl",
+     .text_config_type = "qwen3_vl_text",
+     .mrope_key = "rope.dimension_sections",
+     .mrope_json = kQwen3VLRope,
+     .model_type = "qwen3_vl",
+     .class_name = "Qwen3VLForConditionalGeneration",
+     .vision_model_type = "qwen3_vl",
+     .vision_keys = kQwen25VLKeys,
+     .vision_constants = kQwen3VLVisionConstants,
+     .image_tokens = kQwen2VLTokens,
+     .text_prefix = "model.language_model.",
+     .lm_head_prefix = "lm_head.",
+     .vision_prefix = "model.visual.",
+     .before = kQwen3VLEmbeddings,
+     .layer = kQwen3VLLayer,
+     .after = kQwen3VLMergerNorm,
+     .projector = kQwen3VLProjector,
+     .layer_path = "blocks.",
+     .merge_field = "spatial_merge_size",
+     .positions_field = "num_position_embeddings",
+     .deepstack = kQwen3VLDeepstack,
+     .deepstack_path = "deepstack_merger_list.",
+     .deepstack_field = "deepstack_visual_indexes",
+     .image_processor_json = kQwen2VLImageProcessor,
+     .tokenizer_class = "Qwen2Tokenizer",
+     .tokenizer_pre = "qwen2",
+     .image_size = ImageSizeForm::kPixels,
+     .processor_class = "Qwen3VLProcessor"},
 };
 
 }  // namespace
@@ -460,6 +552,7 @@ struct Vision {
   json preprocessor;
   std::uint64_t tokens_per_image = 0;
   json tokenizer_fields = json::object();
+  std::vector<std::uint64_t> deepstack;  // the layers the deepstack mergers read
 };
 
 // The numpy shape of the projector's tensor `name`, or empty.
@@ -511,6 +604,30 @@ std::string tensor_dims(const GgufFile& projector, const VisionArchitecture& row
     v.d.scale = s;
     v.vision_config[std::string(row.merge_field)] = s;
   }
+  return "";
+}
+
+// The layers whose output a deepstack merger reads (VisionArchitecture::deepstack): those
+// clip.vision.is_deepstack_layers flags (qwen3vl.py: one bool a layer), into `v`.
+std::string deepstack_layers(const GgufFile& projector, const VisionArchitecture& row, Vision& v) {
+  if (row.deepstack.empty()) return "";
+  const Value* flags = hf::find_key(projector, "clip.vision.is_deepstack_layers");
+  const auto* a = flags ? std::get_if<Array>(&flags->data) : nullptr;
+  if (!a || a->elem_type() != ValueType::kBool || a->size() != v.d.layers) {
+    return fmt::format(
+        "the projector's clip.vision.is_deepstack_layers is not {} booleans, one a layer",
+        v.d.layers);
+  }
+  json indexes = json::array();
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const Value e = a->at(i);
+    const auto* b = std::get_if<bool>(&e.data);
+    if (b && *b) {
+      v.deepstack.push_back(i);
+      indexes.push_back(i);
+    }
+  }
+  v.vision_config[std::string(row.deepstack_field)] = std::move(indexes);
   return "";
 }
 
@@ -593,15 +710,22 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
     for (std::uint64_t i = *n - 1; i < v.d.layers; i += *n) full.push_back(i);
     v.vision_config[std::string(row.window_field)] = std::move(full);
   }
-  // A tower of fixed-size images: its position embedding and the image tokens it makes. (A
-  // dynamic resolution's image_size is no dimension: qwenvl.py writes 560 whatever it is.)
+  // The position embedding's rows, where the tower has one (a dynamic resolution's image_size is
+  // no dimension but for them: qwenvl.py writes 560 whatever it is; qwen3vl.py derives it from
+  // num_position_embeddings).
+  const bool positions =
+      row.image_size != hf::ImageSizeForm::kPixels || !row.positions_field.empty();
+  if (positions && image % v.d.patch != 0) {
+    return fmt::format("the projector's image_size {} is not a multiple of its patch_size {}",
+                       image, v.d.patch);
+  }
+  const std::uint64_t side = image / v.d.patch;
+  v.d.positions = side * side;
+  if (!row.positions_field.empty())
+    v.vision_config[std::string(row.positions_field)] = v.d.positions;
+  if (std::string why = deepstack_layers(projector, row, v); !why.empty()) return why;
+  // A tower of fixed-size images: the image tokens it makes.
   if (row.image_size != hf::ImageSizeForm::kPixels) {
-    if (image % v.d.patch != 0) {
-      return fmt::format("the projector's image_size {} is not a multiple of its patch_size {}",
-                         image, v.d.patch);
-    }
-    const std::uint64_t side = image / v.d.patch;
-    v.d.positions = side * side;
     if (row.scale_default != 0) {
       const Value* scale_key = hf::find_key(projector, "clip.vision.projector.scale_factor");
       v.d.scale = scale_key ? positive(scale_key).value_or(0) : row.scale_default;
@@ -624,6 +748,7 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
     return "the projector's clip.vision.image_mean or image_std is not three finite float32s";
   }
   v.preprocessor = json::parse(row.image_processor_json);
+  v.preprocessor["processor_class"] = row.processor_class;  // as the processor saves it
   v.preprocessor["image_mean"] = *mean;
   v.preprocessor["image_std"] = *std_dev;
   if (row.image_size == hf::ImageSizeForm::kHeightWidth) {
@@ -775,6 +900,11 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
                       out, used);
   }
   if (why.empty()) why = add_weights(paired, first, by_name, v, row.after, tower, "", out, used);
+  for (std::size_t k = 0; why.empty() && k < v.deepstack.size(); ++k) {
+    why = add_weights(paired, first, by_name, v, row.deepstack,
+                      fmt::format("{}{}{}.", tower, row.deepstack_path, k),
+                      fmt::format("v.deepstack.{}.", v.deepstack[k]), out, used);
+  }
   if (why.empty()) why = add_weights(paired, first, by_name, v, row.projector, "", "", out, used);
   for (std::size_t i = 0; i < used.size(); ++i) {
     if (!used[i]) omitted.push_back(first + i);
@@ -801,21 +931,20 @@ std::string class_text_config(const GgufFile& paired, const VisionArchitecture& 
   }
   const std::uint64_t hidden = inner.value("hidden_size", std::uint64_t{0});
   const std::uint64_t heads = inner.value("num_attention_heads", std::uint64_t{0});
+  const std::uint64_t head_dim = inner.value("head_dim", heads ? hidden / heads : 0);
   // apply_multimodal_rotary_pos_emb (modeling_qwen2_vl.py) splits head_dim into the sections
   // twice over
   std::uint64_t rotated = 0;
   for (std::size_t i = 0; i < 3 && i < sections.size(); ++i) rotated += 2 * sections[i];
-  if (!a || a->size() != 4 || sections.size() != 4 || sections[3] != 0 || heads == 0 ||
-      rotated != hidden / heads) {
+  if (!a || a->size() != 4 || sections.size() != 4 || sections[3] != 0 || rotated != head_dim) {
     return fmt::format(
         "the model's {} is not three M-RoPE sections and a 0 that together rotate its head "
         "size ({})",
-        key, heads ? hidden / heads : 0);
+        key, head_dim);
   }
-  // as the Hub's Qwen2-VL configs write it (4.57's Qwen2VLTextConfig takes "mrope" for
-  // "default"; 5.x keeps it)
-  inner["rope_scaling"] = {{"mrope_section", {sections[0], sections[1], sections[2]}},
-                           {"type", "mrope"}};
+  json rope = json::parse(row.mrope_json);
+  rope["mrope_section"] = {sections[0], sections[1], sections[2]};
+  inner["rope_scaling"] = std::move(rope);
   return "";
 }
 

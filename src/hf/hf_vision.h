@@ -81,8 +81,9 @@ struct VisionArchitecture {
   /// text_config's model_type where the class's text config is not the text row's
   /// (Qwen2VLTextConfig's qwen2_vl_text), and the text file's key suffix of its M-RoPE sections
   /// (rope.dimension_sections, the converter's mrope_section padded to 4 with zeros), written
-  /// as rope_scaling's mrope_section as 4.57's save_pretrained writes it.
-  std::string_view text_config_type, mrope_key;
+  /// as rope_scaling's mrope_section with the fields of `mrope_json` (JSON object text: the
+  /// family's constant rope type, Qwen3-VL's mrope_interleaved), as the Hub's configs write it.
+  std::string_view text_config_type, mrope_key, mrope_json;
   std::string_view model_type;  ///< config.json's model_type
   std::string_view class_name;  ///< config.json's architectures[0]
   std::string_view vision_model_type;
@@ -110,6 +111,15 @@ struct VisionArchitecture {
   /// Where the scale is the merger's (Qwen2-VL's spatial_merge_size, which no key carries): that
   /// vision_config field, s read off mm.0.weight's (H·s², H·s²) shape.
   std::string_view merge_field;
+  /// Where the position embedding's row count is a config field (Qwen3VLVisionConfig's
+  /// num_position_embeddings): that field, (image_size / patch_size)².
+  std::string_view positions_field;
+  /// Qwen3-VL's deepstack mergers (modeling_qwen3_vl.py, deepstack_merger_list): the parameters
+  /// of each (after "<vision_prefix><deepstack_path>K.", K its place among the layers
+  /// clip.vision.is_deepstack_layers flags), from "v.deepstack.N." of the layer N it reads
+  /// (qwen3vl.py names them by absolute layer), and the vision_config field listing those layers.
+  std::span<const VisionWeight> deepstack;
+  std::string_view deepstack_path, deepstack_field;
   /// Where the tower alternates window and full attention (Qwen2.5-VL's fullatt_block_indexes):
   /// that vision_config field, every layer i with (i + 1) % n == 0 for n clip.vision.n_wa_pattern
   /// (qwenvl.py writes n as the first index + 1 of evenly spaced ones; llama.cpp's clip.cpp
@@ -127,7 +137,8 @@ struct VisionArchitecture {
   /// image_seq_len).
   std::string_view tokens_per_image, seq_len_field;
   /// preprocessor_config.json's constant fields (JSON object text), to which the row's image
-  /// size, mean and std are added; processor_config.json's processor_class.
+  /// size, mean and std and the processor_class are added; processor_config.json's
+  /// processor_class.
   std::string_view image_processor_json;
   /// tokenizer_config.json's tokenizer_class where the processor requires one (Qwen2VLProcessor's
   /// Qwen2Tokenizer: processing_qwen2_vl.py), given where the text file's tokenizer.ggml.pre is

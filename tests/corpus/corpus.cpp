@@ -854,12 +854,17 @@ ModelSpec clip_projector(const std::string& type) {
 
 // Qwen2-VL's and Qwen2.5-VL's text model (qwenvl.py, Qwen2VLModel): qwen2's tensors, M-RoPE
 // sections rotating the head's 4 elements, Qwen2's pre-tokenizer and the image tokens.
-ModelSpec qwen2vl_text() {
-  ModelSpec text = hparams("qwen2vl");
-  text.add("qwen2vl.rope.dimension_sections",
-           array_value(ValueType::kInt32,
-                       {i_value(ValueType::kInt32, 1), i_value(ValueType::kInt32, 1),
-                        i_value(ValueType::kInt32, 0), i_value(ValueType::kInt32, 0)}));
+ModelSpec qwen2vl_text(const std::string& arch = "qwen2vl") {
+  const bool qwen3 = arch == "qwen3vl";  // Qwen3's head_dim 8 and q/k norms, no biases
+  ModelSpec text = hparams(arch);
+  if (qwen3) {
+    text.add(arch + ".attention.key_length", u32_value(8));
+    text.add(arch + ".attention.value_length", u32_value(8));
+  }
+  const std::int64_t sections[] = {qwen3 ? 2 : 1, 1, qwen3 ? 1 : 0, 0};
+  std::vector<Value> values;
+  for (const std::int64_t n : sections) values.push_back(i_value(ValueType::kInt32, n));
+  text.add(arch + ".rope.dimension_sections", array_value(ValueType::kInt32, std::move(values)));
   gpt2_tokenizer(text);
   text.at("tokenizer.ggml.pre") = str_value("qwen2");
   const Array& a = std::get<Array>(text.at("tokenizer.ggml.tokens").data);
@@ -869,10 +874,15 @@ ModelSpec qwen2vl_text() {
   for (std::size_t i = 0; i < 4; ++i) tokens.at(5 + i) = image[i];
   text.at("tokenizer.ggml.tokens") = strings(std::move(tokens));
   text.tensor("token_embd.weight", {kVocab, kHidden});
-  attention(text, 4);
-  text.tensor("blk.0.attn_q.bias", {16});
-  text.tensor("blk.0.attn_k.bias", {8});
-  text.tensor("blk.0.attn_v.bias", {8});
+  attention(text, qwen3 ? 8 : 4);
+  if (qwen3) {
+    text.tensor("blk.0.attn_q_norm.weight", {8});
+    text.tensor("blk.0.attn_k_norm.weight", {8});
+  } else {
+    text.tensor("blk.0.attn_q.bias", {16});
+    text.tensor("blk.0.attn_k.bias", {8});
+    text.tensor("blk.0.attn_v.bias", {8});
+  }
   gated_ffn(text);
   text.tensor("blk.0.attn_norm.weight", {kHidden});
   text.tensor("blk.0.ffn_norm.weight", {kHidden});
@@ -946,6 +956,44 @@ std::vector<VisionPair> vision_pairs() {
     proj.add("clip.use_silu", Value{ValueType::kBool, true});
     proj.add("clip.vision.n_wa_pattern", u32_value(1));
     out.push_back({"vision.qwen2_5_vl", qwen_text.write(17), proj.write(18)});
+  }
+  {  // qwen3vl.py, Qwen3VLVisionModel: the patch bias, a 4 × 4 position embedding, q, k and v
+     // fused, the merger (mm.0, mm.2) and one deepstack merger reading layer 0
+    ModelSpec proj = clip_projector("qwen3vl_merger");
+    proj.add("clip.use_gelu", Value{ValueType::kBool, true});
+    proj.add("clip.vision.spatial_merge_size", u32_value(2));
+    proj.add("clip.vision.is_deepstack_layers",
+             array_value(ValueType::kBool, {Value{ValueType::kBool, true}}));
+    proj.tensors.clear();
+    proj.tensor("v.patch_embd.weight", {8, 3, 4, 4});
+    proj.tensor("v.patch_embd.weight.1", {8, 3, 4, 4});
+    proj.tensor("v.patch_embd.bias", {8});
+    proj.tensor("v.position_embd.weight", {16, 8});
+    proj.tensor("v.blk.0.attn_qkv.weight", {24, 8});
+    proj.tensor("v.blk.0.attn_qkv.bias", {24});
+    proj.tensor("v.blk.0.attn_out.weight", {8, 8});
+    proj.tensor("v.blk.0.attn_out.bias", {8});
+    for (const char* n : {"ln1", "ln2"}) {
+      proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
+      proj.tensor(fmt::format("v.blk.0.{}.bias", n), {8});
+    }
+    proj.tensor("v.blk.0.ffn_up.weight", {12, 8});
+    proj.tensor("v.blk.0.ffn_up.bias", {12});
+    proj.tensor("v.blk.0.ffn_down.weight", {8, 12});
+    proj.tensor("v.blk.0.ffn_down.bias", {8});
+    proj.tensor("v.post_ln.weight", {8});
+    proj.tensor("v.post_ln.bias", {8});
+    for (const char* p : {"mm.0", "v.deepstack.0.fc1"}) {
+      proj.tensor(fmt::format("{}.weight", p), {32, 32});
+      proj.tensor(fmt::format("{}.bias", p), {32});
+    }
+    for (const char* p : {"mm.2", "v.deepstack.0.fc2"}) {
+      proj.tensor(fmt::format("{}.weight", p), {kHidden, 32});
+      proj.tensor(fmt::format("{}.bias", p), {kHidden});
+    }
+    proj.tensor("v.deepstack.0.norm.weight", {32});
+    proj.tensor("v.deepstack.0.norm.bias", {32});
+    out.push_back({"vision.qwen3_vl", qwen2vl_text("qwen3vl").write(19), proj.write(20)});
   }
   return out;
 }

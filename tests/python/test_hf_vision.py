@@ -51,9 +51,16 @@ CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
 CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 
 
-def _qwen_vl(cls, config_cls, processor_class, vision_config):
-    """The row of a Qwen2-VL family (Qwen2-VL, Qwen2.5-VL): the same text model, tokens and
-    processor, their own tower and processor class."""
+# The Hub's Qwen2-VL and Qwen2.5-VL checkpoints name the language model model. and the tower
+# visual., which 4.57's save_pretrained writes and the converter maps (qwenvl.py); transformers 5
+# saves both under model. (model.language_model., model.visual.), as Qwen3-VL's are named.
+QWEN2_VL_NAMES = ((r"^model\.visual\.", "visual."), (r"^model\.language_model\.", "model."))
+
+
+def _qwen_vl(cls, config_cls, processor_class, vision_config, text_config=None,
+             hub_names=QWEN2_VL_NAMES, tower="visual."):
+    """The row of a Qwen-VL family (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): the same tokens and
+    processor, their own tower, processor class and text model's extra fields."""
     return dict(
         cls=cls,
         config_cls=config_cls,
@@ -69,7 +76,8 @@ def _qwen_vl(cls, config_cls, processor_class, vision_config):
             text_config=dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
                              num_attention_heads=4, num_key_value_heads=2,
                              max_position_embeddings=512, rms_norm_eps=1e-6,
-                             rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}),
+                             **(text_config or dict(
+                                 rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}))),
             vision_config=vision_config),
         # the processor wants a video processor, which needs torchvision: the image processor
         # and the tokenizer are saved, and the processor is built from them (_qwen2vl_processor);
@@ -79,16 +87,14 @@ def _qwen_vl(cls, config_cls, processor_class, vision_config):
         load_processor=lambda path: _qwen2vl_processor(path, processor_class),
         processor_class=processor_class,
         prompt="<|vision_start|><|image_pad|><|vision_end|>Describe it.",
-        # transformers 5 saves the language model and the tower under model.; the Hub's
-        # checkpoints (which the converter maps, qwenvl.py) and 4.57 as model. and visual.
-        hub_names=((r"^model\.visual\.", "visual."), (r"^model\.language_model\.", "model.")),
+        hub_names=hub_names,
         # the converter takes the class from architectures, which the Hub's configs have and
         # 4.57's save_pretrained leaves out
         hub_config=dict(architectures=[cls]),
         # the Hub's configs are flat: the config class gives text_config their token ids
         text_token_ids=True,
         file={},
-        tower="visual.",
+        tower=tower,
     )
 
 
@@ -189,6 +195,17 @@ FAMILIES = {
         # RMSNorms and a gated MLP of 48
         dict(depth=4, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64,
              patch_size=8, spatial_merge_size=2, fullatt_block_indexes=[1, 3])),
+    "qwen3_vl": _qwen_vl(
+        "Qwen3VLForConditionalGeneration", "Qwen3VLConfig", "Qwen3VLProcessor",
+        # a 4 × 4 position embedding (interpolated to the image), deepstack mergers reading
+        # layers 0 and 2 (the text model's layers 0 and 1 take their features)
+        dict(depth=3, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64,
+             patch_size=8, spatial_merge_size=2, num_position_embeddings=16,
+             deepstack_visual_indexes=[0, 2]),
+        # Qwen3's head_dim and q/k norms; its M-RoPE interleaved
+        text_config=dict(head_dim=16, rope_scaling={
+            "rope_type": "default", "mrope_section": [2, 3, 3], "mrope_interleaved": True}),
+        hub_names=(), tower="model.visual."),
 }
 
 
