@@ -655,6 +655,10 @@ constexpr Refusal kT5Refusals[] = {{RefuseWhen::kTensorAbsent, "enc.blk.0.ffn_ga
                                     "T5's ReLU MLP, which hf/ does not render"}};
 constexpr ConfigConstant kMinistral3Constants[] = {
     {"rope_scaling", R"({"mscale": 1.0, "type": "yarn"})"}};
+// Mistral Small 3.x's text model (Mistral3ForConditionalGeneration's text_config, model_type
+// mistral): no sliding window (every Mistral 3 checkpoint's null; MistralConfig's default is
+// 4096), which the converter does not write.
+constexpr ConfigConstant kMistral3TextConstants[] = {{"sliding_window", "null"}};
 
 // MlxColumn::experts: mlx-lm's stacked expert modules (mlx_lm/models/switch_layers.py, SwitchGLU
 // and SwitchMLP), as each model's sanitize names what it stacks from hf/'s per-expert weights.
@@ -893,16 +897,17 @@ std::vector<Architecture> build() {
   std::vector<Architecture> rows;
   auto add = [&rows](Architecture a) { rows.push_back(std::move(a)); };
 
-  add({.gguf_arch = "llama",
-       .model_type = "llama",
-       .class_name = "LlamaForCausalLM",
-       .keys = kLlamaKeys,
-       .defaults = {.ff = 11008, .bos = 1, .eos = 2},
-       .transforms = Transforms::kLlama,
-       .layer_prefix = kModelLayer,
-       .before = embed,
-       .layer = cat({llama_attention, gated_mlp, two_norms}),
-       .after = norm_head});
+  const Architecture llama{.gguf_arch = "llama",
+                           .model_type = "llama",
+                           .class_name = "LlamaForCausalLM",
+                           .keys = kLlamaKeys,
+                           .defaults = {.ff = 11008, .bos = 1, .eos = 2},
+                           .transforms = Transforms::kLlama,
+                           .layer_prefix = kModelLayer,
+                           .before = embed,
+                           .layer = cat({llama_attention, gated_mlp, two_norms}),
+                           .after = norm_head};
+  add(llama);
   // transformers' own import takes a llama whose general.name is "mistral" for a mistral
   // (load_gguf_checkpoint); gguf-py has no mistral tensor map, so that import loads no weights.
   add({.gguf_arch = "mistral",
@@ -2196,8 +2201,11 @@ std::vector<Architecture> build() {
        .mlx = {.absent =
                    "mlx-lm 0.32.2 has no model of model_type qwen3_5_moe_text (mlx_lm/models/)"}});
   // Ministral 3's text model: a llama (mistral3.py, Ministral3Model is a LlamaModel) under its
-  // own general.architecture, with YaRN (configuration_ministral3.py; transformers 5 only).
+  // own general.architecture, with YaRN (configuration_ministral3.py; transformers 5 only),
+  // told from Mistral Small 3.x's by the YaRN key the converter writes only for ministral3
+  // (Ministral3Model.set_gguf_parameters).
   add({.gguf_arch = "mistral3",
+       .required_key = "rope.scaling.yarn_log_multiplier",
        .model_type = "ministral3",
        .class_name = "Ministral3ForCausalLM",
        .keys = kMinistral3Keys,
@@ -2208,6 +2216,17 @@ std::vector<Architecture> build() {
        .before = embed,
        .layer = cat({llama_attention, gated_mlp, two_norms}),
        .after = norm_head});
+  // Mistral Small 3.x's text model (Mistral3ForConditionalGeneration with a mistral text_config:
+  // the same Ministral3Model, llama's keys alone): a llama under mistral3, MistralForCausalLM
+  // without a sliding window. hf/ of it with its Pixtral projector is the
+  // Mistral3ForConditionalGeneration (hf_vision.cpp).
+  Architecture mistral3 = llama;
+  mistral3.gguf_arch = "mistral3";
+  mistral3.model_type = "mistral";
+  mistral3.class_name = "MistralForCausalLM";
+  mistral3.constants = kMistral3TextConstants;
+  mistral3.defaults = {.kv_heads = 8, .ff = 14336, .bos = 1, .eos = 2};
+  add(std::move(mistral3));
   // T5 (modeling_t5.py): the encoder's layers, its final norm, the decoder's layers with the
   // cross-attention; the relative attention bias in layer 0 only (T5Attention's
   // has_relative_attention_bias); the embeddings as shared.weight (t5.py, T5Model.modify_tensors).

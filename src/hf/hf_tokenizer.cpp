@@ -45,6 +45,7 @@ struct Added {
   std::size_t id;
   std::string content;
   bool special = true;
+  bool normalized = false;
 };
 
 // The GGUF's tokenizer.ggml.* values, checked.
@@ -549,10 +550,12 @@ json replace(std::string_view pattern, std::string_view content) {
 class AddedTokens {
  public:
   explicit AddedTokens(const Vocab& vocab) : vocab_(vocab), next_(vocab.tokens.size()) {}
-  void add(std::string_view content, bool special = true) {
+  // AddedToken's normalized defaults to not special.
+  void add(std::string_view content, bool special = true, std::optional<bool> normalized = {}) {
     if (index_.contains(content)) return;
     const auto it = vocab_.ids.find(content);
-    list_.push_back({it != vocab_.ids.end() ? it->second : next_++, std::string(content), special});
+    list_.push_back({it != vocab_.ids.end() ? it->second : next_++, std::string(content), special,
+                     normalized.value_or(!special)});
     // Keyed by the list's own copy: std::deque never moves its elements.
     index_.emplace(list_.back().content, list_.back().id);
   }
@@ -943,12 +946,16 @@ Specials special_tokens(const Facts& facts) {
 
 // The added tokens: llama.cpp's converter marks the original's special added tokens CONTROL
 // (token_type 3) and its other added tokens USER_DEFINED (4); special tokens not so marked
-// are added as transformers adds them (SPECIAL_TOKENS_ATTRIBUTES order).
-void add_tokens(const Vocab& vocab, const Specials& specials, AddedTokens& added) {
+// are added as transformers adds them (SPECIAL_TOKENS_ATTRIBUTES order). A SentencePiece
+// model's user-defined pieces are matched in the text before the normalizer (transformers'
+// convert_slow_tokenizer.py, SpmConverter.converted: AddedToken(normalized=False)): its
+// Prepend("▁") would otherwise make each pattern "▁[IMG]", which "[IMG][IMG]" holds once.
+void add_tokens(const Vocab& vocab, bool spm, const Specials& specials, AddedTokens& added) {
   if (vocab.types) {
     for (std::size_t i = 0; i < vocab.tokens.size(); ++i) {
       const std::int64_t t = (*vocab.types)[i];
-      if (t == 3 || t == 4) added.add(vocab.tokens[i], t == 3);
+      if (t == 3) added.add(vocab.tokens[i]);
+      if (t == 4) added.add(vocab.tokens[i], false, spm ? std::optional(false) : std::nullopt);
     }
   }
   for (const auto* t : {&specials.bos, &specials.eos, &specials.unk, &specials.sep, &specials.pad,
@@ -1156,8 +1163,7 @@ std::string model_parts(Facts& facts, const Specials& specials, const AddedToken
 }
 
 // The added tokens in id order: tokenizer.json's list, and tokenizer_config.json's
-// added_tokens_decoder (save_pretrained writes it sorted by id). AddedToken's normalized
-// defaults to not special.
+// added_tokens_decoder (save_pretrained writes it sorted by id).
 std::string added_tokens_json(const std::vector<Added>& sorted) {
   std::string text = "[\n    ";
   for (const Added& a : sorted) {
@@ -1167,7 +1173,7 @@ std::string added_tokens_json(const std::vector<Added>& sorted) {
     fmt::format_to(std::back_inserter(text),
                    R"(, "single_word": false, "lstrip": false, "rstrip": false, )"
                    R"("normalized": {}, "special": {}}})",
-                   !a.special, a.special);
+                   a.normalized, a.special);
   }
   return text + "\n  ]";
 }
@@ -1182,7 +1188,7 @@ std::string added_tokens_decoder_json(const std::vector<Added>& sorted) {
     fmt::format_to(std::back_inserter(text),
                    R"(, "lstrip": false, "normalized": {}, "rstrip": false, )"
                    R"("single_word": false, "special": {}}})",
-                   !a.special, a.special);
+                   a.normalized, a.special);
   }
   return text + "\n  }";
 }
@@ -1254,7 +1260,7 @@ HfTokenizerResult render_hf_tokenizer(const GgufFile& file) {
   if (!why.empty()) return no_tokenizer(why);
   Specials specials = special_tokens(facts);
   AddedTokens added(facts.vocab);
-  add_tokens(facts.vocab, specials, added);
+  add_tokens(facts.vocab, facts.spm, specials, added);
   ModelParts parts;
   why = post_processor_tokens(facts, specials);
   if (why.empty()) why = model_parts(facts, specials, added, parts);

@@ -306,6 +306,74 @@ constexpr ConfigConstant kQwen3VLVisionConstants[] = {
 // rope_scaling as the Hub's Qwen3-VL configs write it (Qwen3VLTextConfig's interleaved M-RoPE).
 constexpr std::string_view kQwen3VLRope = R"({"mrope_interleaved": true, "rope_type": "default"})";
 
+// Mistral 3's vision tower, Pixtral's (modeling_pixtral.py, PixtralVisionModel), after
+// "vision_tower.": a Conv2d patch embedding without bias, an RMSNorm before the layers, no
+// position embedding (its 2-D RoPE), RMSNorms and a gated MLP without biases; q_proj and k_proj
+// permuted by the converter for llama.cpp's RoPE (llava.py, LlavaVisionModel.modify_tensors).
+constexpr VisionWeight kPixtralEmbeddings[] = {
+    {"v.patch_embd.weight", "patch_conv.weight", VS::kPatchConv},
+    {"v.pre_ln.weight", "ln_pre.weight", VS::kHidden},
+};
+
+constexpr VisionWeight kPixtralLayer[] = {
+    {"ln1.weight", "attention_norm.weight", VS::kHidden},
+    {"ln2.weight", "ffn_norm.weight", VS::kHidden},
+    {.gguf = "attn_q.weight",
+     .hf = "attention.q_proj.weight",
+     .shape = VS::kHiddenHidden,
+     .permuted = true},
+    {.gguf = "attn_k.weight",
+     .hf = "attention.k_proj.weight",
+     .shape = VS::kHiddenHidden,
+     .permuted = true},
+    {"attn_v.weight", "attention.v_proj.weight", VS::kHiddenHidden},
+    {"attn_out.weight", "attention.o_proj.weight", VS::kHiddenHidden},
+    {"ffn_gate.weight", "feed_forward.gate_proj.weight", VS::kFfHidden},
+    {"ffn_up.weight", "feed_forward.up_proj.weight", VS::kFfHidden},
+    {"ffn_down.weight", "feed_forward.down_proj.weight", VS::kHiddenFf},
+};
+
+// Mistral3MultiModalProjector (modeling_mistral3.py): an RMSNorm over H, the patch merger's
+// Linear (H, H·s²) over s × s patches, linear_1 and linear_2 (gguf-py's V_MM_INP_NORM,
+// V_MM_PATCH_MERGER, V_MMPROJ).
+constexpr VisionWeight kMistral3Projector[] = {
+    {"mm.input_norm.weight", "multi_modal_projector.norm.weight", VS::kHidden},
+    {"mm.patch_merger.weight", "multi_modal_projector.patch_merger.merging_layer.weight",
+     VS::kHiddenScaled},
+    {"mm.1.weight", "multi_modal_projector.linear_1.weight", VS::kTextHidden},
+    {"mm.2.weight", "multi_modal_projector.linear_2.weight", VS::kTextText},
+};
+
+// Mistral3Config's multimodal_projector_bias (false in every Mistral 3 checkpoint and the
+// class's default) is not rendered: a projector with the biases is refused.
+constexpr VisionRefusal kMistral3Refusals[] = {
+    {"mm.1.bias",
+     "a projector with biases (multimodal_projector_bias), which hf/ does not render"}};
+
+// PixtralVisionConfig's fields MmprojModel.set_gguf_parameters writes (it has no layer norm
+// eps: modeling_pixtral.py's RMSNorms use 1e-5, which llava.py writes).
+constexpr ConfigKey kPixtralKeys[] = {
+    {"embedding_length", "hidden_size"},  {"feed_forward_length", "intermediate_size"},
+    {"block_count", "num_hidden_layers"}, {"attention.head_count", "num_attention_heads"},
+    {"image_size", "image_size"},         {"patch_size", "patch_size"},
+};
+
+// Mistral3Config's image token; PixtralProcessor's other two (processing_pixtral.py) must be in
+// the vocabulary too.
+constexpr ImageToken kPixtralTokens[] = {
+    {"image_token_index", "[IMG]", ""}, {"", "[IMG_BREAK]", ""}, {"", "[IMG_END]", ""}};
+
+// PixtralImageProcessor's saved fields (image_processing_pixtral.py) but size, patch_size,
+// image_mean and image_std.
+constexpr std::string_view kPixtralImageProcessor = R"({
+  "do_convert_rgb": true, "do_normalize": true, "do_rescale": true, "do_resize": true,
+  "image_processor_type": "PixtralImageProcessor", "resample": 3,
+  "rescale_factor": 0.00392156862745098})";
+
+// PixtralProcessor's token fields (its defaults, as the Hub's Mistral 3 processors save them).
+constexpr std::string_view kPixtralProcessor =
+    R"({"image_break_token": "[IMG_BREAK]", "image_end_token": "[IMG_END]", "image_token": "[IMG]"})";
+
 constexpr VisionArchitecture kVisionRows[] = {
     {.projector_type = "gemma3",
      .text_model_type = "gemma3_text",
@@ -432,6 +500,34 @@ constexpr VisionArchitecture kVisionRows[] = {
      .tokenizer_pre = "qwen2",
      .image_size = ImageSizeForm::kPixels,
      .processor_class = "Qwen3VLProcessor"},
+    {.projector_type = "pixtral",
+     .text_model_type = "mistral",
+     .text_gguf_arch = "mistral3",
+     .model_type = "mistral3",
+     .class_name = "Mistral3ForConditionalGeneration",
+     .vision_model_type = "pixtral",
+     .vision_keys = kPixtralKeys,
+     .image_tokens = kPixtralTokens,
+     .text_prefix = "language_model.model.",
+     .lm_head_prefix = "language_model.lm_head.",
+     .vision_prefix = "vision_tower.",
+     .before = kPixtralEmbeddings,
+     .layer = kPixtralLayer,
+     .projector = kMistral3Projector,
+     .layer_path = "transformer.layers.",
+     // Mistral3Config's spatial_merge_size (its default 2 where llava.py found none to write)
+     .scale_default = 2,
+     .scale_field = "spatial_merge_size",
+     .scale_key = "spatial_merge_size",
+     .activation_field = "hidden_act",
+     .processor_json = kPixtralProcessor,
+     .processor_patch_field = "patch_size",
+     .processor_scale_field = "spatial_merge_size",
+     .refusals = kMistral3Refusals,
+     .tie_at_top = true,
+     .image_processor_json = kPixtralImageProcessor,
+     .image_size = ImageSizeForm::kLongestEdgePatches,
+     .processor_class = "PixtralProcessor"},
 };
 
 }  // namespace
@@ -497,6 +593,7 @@ std::optional<json> channel_floats(const Value* v) {
 // The vision tower's dimensions (VisionShape), in elements.
 struct VisionDims {
   std::uint64_t hidden = 0, ff = 0, patch = 0, positions = 0, text = 0, layers = 0, scale = 0;
+  std::uint64_t heads = 0;
   std::uint64_t ff_key = 0;  // clip.vision.feed_forward_length as written
 };
 
@@ -530,13 +627,19 @@ std::vector<std::uint64_t> shape_of(VisionShape s, const VisionDims& d) {
       return {d.hidden, d.text};
     case VisionShape::kTextHiddenScaled:
     case VisionShape::kScaled:
-    case VisionShape::kScaledScaled: {
+    case VisionShape::kScaledScaled:
+    case VisionShape::kHiddenScaled: {
       const hf::Size in = hf::mul(hf::mul(d.hidden, d.scale), d.scale);
       if (!in) return {};  // overflows: no tensor has this shape
       if (s == VisionShape::kScaled) return {*in};
       if (s == VisionShape::kScaledScaled) return {*in, *in};
+      if (s == VisionShape::kHiddenScaled) return {d.hidden, *in};
       return {d.text, *in};
     }
+    case VisionShape::kTextHidden:
+      return {d.text, d.hidden};
+    case VisionShape::kTextText:
+      return {d.text, d.text};
     case VisionShape::kText:
       return {d.text};
   }
@@ -671,6 +774,24 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
   for (const hf::ConfigConstant& c : row.vision_constants) {
     v.vision_config[std::string(c.config)] = json::parse(c.json);
   }
+  if (!row.activation_field.empty()) {
+    const auto flag = [&](std::string_view key) {
+      const Value* value = hf::find_key(projector, key);
+      const auto* b = value ? std::get_if<bool>(&value->data) : nullptr;
+      return b && *b;
+    };
+    const bool silu = flag("clip.use_silu"), gelu = flag("clip.use_gelu");
+    if (silu == gelu) {
+      return "the projector's tower is not one activation: clip.use_silu and clip.use_gelu are "
+             "not one true and one absent or false";
+    }
+    v.vision_config[std::string(row.activation_field)] = silu ? "silu" : "gelu";
+  }
+  for (const hf::VisionRefusal& r : row.refusals) {
+    for (const TensorInfo& t : projector.tensors) {
+      if (t.name == r.gguf) return fmt::format("the projector has '{}': {}", r.gguf, r.why);
+    }
+  }
   // The dimensions, from the keys every projector has (MmprojModel.set_gguf_parameters).
   std::uint64_t image = 0, heads = 0;
   for (auto [suffix, to] : {std::pair{"embedding_length", &v.d.hidden},
@@ -685,6 +806,7 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
     *to = *n;
   }
   v.d.ff = v.d.ff_key;
+  v.d.heads = heads;
   if (v.d.layers > kMaxVisionLayers || image > kMaxImageSize || v.d.hidden % heads != 0) {
     return fmt::format(
         "the projector's vision tower ({} layers, images of {} pixels, {} heads "
@@ -727,13 +849,12 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
   // A tower of fixed-size images: the image tokens it makes.
   if (row.image_size != hf::ImageSizeForm::kPixels) {
     if (row.scale_default != 0) {
-      const Value* scale_key = hf::find_key(projector, "clip.vision.projector.scale_factor");
+      const Value* scale_key =
+          hf::find_key(projector, fmt::format("clip.vision.{}", row.scale_key));
       v.d.scale = scale_key ? positive(scale_key).value_or(0) : row.scale_default;
       if (v.d.scale == 0 || side % v.d.scale != 0) {
-        return fmt::format(
-            "the projector's clip.vision.projector.scale_factor does not divide its "
-            "{} patches a side",
-            side);
+        return fmt::format("the projector's clip.vision.{} does not divide its {} patches a side",
+                           row.scale_key, side);
       }
       v.tokens_per_image = (side / v.d.scale) * (side / v.d.scale);
       if (!row.tokens_per_image.empty()) {
@@ -760,6 +881,11 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
     v.preprocessor["merge_size"] = v.d.scale;
     return "";
   }
+  if (row.image_size == hf::ImageSizeForm::kLongestEdgePatches) {
+    v.preprocessor["size"] = {{"longest_edge", image}};
+    v.preprocessor["patch_size"] = {{"height", v.d.patch}, {"width", v.d.patch}};
+    return "";
+  }
   const auto edge = positive(hf::find_key(projector, "clip.vision.preproc_image_size"));
   if (!edge || *edge > kMaxImageSize) {
     return "the projector's clip.vision.preproc_image_size is absent or not a positive integer";
@@ -783,7 +909,7 @@ std::string image_tokens(const GgufFile& paired, Vision& v) {
       if (a->string_at(i) == t.token) id = i;
     }
     if (!id) return fmt::format("the model's vocabulary has no image token '{}'", t.token);
-    v.top[std::string(t.config)] = *id;
+    if (!t.config.empty()) v.top[std::string(t.config)] = *id;
     if (t.tokenizer_field.empty()) continue;
     extra[std::string(t.tokenizer_field)] = t.token;
     v.tokenizer_fields[std::string(t.tokenizer_field)] = t.token;
@@ -857,6 +983,17 @@ std::string add_weights(const GgufFile& paired, std::size_t first,
     if (e.add != 0) {
       w.transform = HfTransform::kAddConstant;
       w.constant = -e.add;
+    }
+    if (e.permuted) {
+      // LlamaModel.permute reshapes the rows as (heads, 2, rows / heads / 2)
+      if (v.d.hidden % (2 * v.d.heads) != 0) {
+        return fmt::format(
+            "the projector's '{}' has {} rows, not a whole number of pairs for each of its {} "
+            "heads",
+            printable(gguf), v.d.hidden, v.d.heads);
+      }
+      w.transform = HfTransform::kReversePermute;
+      w.n_head = v.d.heads;
     }
     if (!e.parts[0].empty()) {
       if (std::string why = add_parts(paired, first, by_name, v, e, gguf_prefix, w, used);
@@ -974,6 +1111,7 @@ HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, co
   for (const char* field : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
     if (inner.contains(field)) top[field] = inner[field];
   }
+  if (row.tie_at_top) top["tie_word_embeddings"] = inner.value("tie_word_embeddings", true);
   top["model_type"] = row.model_type;
   top["architectures"] = json::array({std::string(row.class_name)});
   if (text_config.contains("transformers_version")) {
@@ -991,8 +1129,15 @@ HfModelResult vision_model(const GgufFile& paired, const GgufFile& projector, co
   out.config.mlx_config_json.clear();
   out.config.mlx_absent = "mlx/ serves the text model alone";
   out.extra_files.emplace_back("preprocessor_config.json", dump(v.preprocessor));
-  json processor = {{"processor_class", row.processor_class}};
+  json processor = row.processor_json.empty() ? json::object() : json::parse(row.processor_json);
+  processor["processor_class"] = row.processor_class;
   if (!row.seq_len_field.empty()) processor[std::string(row.seq_len_field)] = v.tokens_per_image;
+  if (!row.processor_patch_field.empty()) {
+    processor[std::string(row.processor_patch_field)] = v.d.patch;
+  }
+  if (!row.processor_scale_field.empty()) {
+    processor[std::string(row.processor_scale_field)] = v.d.scale;
+  }
   out.extra_files.emplace_back("processor_config.json", dump(processor));
   out.tokenizer_fields = v.tokenizer_fields.dump();
   return {std::move(out), ""};

@@ -18,7 +18,7 @@ namespace ggufs::hf {
 /// embedding_length, F the feed-forward width (feed_forward_length, or the first layer's
 /// ffn_up rows: VisionArchitecture::ff_ratio_field), p patch_size, P positions
 /// ((image_size / p)²), C channels (3: RGB), T projection_dim (the text model's hidden size), s
-/// the projector's scale (VisionArchitecture::scale_default, merge_field).
+/// the projector's scale (VisionArchitecture::scale_default, scale_key, merge_field).
 enum class VisionShape : std::uint8_t {
   kPatchConv,    // (H, C, p, p): a Conv2d patch embedding
   kPatchConv3d,  // (H, C, 2, p, p): Qwen2-VL's Conv3d over two frames
@@ -34,6 +34,9 @@ enum class VisionShape : std::uint8_t {
   kTextHiddenScaled,  // (T, H·s²), s the scale factor: Idefics3's connector after pixel shuffle
   kScaled,            // (H·s²): Qwen2-VL's merger, s² patches concatenated
   kScaledScaled,      // (H·s², H·s²)
+  kHiddenScaled,      // (H, H·s²): Mistral 3's patch merger
+  kTextHidden,        // (T, H)
+  kTextText,          // (T, T)
   kText               // (T)
 };
 
@@ -41,14 +44,24 @@ enum class VisionShape : std::uint8_t {
 /// (Gemma3ImageProcessor); {"longest_edge"} of clip.vision.preproc_image_size with
 /// max_image_size {"longest_edge"} of image_size (Idefics3ImageProcessor); or the pixel bounds
 /// of a dynamic resolution, which no key carries (Qwen2VLImageProcessor's defaults), with the
-/// patch and merge sizes.
-enum class ImageSizeForm : std::uint8_t { kHeightWidth, kLongestEdge, kPixels };
+/// patch and merge sizes; or {"longest_edge"} of image_size with patch_size {"height",
+/// "width"} (PixtralImageProcessor, whose longest edge is the tower's image_size in the Hub's
+/// Pixtral and Mistral 3 checkpoints).
+enum class ImageSizeForm : std::uint8_t {
+  kHeightWidth,
+  kLongestEdge,
+  kPixels,
+  kLongestEdgePatches
+};
 
 /// One state_dict parameter of the vision tower or the projector: the projector's GGUF tensor
 /// (after "v.blk.N." for a layer's; gguf-py's tensor_mapping.py, the V_* and V_MM_* rows) and
 /// its transformers 4.57 checkpoint name (after the layer prefix for a layer's; the names
 /// save_pretrained writes, which the converter reads). `add`: the constant the converter added
 /// (Gemma 3's mm_soft_emb_norm, gemma.py Gemma3VisionModel.modify_tensors: + 1), taken off.
+/// `permuted`: rows the converter permuted for llama.cpp's RoPE with the tower's heads
+/// (llava.py, LlavaVisionModel.modify_tensors: LlamaModel.permute of Pixtral's q_proj and
+/// k_proj), un-permuted (kReversePermute).
 struct VisionWeight {
   std::string_view gguf;
   std::string_view hf;
@@ -59,10 +72,19 @@ struct VisionWeight {
   /// three, its Conv3d patch weight in two frames (qwenvl.py, Qwen2VLVisionModel.modify_tensors).
   std::string_view parts[2] = {};
   VisionShape part_shape = VisionShape::kHidden;
+  bool permuted = false;
+};
+
+/// A projector tensor whose presence means a config hf/ does not render (Mistral 3's
+/// multimodal_projector_bias: mm.1.bias), refused with `why`.
+struct VisionRefusal {
+  std::string_view gguf;
+  std::string_view why;
 };
 
 /// A config field that holds the id of an added token of the text model's vocabulary, found by
-/// its string (the converter writes the token into tokenizer.ggml.tokens, not the id).
+/// its string (the converter writes the token into tokenizer.ggml.tokens, not the id); no field
+/// where the processor only needs the token in the vocabulary (PixtralProcessor's [IMG_BREAK]).
 struct ImageToken {
   std::string_view config;
   std::string_view token;
@@ -130,6 +152,20 @@ struct VisionArchitecture {
   /// the config field holding it, where there is one (Idefics3Config's scale_factor).
   std::uint64_t scale_default = 0;
   std::string_view scale_field;
+  /// The clip.vision key suffix of that scale (llava.py writes Mistral 3's spatial_merge_size
+  /// as spatial_merge_size).
+  std::string_view scale_key = "projector.scale_factor";
+  /// Where the tower's activation is written as a flag (clip.use_silu, clip.use_gelu: llava.py
+  /// raises for any other): the vision_config field, "silu" or "gelu".
+  std::string_view activation_field;
+  /// processor_config.json's constant fields (JSON object text: PixtralProcessor's image
+  /// tokens), and the fields given the patch size and the scale (its patch_size and
+  /// spatial_merge_size).
+  std::string_view processor_json, processor_patch_field, processor_scale_field;
+  std::span<const VisionRefusal> refusals;
+  /// config.json's top-level tie_word_embeddings is the text model's (transformers 5's
+  /// Mistral3Config defaults it to true, and the composite model ties its lm_head by it).
+  bool tie_at_top = false;
   /// The image tokens an image becomes, (image_size / patch_size / scale)²: the config field
   /// holding it where there is one (Gemma3Config's mm_tokens_per_image;
   /// modeling_gemma3.py, Gemma3MultiModalProjector pools by kernel_size = the scale), and

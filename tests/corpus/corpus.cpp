@@ -589,11 +589,12 @@ void gated_ffn(ModelSpec& m) {
   m.tensor("blk.0.ffn_down.weight", {kHidden, kFf});
 }
 
-// llama with head_dim 8 (rope.dimension_count; not hidden / heads = 4).
-ModelSpec hf_llama() {
-  ModelSpec m = hparams("llama");
-  m.add("llama.vocab_size", u32_value(kVocab));
-  m.add("llama.rope.dimension_count", u32_value(8));
+// llama with head_dim 8 (rope.dimension_count; not hidden / heads = 4), or the same under
+// another general.architecture (mistral3: Mistral Small 3.x's text model).
+ModelSpec hf_llama(const std::string& arch = "llama") {
+  ModelSpec m = hparams(arch);
+  m.add(arch + ".vocab_size", u32_value(kVocab));
+  m.add(arch + ".rope.dimension_count", u32_value(8));
   llama_tokenizer(m);
   m.tensor("token_embd.weight", {kVocab, kHidden});
   attention(m, 8);
@@ -994,6 +995,30 @@ std::vector<VisionPair> vision_pairs() {
     proj.tensor("v.deepstack.0.norm.weight", {32});
     proj.tensor("v.deepstack.0.norm.bias", {32});
     out.push_back({"vision.qwen3_vl", qwen2vl_text("qwen3vl").write(19), proj.write(20)});
+  }
+  {  // llava.py, LlavaVisionModel (Mistral 3): Pixtral's tower (no biases, RMSNorms before the
+     // layers and in them, a gated MLP, q and k permuted), the patch merger over 2 × 2 patches,
+     // mm.1 and mm.2 to the text width; the image tokens in the text model's vocabulary
+    ModelSpec text = hf_llama("mistral3");
+    image_tokens(text, {"[IMG]", "[IMG_BREAK]", "[IMG_END]"});
+    ModelSpec proj = clip_projector("pixtral");
+    proj.add("clip.use_silu", Value{ValueType::kBool, true});
+    proj.add("clip.vision.spatial_merge_size", u32_value(2));
+    proj.tensors.clear();
+    proj.tensor("v.patch_embd.weight", {8, 3, 4, 4});
+    proj.tensor("v.pre_ln.weight", {8});
+    for (const char* n : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+      proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8, 8});
+    }
+    for (const char* n : {"ln1", "ln2"}) proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
+    proj.tensor("v.blk.0.ffn_gate.weight", {12, 8});
+    proj.tensor("v.blk.0.ffn_up.weight", {12, 8});
+    proj.tensor("v.blk.0.ffn_down.weight", {8, 12});
+    proj.tensor("mm.input_norm.weight", {8});
+    proj.tensor("mm.patch_merger.weight", {8, 32});
+    proj.tensor("mm.1.weight", {kHidden, 8});
+    proj.tensor("mm.2.weight", {kHidden, kHidden});
+    out.push_back({"vision.mistral3", text.write(21), proj.write(22)});
   }
   return out;
 }
