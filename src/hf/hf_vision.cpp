@@ -374,6 +374,43 @@ constexpr std::string_view kPixtralImageProcessor = R"({
 constexpr std::string_view kPixtralProcessor =
     R"({"image_break_token": "[IMG_BREAK]", "image_end_token": "[IMG_END]", "image_token": "[IMG]"})";
 
+// Mistral Small 3.x (Mistral3ForConditionalGeneration of a mistral text model).
+constexpr VisionArchitecture kMistral3 = {
+    .projector_type = "pixtral",
+    .text_model_type = "mistral",
+    .text_gguf_arch = "mistral3",
+    .model_type = "mistral3",
+    .class_name = "Mistral3ForConditionalGeneration",
+    .vision_model_type = "pixtral",
+    .vision_keys = kPixtralKeys,
+    .image_tokens = kPixtralTokens,
+    .text_prefix = "language_model.model.",
+    .lm_head_prefix = "language_model.lm_head.",
+    .vision_prefix = "vision_tower.",
+    .before = kPixtralEmbeddings,
+    .layer = kPixtralLayer,
+    .projector = kMistral3Projector,
+    .layer_path = "transformer.layers.",
+    // Mistral3Config's spatial_merge_size (its default 2 where llava.py found none to write)
+    .scale_default = 2,
+    .scale_field = "spatial_merge_size",
+    .scale_key = "spatial_merge_size",
+    .activation_field = "hidden_act",
+    .processor_json = kPixtralProcessor,
+    .processor_patch_field = "patch_size",
+    .processor_scale_field = "spatial_merge_size",
+    .refusals = kMistral3Refusals,
+    .tie_at_top = true,
+    .image_processor_json = kPixtralImageProcessor,
+    .image_size = ImageSizeForm::kLongestEdgePatches,
+    .processor_class = "PixtralProcessor"};
+
+// `row` beside a text model of another type.
+constexpr VisionArchitecture with_text_model(VisionArchitecture row, std::string_view type) {
+  row.text_model_type = type;
+  return row;
+}
+
 constexpr VisionArchitecture kVisionRows[] = {
     {.projector_type = "gemma3",
      .text_model_type = "gemma3_text",
@@ -500,34 +537,10 @@ constexpr VisionArchitecture kVisionRows[] = {
      .tokenizer_pre = "qwen2",
      .image_size = ImageSizeForm::kPixels,
      .processor_class = "Qwen3VLProcessor"},
-    {.projector_type = "pixtral",
-     .text_model_type = "mistral",
-     .text_gguf_arch = "mistral3",
-     .model_type = "mistral3",
-     .class_name = "Mistral3ForConditionalGeneration",
-     .vision_model_type = "pixtral",
-     .vision_keys = kPixtralKeys,
-     .image_tokens = kPixtralTokens,
-     .text_prefix = "language_model.model.",
-     .lm_head_prefix = "language_model.lm_head.",
-     .vision_prefix = "vision_tower.",
-     .before = kPixtralEmbeddings,
-     .layer = kPixtralLayer,
-     .projector = kMistral3Projector,
-     .layer_path = "transformer.layers.",
-     // Mistral3Config's spatial_merge_size (its default 2 where llava.py found none to write)
-     .scale_default = 2,
-     .scale_field = "spatial_merge_size",
-     .scale_key = "spatial_merge_size",
-     .activation_field = "hidden_act",
-     .processor_json = kPixtralProcessor,
-     .processor_patch_field = "patch_size",
-     .processor_scale_field = "spatial_merge_size",
-     .refusals = kMistral3Refusals,
-     .tie_at_top = true,
-     .image_processor_json = kPixtralImageProcessor,
-     .image_size = ImageSizeForm::kLongestEdgePatches,
-     .processor_class = "PixtralProcessor"},
+    kMistral3,
+    // Ministral 3's vision-language models (Ministral-3-*-2512): the same projector beside a
+    // ministral3 text model (transformers 5 only).
+    with_text_model(kMistral3, "ministral3"),
 };
 
 }  // namespace
@@ -740,22 +753,31 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
   const auto* type = hf::find_key(projector, "clip.projector_type");
   const auto* name = type ? std::get_if<std::string>(&type->data) : nullptr;
   if (!name) return "the projector has no clip.projector_type string";
+  // Of the projector type's rows, the one of the text model's type (pixtral: Mistral Small 3's
+  // and Ministral 3's), else its first, which then names what it pairs with.
+  const std::string text_type = text_config.value("model_type", "");
   for (const VisionArchitecture& row : hf::vision_architectures()) {
-    if (row.projector_type == *name) v.row = &row;
+    if (row.projector_type != *name) continue;
+    if (!v.row || (v.row->text_model_type != text_type && row.text_model_type == text_type)) {
+      v.row = &row;
+    }
   }
   if (!v.row) {
     return fmt::format("the projector's clip.projector_type '{}' has no row", printable(*name));
   }
   const VisionArchitecture& row = *v.row;
-  const std::string text_type = text_config.value("model_type", "");
   const Value* arch = hf::find_key(paired, "general.architecture");
   const auto* text_arch = arch ? std::get_if<std::string>(&arch->data) : nullptr;
   if (text_type != row.text_model_type ||
       (!row.text_gguf_arch.empty() && (!text_arch || *text_arch != row.text_gguf_arch))) {
+    // Named by general.architecture where the row requires one and the file's is another, else
+    // by the text model's model_type.
+    const bool by_arch =
+        !row.text_gguf_arch.empty() && (!text_arch || *text_arch != row.text_gguf_arch);
     return fmt::format(
         "a {} projector pairs with a {} model, not {}", row.projector_type,
-        row.text_gguf_arch.empty() ? row.text_model_type : row.text_gguf_arch,
-        text_arch && !row.text_gguf_arch.empty() ? printable(*text_arch) : text_type);
+        by_arch ? row.text_gguf_arch : row.text_model_type,
+        by_arch ? (text_arch ? printable(*text_arch) : std::string("none")) : printable(text_type));
   }
   v.vision_config["model_type"] = row.vision_model_type;
   for (const hf::ConfigKey& k : row.vision_keys) {

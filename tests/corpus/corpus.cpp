@@ -1019,6 +1019,11 @@ std::vector<VisionPair> vision_pairs() {
     proj.tensor("mm.1.weight", {kHidden, 8});
     proj.tensor("mm.2.weight", {kHidden, kHidden});
     out.push_back({"vision.mistral3", text.write(21), proj.write(22)});
+    // Ministral 3's: the same projector beside a ministral3 text model (mistral3.py,
+    // Ministral3Model.set_gguf_parameters: YaRN's two keys)
+    text.add("mistral3.rope.scaling.yarn_log_multiplier", f32_value(1.0f));
+    text.add("mistral3.attention.temperature_scale", f32_value(0.1f));
+    out.push_back({"vision.ministral3", text.write(23), proj.write(24)});
   }
   return out;
 }

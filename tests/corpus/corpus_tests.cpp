@@ -431,7 +431,11 @@ TEST(HfCorpus, EachVisionPairIsItsRowsModel) {
     const HfRendering hf = render_hf(model.file, &paired, &model.projector->file);
     ASSERT_TRUE(hf.vision && hf.vision->model) << (hf.vision ? hf.vision->reason : hf.model.reason);
     const auto config = nlohmann::json::parse(hf.vision->model->config.config_json);
-    EXPECT_EQ(config["architectures"][0], hf::vision_architectures()[i].class_name);
+    const hf::VisionArchitecture& row = hf::vision_architectures()[i];
+    EXPECT_EQ(config["architectures"][0], row.class_name);
+    // the row of the text model's type where a projector type has several (pixtral)
+    EXPECT_EQ(config["text_config"]["model_type"],
+              row.text_config_type.empty() ? row.text_model_type : row.text_config_type);
     EXPECT_EQ(fuzz::check_hf(pairs[i].projector), "");
   }
 }

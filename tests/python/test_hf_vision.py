@@ -57,6 +57,41 @@ CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 QWEN2_VL_NAMES = ((r"^model\.visual\.", "visual."), (r"^model\.language_model\.", "model."))
 
 
+def _mistral3(text_config, requires=None):
+    """The row of Mistral 3 (Mistral3ForConditionalGeneration), of the given text model."""
+    return dict(
+        cls="Mistral3ForConditionalGeneration",
+        config_cls="Mistral3Config",
+        requires=requires,
+        tokenizer="spm-llama",
+        # PixtralProcessor's own token strings (processing_pixtral.py)
+        pieces=("[IMG]", "[IMG_BREAK]", "[IMG_END]"),
+        token_fields={"image_token_index": "[IMG]"},
+        config=dict(
+            text_config=dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                             max_position_embeddings=512, rms_norm_eps=1e-5,
+                             tie_word_embeddings=False, **text_config),
+            # Pixtral's tower: 64-pixel images (the longest edge) of 8-pixel patches, merged
+            # 2 by 2; SiLU, as Mistral Small 3.1's; three layers, as the converter's tensor map
+            # needs one more than the projector's linear_2
+            vision_config=dict(model_type="pixtral", hidden_size=32, intermediate_size=48,
+                               num_hidden_layers=3, num_attention_heads=2, image_size=64,
+                               patch_size=8, hidden_act="silu"),
+            spatial_merge_size=2,
+            # as the Hub's checkpoints are (transformers 5's Mistral3Config defaults it to true)
+            tie_word_embeddings=False),
+        processor=lambda tok: _pixtral_processor(tok),
+        prompt="[IMG]Describe it.",
+        file={},
+        tower="vision_tower.",
+        skip={"5": {check: (
+            "transformers 5's PixtralProcessor needs torchvision (processing_pixtral.py imports "
+            "image_processing_pixtral.py, which imports it), which the tests do not install")
+            for check in ("processor", "logits")}},
+    )
+
+
 def _qwen_vl(cls, config_cls, processor_class, vision_config, text_config=None,
              hub_names=QWEN2_VL_NAMES, tower="visual."):
     """The row of a Qwen-VL family (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): the same tokens and
@@ -113,7 +148,8 @@ def _qwen_vl(cls, config_cls, processor_class, vision_config, text_config=None,
 # tower's state_dict prefix; xfail: {transformers major version: {check: why hf/ fails it}}
 # (strict: a check that starts passing fails the suite); file: what the converter does to values, by a regular
 # expression of the names: "plus_one" stores w + 1, "f16" stores float16 whatever --outtype says;
-# skip: {transformers major version: {check: why it cannot run there}}.
+# skip: {transformers major version: {check: why it cannot run there}}; requires: a class its
+# text model needs (where transformers lacks it, the family skips).
 FAMILIES = {
     "gemma3": dict(
         cls="Gemma3ForConditionalGeneration",
@@ -207,37 +243,17 @@ FAMILIES = {
         text_config=dict(head_dim=16, rope_scaling={
             "rope_type": "default", "mrope_section": [2, 3, 3], "mrope_interleaved": True}),
         hub_names=(), tower="model.visual."),
-    "mistral3": dict(
-        cls="Mistral3ForConditionalGeneration",
-        config_cls="Mistral3Config",
-        tokenizer="spm-llama",
-        # PixtralProcessor's own token strings (processing_pixtral.py)
-        pieces=("[IMG]", "[IMG_BREAK]", "[IMG_END]"),
-        token_fields={"image_token_index": "[IMG]"},
-        config=dict(
-            # Mistral Small 3.x's text model: a mistral without a sliding window
-            text_config=dict(model_type="mistral", hidden_size=64, intermediate_size=96,
-                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                             head_dim=16, max_position_embeddings=512, rms_norm_eps=1e-5,
-                             sliding_window=None, tie_word_embeddings=False),
-            # Pixtral's tower: 64-pixel images (the longest edge) of 8-pixel patches, merged
-            # 2 by 2; SiLU, as Mistral Small 3.1's; three layers, as the converter's tensor map
-            # needs one more than the projector's linear_2
-            vision_config=dict(model_type="pixtral", hidden_size=32, intermediate_size=48,
-                               num_hidden_layers=3, num_attention_heads=2, image_size=64,
-                               patch_size=8, hidden_act="silu"),
-            spatial_merge_size=2,
-            # as the Hub's checkpoints are (transformers 5's Mistral3Config defaults it to true)
-            tie_word_embeddings=False),
-        processor=lambda tok: _pixtral_processor(tok),
-        prompt="[IMG]Describe it.",
-        file={},
-        tower="vision_tower.",
-        skip={"5": {check: (
-            "transformers 5's PixtralProcessor needs torchvision (processing_pixtral.py imports "
-            "image_processing_pixtral.py, which imports it), which the tests do not install")
-            for check in ("processor", "logits")}},
-    ),
+    "mistral3": _mistral3(
+        # Mistral Small 3.x's text model: a mistral without a sliding window
+        dict(model_type="mistral", sliding_window=None)),
+    "ministral3": _mistral3(
+        # Ministral 3's (transformers 5 only): YaRN as Ministral 3's rope_parameters, with
+        # mscale_all_dim and llama_4_scaling_beta other than the class's
+        dict(model_type="ministral3", rope_parameters=dict(
+            type="yarn", rope_type="yarn", rope_theta=1000000.0, factor=4.0,
+            original_max_position_embeddings=128, beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+            mscale_all_dim=0.5, llama_4_scaling_beta=0.2)),
+        requires="Ministral3Config"),
 }
 
 
@@ -319,6 +335,8 @@ def _original(root, family):
     """The saved original (model, tokenizer, tokenizer.model, processor files)."""
     row = FAMILIES[family]
     cls, config_cls = _class(row["cls"]), _class(row["config_cls"])
+    if row.get("requires"):  # a text model's class the composite config needs
+        _class(row["requires"])
     (root / "tok").mkdir()
     tok, sp_model = _tokenizer(root / "tok", row)
     ids = {field: tok.convert_tokens_to_ids(token) for field, token in row["token_fields"].items()}
