@@ -374,6 +374,77 @@ constexpr std::string_view kPixtralImageProcessor = R"({
 constexpr std::string_view kPixtralProcessor =
     R"({"image_break_token": "[IMG_BREAK]", "image_end_token": "[IMG_END]", "image_token": "[IMG]"})";
 
+// InternVL's vision tower, InternViT (modeling_internvl.py, InternVLVisionModel), after
+// "model.vision_tower.": a class token, a Conv2d patch embedding, a position embedding of the
+// class token and the patches; layers of LayerNorms, biased q, k and v, the layer scales lambda_1
+// and lambda_2 (gguf-py's V_ENC_ATTN_*, V_LAYER_SCALE_*), an MLP of fc1 and fc2. The converter
+// (internvl.py, InternVisionModel) reads these names as Intern-S1's checkpoints have them.
+constexpr VisionWeight kInternVLEmbeddings[] = {
+    {"v.class_embd", "embeddings.cls_token", VS::kClassToken},
+    {"v.patch_embd.weight", "embeddings.patch_embeddings.projection.weight", VS::kPatchConv},
+    {"v.patch_embd.bias", "embeddings.patch_embeddings.projection.bias", VS::kHidden},
+    {"v.position_embd.weight", "embeddings.position_embeddings", VS::kPositionsClass},
+};
+
+constexpr VisionWeight kInternVLLayer[] = {
+    {"attn_q.weight", "attention.q_proj.weight", VS::kHiddenHidden},
+    {"attn_q.bias", "attention.q_proj.bias", VS::kHidden},
+    {"attn_k.weight", "attention.k_proj.weight", VS::kHiddenHidden},
+    {"attn_k.bias", "attention.k_proj.bias", VS::kHidden},
+    {"attn_v.weight", "attention.v_proj.weight", VS::kHiddenHidden},
+    {"attn_v.bias", "attention.v_proj.bias", VS::kHidden},
+    {"attn_out.weight", "attention.projection_layer.weight", VS::kHiddenHidden},
+    {"attn_out.bias", "attention.projection_layer.bias", VS::kHidden},
+    {"ls1.weight", "lambda_1", VS::kHidden},
+    {"ls2.weight", "lambda_2", VS::kHidden},
+    {"ln1.weight", "layernorm_before.weight", VS::kHidden},
+    {"ln1.bias", "layernorm_before.bias", VS::kHidden},
+    {"ln2.weight", "layernorm_after.weight", VS::kHidden},
+    {"ln2.bias", "layernorm_after.bias", VS::kHidden},
+    {"ffn_up.weight", "mlp.fc1.weight", VS::kFfHidden},
+    {"ffn_up.bias", "mlp.fc1.bias", VS::kFf},
+    {"ffn_down.weight", "mlp.fc2.weight", VS::kHiddenFf},
+    {"ffn_down.bias", "mlp.fc2.bias", VS::kHidden},
+};
+
+// InternVLMultiModalProjector: a LayerNorm over the H·s² channels of s × s patches, linear_1 and
+// linear_2 (internvl.py maps them to the remote code's mlp1.0, mlp1.1 and mlp1.3: gguf-py's
+// "mm.model.mlp.N").
+constexpr VisionWeight kInternVLProjector[] = {
+    {"mm.model.mlp.0.weight", "model.multi_modal_projector.layer_norm.weight", VS::kScaled},
+    {"mm.model.mlp.0.bias", "model.multi_modal_projector.layer_norm.bias", VS::kScaled},
+    {"mm.model.mlp.1.weight", "model.multi_modal_projector.linear_1.weight", VS::kTextHiddenScaled},
+    {"mm.model.mlp.1.bias", "model.multi_modal_projector.linear_1.bias", VS::kText},
+    {"mm.model.mlp.3.weight", "model.multi_modal_projector.linear_2.weight", VS::kTextText},
+    {"mm.model.mlp.3.bias", "model.multi_modal_projector.linear_2.bias", VS::kText},
+};
+
+// InternViT-300M's form, which the row's tensors are (biased q, k and v; LayerNorms); the 6B
+// tower's q/k norms are refused.
+constexpr ConfigConstant kInternVLVisionConstants[] = {
+    {"attention_bias", "true"}, {"norm_type", R"("layer_norm")"}, {"use_qk_norm", "false"}};
+
+constexpr VisionRefusal kInternVLRefusals[] = {
+    {"v.blk.0.attn_q_norm.weight",
+     "q/k norms (use_qk_norm: InternViT-6B), which hf/ does not render"}};
+
+// InternVLConfig's image token; InternVLProcessor reads the tokenizer's start_image_token,
+// end_image_token, context_image_token and video_token (processing_internvl.py).
+constexpr ImageToken kInternVLTokens[] = {
+    {"image_token_id", "<IMG_CONTEXT>", "context_image_token"},
+    {"", "<img>", "start_image_token"},
+    {"", "</img>", "end_image_token"},
+    {"", "<video>", "video_token"},
+};
+
+// GotOcr2ImageProcessor's saved fields (image_processing_got_ocr2.py) but size, image_mean and
+// image_std: tiling on (crop_to_patches), of 1 to 12 tiles, as the Hub's InternVL checkpoints
+// have it (the class's default is off; no key carries it).
+constexpr std::string_view kInternVLImageProcessor = R"({
+  "crop_to_patches": true, "do_convert_rgb": true, "do_normalize": true, "do_rescale": true,
+  "do_resize": true, "image_processor_type": "GotOcr2ImageProcessor", "max_patches": 12,
+  "min_patches": 1, "resample": 3, "rescale_factor": 0.00392156862745098})";
+
 // Mistral Small 3.x (Mistral3ForConditionalGeneration of a mistral text model).
 constexpr VisionArchitecture kMistral3 = {
     .projector_type = "pixtral",
@@ -541,6 +612,36 @@ constexpr VisionArchitecture kVisionRows[] = {
     // Ministral 3's vision-language models (Ministral-3-*-2512): the same projector beside a
     // ministral3 text model (transformers 5 only).
     with_text_model(kMistral3, "ministral3"),
+    {.projector_type = "internvl",
+     .text_model_type = "qwen2",
+     .model_type = "internvl",
+     .class_name = "InternVLForConditionalGeneration",
+     .vision_model_type = "internvl_vision",
+     // InternVLVisionConfig's fields are SigLIP's names; image_size and patch_size lists
+     .vision_keys = kSiglipKeys,
+     .vision_constants = kInternVLVisionConstants,
+     .image_tokens = kInternVLTokens,
+     .text_prefix = "model.language_model.",
+     .lm_head_prefix = "lm_head.",
+     .vision_prefix = "model.vision_tower.",
+     .before = kInternVLEmbeddings,
+     .layer = kInternVLLayer,
+     .projector = kInternVLProjector,
+     .layer_path = "encoder.layer.",
+     // internvl.py always writes it
+     .scale_default = 2,
+     .activation_field = "hidden_act",
+     .refusals = kInternVLRefusals,
+     .tie_at_top = true,
+     .sizes_as_pairs = true,
+     .ratio_field = "downsample_ratio",
+     .min_tiles_field = "min_patches",
+     .max_tiles_field = "max_patches",
+     .tokens_per_image = "image_seq_length",
+     .seq_len_field = "image_seq_length",
+     .image_processor_json = kInternVLImageProcessor,
+     .image_size = ImageSizeForm::kHeightWidth,
+     .processor_class = "InternVLProcessor"},
 };
 
 }  // namespace
@@ -619,6 +720,10 @@ std::vector<std::uint64_t> shape_of(VisionShape s, const VisionDims& d) {
       return {d.hidden, 3, 2, d.patch, d.patch};
     case VisionShape::kPositions:
       return {d.positions, d.hidden};
+    case VisionShape::kClassToken:
+      return {1, 1, d.hidden};
+    case VisionShape::kPositionsClass:
+      return {1, d.positions + 1, d.hidden};  // positions ≤ 2^32 (kMaxImageSize)
     case VisionShape::kHidden:
       return {d.hidden};
     case VisionShape::kHiddenHidden:
@@ -791,7 +896,8 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
     }
     const auto n = positive(value);
     if (!n) return fmt::format("the projector's {} is absent or not a positive integer", key);
-    v.vision_config[std::string(k.config)] = *n;
+    const bool pair = row.sizes_as_pairs && (k.gguf == "image_size" || k.gguf == "patch_size");
+    v.vision_config[std::string(k.config)] = pair ? json::array({*n, *n}) : json(*n);
   }
   for (const hf::ConfigConstant& c : row.vision_constants) {
     v.vision_config[std::string(c.config)] = json::parse(c.json);
@@ -883,6 +989,9 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
         v.top[std::string(row.tokens_per_image)] = v.tokens_per_image;
       }
       if (!row.scale_field.empty()) v.top[std::string(row.scale_field)] = v.d.scale;
+      if (!row.ratio_field.empty()) {
+        v.top[std::string(row.ratio_field)] = 1.0 / static_cast<double>(v.d.scale);
+      }
     }
   }
   const auto mean = channel_floats(hf::find_key(projector, "clip.vision.image_mean"));
@@ -894,6 +1003,16 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
   v.preprocessor["processor_class"] = row.processor_class;  // as the processor saves it
   v.preprocessor["image_mean"] = *mean;
   v.preprocessor["image_std"] = *std_dev;
+  for (auto [field, key] : {std::pair{row.min_tiles_field, "clip.vision.preproc_min_tiles"},
+                            std::pair{row.max_tiles_field, "clip.vision.preproc_max_tiles"}}) {
+    if (field.empty() || !hf::find_key(projector, key)) continue;
+    const auto n = positive(hf::find_key(projector, key));
+    if (!n || *n > kMaxImageSize) {
+      return fmt::format("the projector's {} is not a positive integer up to {}", key,
+                         kMaxImageSize);
+    }
+    v.preprocessor[std::string(field)] = *n;
+  }
   if (row.image_size == hf::ImageSizeForm::kHeightWidth) {
     v.preprocessor["size"] = {{"height", image}, {"width", image}};
     return "";

@@ -20,10 +20,12 @@ namespace ggufs::hf {
 /// ((image_size / p)²), C channels (3: RGB), T projection_dim (the text model's hidden size), s
 /// the projector's scale (VisionArchitecture::scale_default, scale_key, merge_field).
 enum class VisionShape : std::uint8_t {
-  kPatchConv,    // (H, C, p, p): a Conv2d patch embedding
-  kPatchConv3d,  // (H, C, 2, p, p): Qwen2-VL's Conv3d over two frames
-  kPositions,    // (P, H)
-  kHidden,       // (H)
+  kPatchConv,       // (H, C, p, p): a Conv2d patch embedding
+  kPatchConv3d,     // (H, C, 2, p, p): Qwen2-VL's Conv3d over two frames
+  kPositions,       // (P, H)
+  kClassToken,      // (1, 1, H): InternViT's cls_token
+  kPositionsClass,  // (1, P + 1, H): InternViT's position embedding, the class token's first
+  kHidden,          // (H)
   kHiddenHidden,
   kQkv,               // (3H, H): q, k and v fused
   kQkvBias,           // (3H)
@@ -164,8 +166,20 @@ struct VisionArchitecture {
   std::string_view processor_json, processor_patch_field, processor_scale_field;
   std::span<const VisionRefusal> refusals;
   /// config.json's top-level tie_word_embeddings is the text model's (transformers 5's
-  /// Mistral3Config defaults it to true, and the composite model ties its lm_head by it).
+  /// Mistral3Config and InternVLConfig default it to true, and the composite model ties its
+  /// lm_head by it).
   bool tie_at_top = false;
+  /// vision_config's image_size and patch_size as [n, n] (InternVLVisionConfig's lists;
+  /// internvl.py takes their first).
+  bool sizes_as_pairs = false;
+  /// The config field holding 1 / the scale (InternVLConfig's downsample_ratio: internvl.py
+  /// writes int(1.0 / downsample_ratio)).
+  std::string_view ratio_field;
+  /// preprocessor_config.json's fields of the tile counts (GotOcr2ImageProcessor's min_patches
+  /// and max_patches), from clip.vision.preproc_min_tiles / preproc_max_tiles where written
+  /// (internvl.py writes them from min_dynamic_patch and max_dynamic_patch, which only the
+  /// remote-code configs have), else image_processor_json's.
+  std::string_view min_tiles_field, max_tiles_field;
   /// The image tokens an image becomes, (image_size / patch_size / scale)²: the config field
   /// holding it where there is one (Gemma3Config's mm_tokens_per_image;
   /// modeling_gemma3.py, Gemma3MultiModalProjector pools by kernel_size = the scale), and

@@ -1025,6 +1025,30 @@ std::vector<VisionPair> vision_pairs() {
     text.add("mistral3.attention.temperature_scale", f32_value(0.1f));
     out.push_back({"vision.ministral3", text.write(23), proj.write(24)});
   }
+  {  // internvl.py, InternVisionModel: InternViT's class token, position embedding of it and the
+     // 16 patches, layer scales; the projector's LayerNorm and two Linears over 2 × 2 patches;
+     // a qwen2 text model with InternVL's image tokens
+    ModelSpec text = qwen2vl_text("qwen2");
+    text.erase("qwen2.rope.dimension_sections");
+    image_tokens(text, {"<IMG_CONTEXT>", "<img>", "</img>", "<video>"});
+    ModelSpec proj = clip_projector("internvl");
+    proj.add("clip.use_gelu", Value{ValueType::kBool, true});
+    proj.add("clip.vision.projector.scale_factor", u32_value(2));
+    std::erase_if(proj.tensors, [](const ModelSpec::Tensor& t) {
+      return t.name == "v.position_embd.weight" || t.name.starts_with("v.post_ln.");
+    });
+    proj.tensor("v.class_embd", {1, 1, 8});
+    proj.tensor("v.position_embd.weight", {1, 17, 8});
+    proj.tensor("v.blk.0.ls1.weight", {8});
+    proj.tensor("v.blk.0.ls2.weight", {8});
+    proj.tensor("mm.model.mlp.0.weight", {32});
+    proj.tensor("mm.model.mlp.0.bias", {32});
+    proj.tensor("mm.model.mlp.1.weight", {kHidden, 32});
+    proj.tensor("mm.model.mlp.1.bias", {kHidden});
+    proj.tensor("mm.model.mlp.3.weight", {kHidden, kHidden});
+    proj.tensor("mm.model.mlp.3.bias", {kHidden});
+    out.push_back({"vision.internvl", text.write(25), proj.write(26)});
+  }
   return out;
 }
 

@@ -254,6 +254,54 @@ FAMILIES = {
             original_max_position_embeddings=128, beta_fast=32.0, beta_slow=1.0, mscale=1.0,
             mscale_all_dim=0.5, llama_4_scaling_beta=0.2)),
         requires="Ministral3Config"),
+    "internvl": dict(
+        cls="InternVLForConditionalGeneration",
+        config_cls="InternVLConfig",
+        # InternVL3's language model is Qwen2.5's: Qwen2's byte-level BPE with InternVL's tokens
+        tokenizer="qwen2",
+        pieces=("<img>", "</img>", "<IMG_CONTEXT>", "<video>"),
+        # the tokenizer's names InternVLProcessor reads (processing_internvl.py)
+        image_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
+                      "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"},
+        token_fields={"image_token_id": "<IMG_CONTEXT>"},
+        config=dict(
+            text_config=dict(model_type="qwen2", hidden_size=64, intermediate_size=96,
+                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                             max_position_embeddings=512, rms_norm_eps=1e-6,
+                             tie_word_embeddings=False),
+            # InternViT-300M's form: 32-pixel tiles of 8-pixel patches (4 a side), shuffled by
+            # 2 (downsample_ratio 0.5): 4 image tokens a tile; biased q, k, v; four layers, as
+            # the converter's tensor map needs one more than the projector's mlp1.3
+            vision_config=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4,
+                               num_attention_heads=2, image_size=[32, 32], patch_size=[8, 8],
+                               attention_bias=True),
+            image_seq_length=4, downsample_ratio=0.5,
+            # untied (transformers 5's InternVLConfig defaults it to true)
+            tie_word_embeddings=False),
+        # the converter takes the text and vision classes from the sub-configs
+        # (conversion/base.py, get_model_architecture), as Intern-S1's configs name them
+        hub_text_config=dict(architectures=["Qwen2ForCausalLM"]),
+        hub_vision_config=dict(architectures=["InternVisionModel"]),
+        # the checkpoint's names as the converter reads them (internvl.py,
+        # InternVisionModel.filter_tensors: Intern-S1's) and transformers 5 saves them
+        hub_names=((r"^language_model\.model\.", "model.language_model."),
+                   (r"^language_model\.lm_head\.", "lm_head."),
+                   (r"^vision_tower\.", "model.vision_tower."),
+                   (r"^multi_modal_projector\.", "model.multi_modal_projector.")),
+        # tiles of the tower's 32 pixels, as the Hub's InternVL processors (crop_to_patches);
+        # the processor wants a video processor, which needs torchvision: the image processor
+        # and the tokenizer are saved, and the processor is built from them
+        processor=lambda tok: transformers.GotOcr2ImageProcessor(
+            size={"height": 32, "width": 32}, crop_to_patches=True, image_mean=CLIP_MEAN,
+            image_std=CLIP_STD),
+        load_processor=lambda path: _internvl_processor(path),
+        processor_class="InternVLProcessor",
+        prompt="<IMG_CONTEXT>Describe it.",
+        # text_config holds the token ids, as the Hub's InternVL configs' (Qwen2's) do
+        text_token_ids=True,
+        file={},
+        tower="model.vision_tower.",
+    ),
 }
 
 
@@ -272,18 +320,37 @@ def _pixtral_processor(tok):
 
 def _qwen2vl_processor(path, cls):
     """Qwen2VLProcessor of the folder's image processor and tokenizer. It checks each part's
-    class; its video processor, a class torchvision backs, is an instance never called (images
-    only), and where transformers 5 without torchvision has no VideoProcessorMixin to check it
-    against (processing_utils.py, check_argument_for_proper_class), that instance's class is
-    given."""
+    class: its video processor is _video_processor's."""
+    return getattr(transformers, cls)(
+        image_processor=transformers.AutoImageProcessor.from_pretrained(str(path)),
+        tokenizer=transformers.AutoTokenizer.from_pretrained(str(path)),
+        video_processor=_video_processor())
+
+
+def _video_processor():
+    """A video processor instance the image-only processors never call (its class needs
+    torchvision, which the tests do not install); where transformers 5 without torchvision has
+    no VideoProcessorMixin to check it against (processing_utils.py,
+    check_argument_for_proper_class), that instance's class is given."""
     video = object.__new__(transformers.BaseVideoProcessor)
     from transformers import processing_utils
     module = getattr(processing_utils, "transformers_module", None)
     if module is not None and not hasattr(module, "VideoProcessorMixin"):
         setattr(module, "VideoProcessorMixin", type(video))
-    return getattr(transformers, cls)(
+    return video
+
+
+def _internvl_processor(path):
+    """InternVLProcessor of the folder's image processor and tokenizer, with the image tokens a
+    tile becomes from processor_config.json where the folder has one (hf/), else config.json's
+    image_seq_length (the original, whose processor is never saved whole)."""
+    saved = pathlib.Path(path) / "processor_config.json"
+    seq = (json.loads(saved.read_text())["image_seq_length"] if saved.is_file()
+           else transformers.AutoConfig.from_pretrained(str(path)).image_seq_length)
+    return transformers.InternVLProcessor(
         image_processor=transformers.AutoImageProcessor.from_pretrained(str(path)),
-        tokenizer=transformers.AutoTokenizer.from_pretrained(str(path)), video_processor=video)
+        tokenizer=transformers.AutoTokenizer.from_pretrained(str(path)),
+        video_processor=_video_processor(), image_seq_length=seq)
 
 
 def _tokenizer(path, row):
@@ -295,6 +362,10 @@ def _tokenizer(path, row):
                                      unk_token=None, bos_token=None, eos_token="<|endoftext|>",
                                      pad_token="<|endoftext|>")
         tok.add_tokens(list(row["pieces"]), special_tokens=True)
+        if row.get("image_tokens"):  # the processor's names for them, as extra_special_tokens
+            tok.save_pretrained(str(path / "bpe"))
+            tok = type(tok).from_pretrained(str(path / "bpe"),
+                                            extra_special_tokens=row["image_tokens"])
         return tok, None
     gemma = row["tokenizer"] == "spm-gemma"
     src = _train_spm(path, gemma=gemma, symbols=tuple(row["pieces"]))
@@ -360,9 +431,10 @@ def _original(root, family):
         for pattern, repl in row["hub_names"]:
             tensors = {re.sub(pattern, repl, k): v for k, v in tensors.items()}
         save_file(tensors, str(path / "model.safetensors"), metadata={"format": "pt"})
-    if row.get("hub_text_config") or row.get("hub_config"):  # fields the Hub's configs have
+    if row.get("hub_text_config") or row.get("hub_vision_config") or row.get("hub_config"):  # fields the Hub's configs have
         config_json = json.loads((path / "config.json").read_text())
         config_json["text_config"].update(row.get("hub_text_config", {}))
+        config_json["vision_config"].update(row.get("hub_vision_config", {}))
         config_json.update(row.get("hub_config", {}))
         (path / "config.json").write_text(json.dumps(config_json, indent=2))
     processor = row["processor"](tok)
