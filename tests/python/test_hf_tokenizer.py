@@ -518,10 +518,8 @@ SHARED_DIFFERS = {
 SHARED_DIFFERS_5 = {
     "ggml-vocab-llama-spm.gguf": _AFTER_SPECIAL,
     "llama-2-tiny-random.gguf": _AFTER_SPECIAL,
-    # 5.24's phi3 import has the SentencePiece normalizer, but adds '</s>' (id 2, not special)
-    # with normalized=False where ours has normalized=True: TEXT's "<s> </s>" is '<s>', '▁▁',
-    # '</s>' there, '<s>', '▁', '</s>' here
-    "ggml-vocab-phi-3.gguf": {"encoding": True},
+    # (ggml-vocab-phi-3.gguf: 5.24's phi3 import has the SentencePiece normalizer and adds its
+    # user-defined '</s>' (id 2) with normalized=False, as ours now does: the same encoding)
     # the import adds '<|endoftext|>' (102400) and its bos and eos '<｜begin▁of▁sentence｜>',
     # '<｜end▁of▁sentence｜>' as new tokens 102401 and 102402, where the GGUF's are 100000 and
     # 100001 (the import keeps their byte-level spellings there)
