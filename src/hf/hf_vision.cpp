@@ -915,11 +915,6 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
     }
     v.vision_config[std::string(row.activation_field)] = silu ? "silu" : "gelu";
   }
-  for (const hf::VisionRefusal& r : row.refusals) {
-    for (const TensorInfo& t : projector.tensors) {
-      if (t.name == r.gguf) return fmt::format("the projector has '{}': {}", r.gguf, r.why);
-    }
-  }
   // The dimensions, from the keys every projector has (MmprojModel.set_gguf_parameters).
   std::uint64_t image = 0, heads = 0;
   for (auto [suffix, to] : {std::pair{"embedding_length", &v.d.hidden},
@@ -1168,6 +1163,9 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
   std::map<std::string_view, std::size_t> by_name;
   for (std::size_t i = 0; i < projector.tensors.size(); ++i) {
     by_name.emplace(projector.tensors[i].name, i);
+  }
+  for (const hf::VisionRefusal& r : row.refusals) {
+    if (by_name.contains(r.gguf)) return fmt::format("the projector has '{}': {}", r.gguf, r.why);
   }
   std::vector<bool> used(projector.tensors.size());
   const std::string tower(row.vision_prefix);

@@ -926,6 +926,37 @@ ModelSpec qwen2vl_projector(const std::string& type, bool gated) {
   return proj;
 }
 
+// Mistral Small 3.x's text model (mistral3.py, Ministral3Model: a llama under mistral3) with
+// PixtralProcessor's tokens, and its projector (llava.py, LlavaVisionModel): Pixtral's tower (no
+// biases, RMSNorms before the layers and in them, a gated MLP, q and k permuted), the patch
+// merger over 2 × 2 patches, mm.1 and mm.2 to the text width.
+ModelSpec mistral3_text() {
+  ModelSpec text = hf_llama("mistral3");
+  image_tokens(text, {"[IMG]", "[IMG_BREAK]", "[IMG_END]"});
+  return text;
+}
+
+ModelSpec pixtral_projector() {
+  ModelSpec proj = clip_projector("pixtral");
+  proj.add("clip.use_silu", Value{ValueType::kBool, true});
+  proj.add("clip.vision.spatial_merge_size", u32_value(2));
+  proj.tensors.clear();
+  proj.tensor("v.patch_embd.weight", {8, 3, 4, 4});
+  proj.tensor("v.pre_ln.weight", {8});
+  for (const char* n : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+    proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8, 8});
+  }
+  for (const char* n : {"ln1", "ln2"}) proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
+  proj.tensor("v.blk.0.ffn_gate.weight", {12, 8});
+  proj.tensor("v.blk.0.ffn_up.weight", {12, 8});
+  proj.tensor("v.blk.0.ffn_down.weight", {8, 12});
+  proj.tensor("mm.input_norm.weight", {8});
+  proj.tensor("mm.patch_merger.weight", {8, 32});
+  proj.tensor("mm.1.weight", {kHidden, 8});
+  proj.tensor("mm.2.weight", {kHidden, kHidden});
+  return proj;
+}
+
 std::vector<VisionPair> vision_pairs() {
   std::vector<VisionPair> out;
   {  // gemma.py, Gemma3VisionModel: the pooling's scale 4 unwritten (4 patches a side: 1 token)
@@ -996,28 +1027,9 @@ std::vector<VisionPair> vision_pairs() {
     proj.tensor("v.deepstack.0.norm.bias", {32});
     out.push_back({"vision.qwen3_vl", qwen2vl_text("qwen3vl").write(19), proj.write(20)});
   }
-  {  // llava.py, LlavaVisionModel (Mistral 3): Pixtral's tower (no biases, RMSNorms before the
-     // layers and in them, a gated MLP, q and k permuted), the patch merger over 2 × 2 patches,
-     // mm.1 and mm.2 to the text width; the image tokens in the text model's vocabulary
-    ModelSpec text = hf_llama("mistral3");
-    image_tokens(text, {"[IMG]", "[IMG_BREAK]", "[IMG_END]"});
-    ModelSpec proj = clip_projector("pixtral");
-    proj.add("clip.use_silu", Value{ValueType::kBool, true});
-    proj.add("clip.vision.spatial_merge_size", u32_value(2));
-    proj.tensors.clear();
-    proj.tensor("v.patch_embd.weight", {8, 3, 4, 4});
-    proj.tensor("v.pre_ln.weight", {8});
-    for (const char* n : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
-      proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8, 8});
-    }
-    for (const char* n : {"ln1", "ln2"}) proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
-    proj.tensor("v.blk.0.ffn_gate.weight", {12, 8});
-    proj.tensor("v.blk.0.ffn_up.weight", {12, 8});
-    proj.tensor("v.blk.0.ffn_down.weight", {8, 12});
-    proj.tensor("mm.input_norm.weight", {8});
-    proj.tensor("mm.patch_merger.weight", {8, 32});
-    proj.tensor("mm.1.weight", {kHidden, 8});
-    proj.tensor("mm.2.weight", {kHidden, kHidden});
+  {  // llava.py, LlavaVisionModel (Mistral 3): Pixtral's tower and projector (pixtral_projector)
+    ModelSpec text = mistral3_text();
+    const ModelSpec proj = pixtral_projector();
     out.push_back({"vision.mistral3", text.write(21), proj.write(22)});
     // Ministral 3's: the same projector beside a ministral3 text model (mistral3.py,
     // Ministral3Model.set_gguf_parameters: YaRN's two keys)
@@ -1077,6 +1089,15 @@ std::vector<VisionRefusal> vision_refusals() {
     out.push_back({"vision_refused.string_array_not_utf8", text.write(13), proj.write(14),
                    "the projector's key 'clip.vision.feature_layer_names': value element 1 is "
                    "not valid UTF-8"});
+  }
+  {  // Mistral3Config's multimodal_projector_bias, which hf/ does not render
+    ModelSpec proj = pixtral_projector();
+    proj.tensor("mm.1.bias", {kHidden});
+    out.push_back({"vision_refused.mistral3_projector_bias", mistral3_text().write(21),
+                   proj.write(22),
+                   "the projector has 'mm.1.bias': a projector with biases "
+                   "(multimodal_projector_bias), which hf/ does not render",
+                   "MistralForCausalLM"});
   }
   return out;
 }

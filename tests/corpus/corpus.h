@@ -63,6 +63,7 @@ struct VisionRefusal {
   std::string name;
   Bytes text, projector;
   std::string reason;
+  std::string text_class = "LlamaForCausalLM";  ///< the text model's class, which hf/ then is
 };
 std::vector<VisionRefusal> vision_refusals();
 

@@ -444,7 +444,7 @@ TEST(HfCorpus, EachVisionPairIsItsRowsModel) {
 // warning give the reason (hf_folder.cpp, lay_out), as transformers' class of the text model.
 TEST(HfCorpus, APairThatIsNotOneModelServesTheTextModelWithTheReason) {
   const auto refusals = corpus::vision_refusals();
-  ASSERT_EQ(refusals.size(), 2u);
+  ASSERT_EQ(refusals.size(), 3u);
   for (const corpus::VisionRefusal& r : refusals) {
     SCOPED_TRACE(r.name);
     Model model;
@@ -468,7 +468,7 @@ TEST(HfCorpus, APairThatIsNotOneModelServesTheTextModelWithTheReason) {
     for (const FolderFile& f : folder.folder->files) {
       names.insert(f.name);
       if (f.name == "config.json") {
-        EXPECT_EQ(nlohmann::json::parse(f.text)["architectures"][0], "LlamaForCausalLM");
+        EXPECT_EQ(nlohmann::json::parse(f.text)["architectures"][0], r.text_class);
       }
     }
     EXPECT_TRUE(names.contains("model.safetensors"));
