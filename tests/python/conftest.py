@@ -34,27 +34,34 @@ def file_id(path):
     return f"{path.parent.name}/{path.name}"
 
 
-_imported_tokenizers = {}  # resolved path of a shared file: transformers' import of its tokenizer
+_imported = {}  # (what, resolved path of a shared file): transformers' or gguf-py's reading of it
+
+
+def once_per_file(what, path, read):
+    """read(path), once per pytest process for a shared test data file (read-only), a deep copy
+    each call, so that no test sees what another did to the result; a file a test wrote is read
+    anew each time. transformers' GGUF import and gguf-py's GGUFReader each take tens of seconds
+    of CPU on a vocabulary of 100 000 tokens and as many merges (the reader makes a numpy view
+    of each part of each string), and the tests read the same files many times over."""
+    path = pathlib.Path(path)
+    key = path.resolve()
+    if not key.is_relative_to(_testdata_dir().resolve()):
+        return read(path)
+    if (what, key) not in _imported:
+        _imported[(what, key)] = read(path)
+    return copy.deepcopy(_imported[(what, key)])
 
 
 def imported_tokenizer(path):
     """transformers' own GGUF import of `path`'s tokenizer: AutoTokenizer.from_pretrained(<dir>,
-    gguf_file=<name>). A shared test data file (read-only) is imported once per pytest process,
-    which test_hf_folder.py and test_hf_tokenizer.py share: transformers 4.57.6 takes a minute and
-    more on a SentencePiece vocabulary without merges (GGUFTokenizerSkeleton builds them from the
-    scores, each split of each piece looked up in the list of pieces). Each call gets its own deep
-    copy, so that no test sees what another did to it; a file a test wrote is imported anew."""
+    gguf_file=<name>), once per shared file (once_per_file), which test_hf_folder.py and
+    test_hf_tokenizer.py share: transformers 4.57.6 takes a minute and more on a SentencePiece
+    vocabulary without merges (GGUFTokenizerSkeleton builds them from the scores, each split of
+    each piece looked up in the list of pieces)."""
     from transformers import AutoTokenizer
 
-    path = pathlib.Path(path)
-    key = path.resolve()
-    if not key.is_relative_to(_testdata_dir().resolve()):
-        return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    if key not in _imported_tokenizers:
-        _imported_tokenizers[key] = AutoTokenizer.from_pretrained(
-            str(path.parent), gguf_file=path.name
-        )
-    return copy.deepcopy(_imported_tokenizers[key])
+    return once_per_file("tokenizer", path, lambda p: AutoTokenizer.from_pretrained(
+        str(p.parent), gguf_file=p.name))
 
 
 @pytest.fixture(scope="session")

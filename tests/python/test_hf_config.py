@@ -24,7 +24,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import _testdata_dir
+from conftest import _testdata_dir, once_per_file
 
 gguf = pytest.importorskip("gguf")
 transformers = pytest.importorskip("transformers")
@@ -58,8 +58,9 @@ def generation_dict(d):
 
 
 def theirs(path):
-    path = pathlib.Path(path)
-    return AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name)
+    """transformers' own GGUF import of `path`'s config (once per shared file)."""
+    return once_per_file("config", path, lambda p: AutoConfig.from_pretrained(
+        str(p.parent), gguf_file=p.name))
 
 
 def assert_same_config(tool, path, tmp_path):
@@ -88,12 +89,17 @@ def assert_same_config(tool, path, tmp_path):
 
 
 def gguf_fields(path):
-    """The file's key-value pairs, scalars as Python values (gguf-py's reader)."""
-    fields = {}
-    for name, field in gguf.GGUFReader(path).fields.items():
-        if len(field.types) == 1 and field.types[0] != gguf.GGUFValueType.ARRAY:
-            fields[name] = field.contents()
-    return fields
+    """The file's key-value pairs, scalars as Python values (gguf-py's reader; once per shared
+    file)."""
+
+    def read(p):
+        fields = {}
+        for name, field in gguf.GGUFReader(p).fields.items():
+            if len(field.types) == 1 and field.types[0] != gguf.GGUFValueType.ARRAY:
+                fields[name] = field.contents()
+        return fields
+
+    return once_per_file("fields", path, read)
 
 
 # The special token ids llama.cpp's converter writes, under the config fields they come from

@@ -84,6 +84,8 @@ safetensors = pytest.importorskip("safetensors")
 from gguf import quants  # noqa: E402
 from transformers import AutoConfig, AutoTokenizer, GenerationConfig  # noqa: E402
 
+import llama_converter  # noqa: E402
+
 LLAMA_CPP = pathlib.Path(
     os.environ.get("GGUFS_LLAMA_CPP") or "/var/cache/ggufs-tests/llama.cpp"
 )
@@ -1487,26 +1489,16 @@ class Originals:
         arch, outtype = key
         src = self.original(arch, unpadded=outtype == "unpadded", wide=outtype == "wide")
         out = self.root / f"{arch}-{outtype}.gguf"
-        # the converter's own gguf-py (it prepends it too, NO_LOCAL_GGUF unset), this venv's rest
-        path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
-                   TRANSFORMERS_OFFLINE="1")
-        env.pop("NO_LOCAL_GGUF", None)
-        python = sys.executable
+        python = None  # this venv's: forked from llama_converter's forkserver
         if ARCHS[arch].get("convert_under_transformers4"):
             python = os.environ.get("GGUFS_TRANSFORMERS4_PYTHON", str(TRANSFORMERS4_PYTHON))
             if not os.access(python, os.X_OK):
                 pytest.skip(f"no transformers 4 venv to convert {arch} under ({python}; "
                             "scripts/install-deps --tests, or $GGUFS_TRANSFORMERS4_PYTHON)")
-        log = open(self.root / f"{arch}-{outtype}.log", "w+")
-        proc = subprocess.Popen(
-            [python, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
-             "--outtype", "f32" if outtype in ("unpadded", "wide") else outtype,
-             "--outfile", str(out),
-             *ARCHS[arch].get("converter_args", ())],
-            stdout=log, stderr=subprocess.STDOUT, env=env,
-        )
-        self.jobs[key] = (proc, log, out)
+        args = [src, "--outtype", "f32" if outtype in ("unpadded", "wide") else outtype,
+                "--outfile", out, *ARCHS[arch].get("converter_args", ())]
+        job = llama_converter.convert(args, self.root / f"{arch}-{outtype}.log", python)
+        self.jobs[key] = (job, out)
 
     def converted(self, arch, outtype):
         """The GGUF file llama.cpp's converter made of the original (--outtype `outtype`;
@@ -1523,23 +1515,20 @@ class Originals:
                 except pytest.skip.Exception:
                     pass
                 break
-        proc, log, out = self.jobs[key]
-        if proc.wait(timeout=900) != 0 or not out.is_file():
-            log.seek(0)
-            text = log.read()
+        job, out = self.jobs[key]
+        status = job.wait(timeout=900)
+        if status != 0 or not out.is_file():
+            text = job.log()
             if m := re.search(r"ModuleNotFoundError: No module named '([^']+)'", text):
                 pytest.skip(f"llama.cpp's converter needs {m[1]}, which is not installed")
-            log.seek(0)
             pytest.fail(f"convert_hf_to_gguf.py {arch} --outtype {outtype} failed "
-                        f"({proc.returncode}):\n{log.read()[-4000:]}")
+                        f"({status}):\n{text[-4000:]}")
         return out
 
     def close(self):
-        for proc, log, _ in self.jobs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            log.close()
+        for job, _ in self.jobs.values():
+            if job.running():
+                job.kill()
 
 
 @pytest.fixture(scope="session")
@@ -2141,14 +2130,9 @@ def _t5_vocab(root):
     transformers.T5ForConditionalGeneration(config).save_pretrained(str(src))
     tok.save_pretrained(str(src))
     shutil.copy(root / "t5-sp" / "sp.model", src / "spiece.model")
-    path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1")
-    env.pop("NO_LOCAL_GGUF", None)
-    r = subprocess.run([sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
-                        "--vocab-only", "--outfile", str(out)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0 and out.is_file(), r.stdout[-3000:] + r.stderr[-3000:]
+    status, log = llama_converter.run([src, "--vocab-only", "--outfile", out],
+                                      out.with_suffix(".log"))
+    assert status == 0 and out.is_file(), log[-6000:]
     return src, out
 
 
@@ -2166,14 +2150,9 @@ def _converted_t5(originals, name, cls, config_cls, **config):
         getattr(transformers, cls)(config).save_pretrained(str(src))
         tok.save_pretrained(str(src))
         shutil.copy(sp_model, src / "spiece.model")
-        path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
-                   TRANSFORMERS_OFFLINE="1")
-        env.pop("NO_LOCAL_GGUF", None)
-        r = subprocess.run([sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
-                            "--outtype", "f32", "--outfile", str(out)],
-                           capture_output=True, text=True, env=env)
-        assert r.returncode == 0 and out.is_file(), r.stdout[-3000:] + r.stderr[-3000:]
+        status, log = llama_converter.run([src, "--outtype", "f32", "--outfile", out],
+                                          out.with_suffix(".log"))
+        assert status == 0 and out.is_file(), log[-6000:]
     return out
 
 

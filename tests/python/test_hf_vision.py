@@ -41,6 +41,8 @@ transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 pytest.importorskip("PIL", reason="pillow is not installed: the image processors need it")
 from PIL import Image  # noqa: E402
+
+import llama_converter  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
 from test_hf_roundtrip import (CONFIG_IGNORED, LLAMA_CPP, _bpe_from_llama_cpp,  # noqa: E402
@@ -384,21 +386,11 @@ def _class(name):
     return cls
 
 
-def _converter_env():
-    path = [str(LLAMA_CPP / "gguf-py")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1")
-    env.pop("NO_LOCAL_GGUF", None)
-    return env
-
-
 def _convert(src, out, *args):
-    r = subprocess.run([sys.executable, str(LLAMA_CPP / "convert_hf_to_gguf.py"), str(src),
-                        "--outtype", "f32", "--outfile", str(out), *args],
-                       capture_output=True, text=True, env=_converter_env(), timeout=900)
-    if r.returncode != 0 or not out.is_file():
-        pytest.fail(f"convert_hf_to_gguf.py {' '.join(args)} failed ({r.returncode}):\n"
-                    f"{r.stderr[-4000:]}")
+    status, log = llama_converter.run([src, "--outtype", "f32", "--outfile", out, *args],
+                                      out.with_suffix(".log"))
+    if status != 0 or not out.is_file():
+        pytest.fail(f"convert_hf_to_gguf.py {' '.join(args)} failed ({status}):\n{log[-4000:]}")
     return out
 
 
@@ -730,7 +722,7 @@ def _set_metadata(src, dst, key, value):
     shutil.copy(src, dst)
     r = subprocess.run([sys.executable, "-m", "gguf.scripts.gguf_set_metadata", str(dst), key,
                         str(value), "--force"], capture_output=True, text=True,
-                       env=_converter_env(), timeout=120)
+                       env=llama_converter.converter_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     return dst
 
