@@ -476,6 +476,39 @@ constexpr VisionArchitecture kMistral3 = {
     .image_size = ImageSizeForm::kLongestEdgePatches,
     .processor_class = "PixtralProcessor"};
 
+// InternVL 2.5 / 3 (InternViT-300M, a Qwen2 text model).
+constexpr VisionArchitecture kInternVL = {
+    .projector_type = "internvl",
+    .text_model_type = "qwen2",
+    .model_type = "internvl",
+    .class_name = "InternVLForConditionalGeneration",
+    .vision_model_type = "internvl_vision",
+    // InternVLVisionConfig's fields are SigLIP's names; image_size and patch_size lists
+    .vision_keys = kSiglipKeys,
+    .vision_constants = kInternVLVisionConstants,
+    .image_tokens = kInternVLTokens,
+    .text_prefix = "model.language_model.",
+    .lm_head_prefix = "lm_head.",
+    .vision_prefix = "model.vision_tower.",
+    .before = kInternVLEmbeddings,
+    .layer = kInternVLLayer,
+    .projector = kInternVLProjector,
+    .layer_path = "encoder.layer.",
+    // internvl.py always writes it
+    .scale_default = 2,
+    .activation_field = "hidden_act",
+    .refusals = kInternVLRefusals,
+    .tie_at_top = true,
+    .sizes_as_pairs = true,
+    .ratio_field = "downsample_ratio",
+    .min_tiles_field = "min_patches",
+    .max_tiles_field = "max_patches",
+    .tokens_per_image = "image_seq_length",
+    .seq_len_field = "image_seq_length",
+    .image_processor_json = kInternVLImageProcessor,
+    .image_size = ImageSizeForm::kHeightWidth,
+    .processor_class = "InternVLProcessor"};
+
 // `row` beside a text model of another type.
 constexpr VisionArchitecture with_text_model(VisionArchitecture row, std::string_view type) {
   row.text_model_type = type;
@@ -612,36 +645,9 @@ constexpr VisionArchitecture kVisionRows[] = {
     // Ministral 3's vision-language models (Ministral-3-*-2512): the same projector beside a
     // ministral3 text model (transformers 5 only).
     with_text_model(kMistral3, "ministral3"),
-    {.projector_type = "internvl",
-     .text_model_type = "qwen2",
-     .model_type = "internvl",
-     .class_name = "InternVLForConditionalGeneration",
-     .vision_model_type = "internvl_vision",
-     // InternVLVisionConfig's fields are SigLIP's names; image_size and patch_size lists
-     .vision_keys = kSiglipKeys,
-     .vision_constants = kInternVLVisionConstants,
-     .image_tokens = kInternVLTokens,
-     .text_prefix = "model.language_model.",
-     .lm_head_prefix = "lm_head.",
-     .vision_prefix = "model.vision_tower.",
-     .before = kInternVLEmbeddings,
-     .layer = kInternVLLayer,
-     .projector = kInternVLProjector,
-     .layer_path = "encoder.layer.",
-     // internvl.py always writes it
-     .scale_default = 2,
-     .activation_field = "hidden_act",
-     .refusals = kInternVLRefusals,
-     .tie_at_top = true,
-     .sizes_as_pairs = true,
-     .ratio_field = "downsample_ratio",
-     .min_tiles_field = "min_patches",
-     .max_tiles_field = "max_patches",
-     .tokens_per_image = "image_seq_length",
-     .seq_len_field = "image_seq_length",
-     .image_processor_json = kInternVLImageProcessor,
-     .image_size = ImageSizeForm::kHeightWidth,
-     .processor_class = "InternVLProcessor"},
+    kInternVL,
+    // InternVL 3.5: the same projector beside a Qwen3 text model
+    with_text_model(kInternVL, "qwen3"),
 };
 
 }  // namespace

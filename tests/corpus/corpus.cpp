@@ -856,16 +856,18 @@ ModelSpec clip_projector(const std::string& type) {
 // Qwen2-VL's and Qwen2.5-VL's text model (qwenvl.py, Qwen2VLModel): qwen2's tensors, M-RoPE
 // sections rotating the head's 4 elements, Qwen2's pre-tokenizer and the image tokens.
 ModelSpec qwen2vl_text(const std::string& arch = "qwen2vl") {
-  const bool qwen3 = arch == "qwen3vl";  // Qwen3's head_dim 8 and q/k norms, no biases
+  const bool qwen3 = arch.starts_with("qwen3");  // Qwen3's head_dim 8 and q/k norms, no biases
   ModelSpec text = hparams(arch);
   if (qwen3) {
     text.add(arch + ".attention.key_length", u32_value(8));
     text.add(arch + ".attention.value_length", u32_value(8));
   }
-  const std::int64_t sections[] = {qwen3 ? 2 : 1, 1, qwen3 ? 1 : 0, 0};
-  std::vector<Value> values;
-  for (const std::int64_t n : sections) values.push_back(i_value(ValueType::kInt32, n));
-  text.add(arch + ".rope.dimension_sections", array_value(ValueType::kInt32, std::move(values)));
+  if (arch.ends_with("vl")) {  // qwen2vl, qwen3vl: M-RoPE
+    const std::int64_t sections[] = {qwen3 ? 2 : 1, 1, qwen3 ? 1 : 0, 0};
+    std::vector<Value> values;
+    for (const std::int64_t n : sections) values.push_back(i_value(ValueType::kInt32, n));
+    text.add(arch + ".rope.dimension_sections", array_value(ValueType::kInt32, std::move(values)));
+  }
   gpt2_tokenizer(text);
   text.at("tokenizer.ggml.pre") = str_value("qwen2");
   const Array& a = std::get<Array>(text.at("tokenizer.ggml.tokens").data);
@@ -1041,7 +1043,6 @@ std::vector<VisionPair> vision_pairs() {
      // 16 patches, layer scales; the projector's LayerNorm and two Linears over 2 × 2 patches;
      // a qwen2 text model with InternVL's image tokens
     ModelSpec text = qwen2vl_text("qwen2");
-    text.erase("qwen2.rope.dimension_sections");
     image_tokens(text, {"<IMG_CONTEXT>", "<img>", "</img>", "<video>"});
     ModelSpec proj = clip_projector("internvl");
     proj.add("clip.use_gelu", Value{ValueType::kBool, true});
@@ -1060,6 +1061,10 @@ std::vector<VisionPair> vision_pairs() {
     proj.tensor("mm.model.mlp.3.weight", {kHidden, kHidden});
     proj.tensor("mm.model.mlp.3.bias", {kHidden});
     out.push_back({"vision.internvl", text.write(25), proj.write(26)});
+    // InternVL 3.5: the same projector beside a qwen3 text model
+    ModelSpec qwen3 = qwen2vl_text("qwen3");
+    image_tokens(qwen3, {"<IMG_CONTEXT>", "<img>", "</img>", "<video>"});
+    out.push_back({"vision.internvl3_5", qwen3.write(27), proj.write(28)});
   }
   return out;
 }

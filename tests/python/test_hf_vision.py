@@ -135,6 +135,59 @@ def _qwen_vl(cls, config_cls, processor_class, vision_config, text_config=None,
     )
 
 
+def _internvl(text_class, text_config):
+    """InternVL's row beside a text model of `text_class` (`text_config` its text_config's
+    own fields): Qwen2's for InternVL 2.5 / 3, Qwen3's for InternVL 3.5."""
+    return dict(
+        cls="InternVLForConditionalGeneration",
+        config_cls="InternVLConfig",
+        # InternVL3's language model is Qwen2.5's: Qwen2's byte-level BPE with InternVL's tokens
+        tokenizer="qwen2",
+        pieces=("<img>", "</img>", "<IMG_CONTEXT>", "<video>"),
+        # the tokenizer's names InternVLProcessor reads (processing_internvl.py)
+        image_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
+                      "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"},
+        token_fields={"image_token_id": "<IMG_CONTEXT>"},
+        config=dict(
+            text_config=dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2,
+                             max_position_embeddings=512, rms_norm_eps=1e-6,
+                             tie_word_embeddings=False, **text_config),
+            # InternViT-300M's form: 32-pixel tiles of 8-pixel patches (4 a side), shuffled by
+            # 2 (downsample_ratio 0.5): 4 image tokens a tile; biased q, k, v; four layers, as
+            # the converter's tensor map needs one more than the projector's mlp1.3
+            vision_config=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4,
+                               num_attention_heads=2, image_size=[32, 32], patch_size=[8, 8],
+                               attention_bias=True),
+            image_seq_length=4, downsample_ratio=0.5,
+            # untied (transformers 5's InternVLConfig defaults it to true)
+            tie_word_embeddings=False),
+        # the converter takes the text and vision classes from the sub-configs
+        # (conversion/base.py, get_model_architecture), as Intern-S1's configs name them
+        hub_text_config=dict(architectures=[text_class]),
+        hub_vision_config=dict(architectures=["InternVisionModel"]),
+        # the checkpoint's names as the converter reads them (internvl.py,
+        # InternVisionModel.filter_tensors: Intern-S1's) and transformers 5 saves them
+        hub_names=((r"^language_model\.model\.", "model.language_model."),
+                   (r"^language_model\.lm_head\.", "lm_head."),
+                   (r"^vision_tower\.", "model.vision_tower."),
+                   (r"^multi_modal_projector\.", "model.multi_modal_projector.")),
+        # tiles of the tower's 32 pixels, as the Hub's InternVL processors (crop_to_patches);
+        # the processor wants a video processor, which needs torchvision: the image processor
+        # and the tokenizer are saved, and the processor is built from them
+        processor=lambda tok: transformers.GotOcr2ImageProcessor(
+            size={"height": 32, "width": 32}, crop_to_patches=True, image_mean=CLIP_MEAN,
+            image_std=CLIP_STD),
+        load_processor=lambda path: _internvl_processor(path),
+        processor_class="InternVLProcessor",
+        prompt="<IMG_CONTEXT>Describe it.",
+        # text_config holds the token ids, as the Hub's InternVL configs' (Qwen2's) do
+        text_token_ids=True,
+        file={},
+        tower="model.vision_tower.",
+    )
+
+
 # One row a family. cls, config_cls: transformers' classes; tokenizer: "spm-gemma", "spm-llama"
 # or "qwen2"; pieces: the image tokens, pieces of its SentencePiece model (qwen2: added tokens);
 # image_tokens: the
@@ -256,54 +309,9 @@ FAMILIES = {
             original_max_position_embeddings=128, beta_fast=32.0, beta_slow=1.0, mscale=1.0,
             mscale_all_dim=0.5, llama_4_scaling_beta=0.2)),
         requires="Ministral3Config"),
-    "internvl": dict(
-        cls="InternVLForConditionalGeneration",
-        config_cls="InternVLConfig",
-        # InternVL3's language model is Qwen2.5's: Qwen2's byte-level BPE with InternVL's tokens
-        tokenizer="qwen2",
-        pieces=("<img>", "</img>", "<IMG_CONTEXT>", "<video>"),
-        # the tokenizer's names InternVLProcessor reads (processing_internvl.py)
-        image_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
-                      "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"},
-        token_fields={"image_token_id": "<IMG_CONTEXT>"},
-        config=dict(
-            text_config=dict(model_type="qwen2", hidden_size=64, intermediate_size=96,
-                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                             max_position_embeddings=512, rms_norm_eps=1e-6,
-                             tie_word_embeddings=False),
-            # InternViT-300M's form: 32-pixel tiles of 8-pixel patches (4 a side), shuffled by
-            # 2 (downsample_ratio 0.5): 4 image tokens a tile; biased q, k, v; four layers, as
-            # the converter's tensor map needs one more than the projector's mlp1.3
-            vision_config=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4,
-                               num_attention_heads=2, image_size=[32, 32], patch_size=[8, 8],
-                               attention_bias=True),
-            image_seq_length=4, downsample_ratio=0.5,
-            # untied (transformers 5's InternVLConfig defaults it to true)
-            tie_word_embeddings=False),
-        # the converter takes the text and vision classes from the sub-configs
-        # (conversion/base.py, get_model_architecture), as Intern-S1's configs name them
-        hub_text_config=dict(architectures=["Qwen2ForCausalLM"]),
-        hub_vision_config=dict(architectures=["InternVisionModel"]),
-        # the checkpoint's names as the converter reads them (internvl.py,
-        # InternVisionModel.filter_tensors: Intern-S1's) and transformers 5 saves them
-        hub_names=((r"^language_model\.model\.", "model.language_model."),
-                   (r"^language_model\.lm_head\.", "lm_head."),
-                   (r"^vision_tower\.", "model.vision_tower."),
-                   (r"^multi_modal_projector\.", "model.multi_modal_projector.")),
-        # tiles of the tower's 32 pixels, as the Hub's InternVL processors (crop_to_patches);
-        # the processor wants a video processor, which needs torchvision: the image processor
-        # and the tokenizer are saved, and the processor is built from them
-        processor=lambda tok: transformers.GotOcr2ImageProcessor(
-            size={"height": 32, "width": 32}, crop_to_patches=True, image_mean=CLIP_MEAN,
-            image_std=CLIP_STD),
-        load_processor=lambda path: _internvl_processor(path),
-        processor_class="InternVLProcessor",
-        prompt="<IMG_CONTEXT>Describe it.",
-        # text_config holds the token ids, as the Hub's InternVL configs' (Qwen2's) do
-        text_token_ids=True,
-        file={},
-        tower="model.vision_tower.",
-    ),
+    "internvl": _internvl("Qwen2ForCausalLM", dict(model_type="qwen2")),
+    # InternVL 3.5's text model: Qwen3's head_dim and q/k norms
+    "internvl3_5": _internvl("Qwen3ForCausalLM", dict(model_type="qwen3", head_dim=16)),
 }
 
 
@@ -534,7 +542,11 @@ def test_image_processor_fields(pair, mounted):
 
 
 def _model(path, family):
+    """The family's class from `path`, whose config must name it: from a config of another
+    class (hf/ of the text model alone), from_pretrained builds the composite config's default
+    sub-models, billions of parameters."""
     cls = getattr(transformers, FAMILIES[family]["cls"])
+    assert _architecture(path) == cls.__name__, f"{path} is not {cls.__name__}"
     return cls.from_pretrained(str(path), dtype=torch.float32, attn_implementation="eager").eval()
 
 
