@@ -26,6 +26,8 @@
 //     left as libfuse sets them (fuse_adapter.cpp, op_init);
 //   - keep_cache on open, cache_readdir and keep_cache on opendir, entry, attribute and negative
 //     entry timeouts of DBL_MAX, st_blksize 4096, statfs as ggufs answers it (fuse_adapter.cpp);
+//   - with -o direct_io, as ggufs -o direct_io treats its decoded files: FOPEN_DIRECT_IO on
+//     open, st_blksize 1 MiB, FUSE_CAP_DIRECT_IO_ALLOW_MMAP wanted where capable;
 //   - read_ahead_kb of the mount's bdi: four requests of max_read by default (4032 KiB;
 //     read_ahead_kb_for, options.h;
 //     -o read_ahead_kb=N as ggufs takes it, 0 keeps the kernel's), set by set_read_ahead_kb
@@ -88,6 +90,8 @@ constexpr const char* kUsage =
     "  -o read_ahead_kb=N  kernel read-ahead of the mount in KiB (default four requests of\n"
     "                      max_read, as ggufs: 4032; 0\n"
     "                      keeps the kernel's default; needs root)\n"
+    "  -o direct_io        open `data` with FOPEN_DIRECT_IO, as ggufs -o direct_io opens its\n"
+    "                      decoded files: no page cache, replies written into the reader\n"
     "  -o opt              other FUSE options (clone_fd, max_threads=N, allow_other, ...)\n";
 
 // The pattern's own period: byte i of the file is p(i mod kPattern).
@@ -119,6 +123,7 @@ struct Ceiling {
   gid_t gid;
   struct timespec mtime;
   unsigned max_read;
+  bool direct_io;  // -o direct_io
 };
 
 const Ceiling& ctx(fuse_req_t req) { return *static_cast<const Ceiling*>(fuse_req_userdata(req)); }
@@ -136,7 +141,8 @@ struct stat make_stat(const Ceiling& c, fuse_ino_t ino) {
     st.st_size = static_cast<off_t>(c.size);
     st.st_blocks = static_cast<blkcnt_t>((c.size + 511) / 512);
   }
-  st.st_blksize = 4096;
+  // As ggufs's make_stat: 1 MiB for a direct-I/O file (cat reads st_blksize at a time).
+  st.st_blksize = c.direct_io && ino == kDataIno ? 1 << 20 : 4096;
   st.st_uid = c.uid;
   st.st_gid = c.gid;
   st.st_atim = st.st_mtim = st.st_ctim = c.mtime;
@@ -166,6 +172,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (ino != kDataIno) return void(fuse_reply_err(req, ENOENT));
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return void(fuse_reply_err(req, EROFS));
   fi->keep_cache = 1;  // as ggufs: the page cache outlives each open, so 2nd reads hit it
+  if (ctx(req).direct_io) fi->direct_io = 1;  // as ggufs's op_open with -o direct_io
   fuse_reply_open(req, fi);
 }
 
@@ -229,7 +236,14 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
 void op_init(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
-  set_request_size(conn, static_cast<const Ceiling*>(userdata)->max_read);
+  const Ceiling& c = *static_cast<const Ceiling*>(userdata);
+  set_request_size(conn, c.max_read);
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+  // As ggufs's direct_io_init: shared maps of the direct-I/O file where the kernel allows them.
+  if (c.direct_io && (conn->capable & FUSE_CAP_DIRECT_IO_ALLOW_MMAP)) {
+    conn->want |= FUSE_CAP_DIRECT_IO_ALLOW_MMAP;
+  }
+#endif
 }
 
 const fuse_lowlevel_ops kOps = [] {
@@ -251,6 +265,7 @@ struct Cli {
   int copy = 0;          // --copy: replies copied from memory (writev), not spliced
   unsigned max_read = kDefaultMaxRead;
   unsigned read_ahead_kb = kReadAheadAuto;
+  int direct_io = 0;
 };
 
 const fuse_opt kOptions[] = {
@@ -259,6 +274,7 @@ const fuse_opt kOptions[] = {
     {"--copy", offsetof(Cli, copy), 1},
     {"max_read=%u", offsetof(Cli, max_read), 0},            // as ggufs's options.cpp
     {"read_ahead_kb=%u", offsetof(Cli, read_ahead_kb), 0},  // as ggufs's options.cpp
+    {"direct_io", offsetof(Cli, direct_io), 1},             // as ggufs's options.cpp
     FUSE_OPT_END,
 };
 
@@ -366,7 +382,7 @@ int run(int argc, char** argv) {
       g_memfd = -1;
     }
   }
-  Ceiling c{size, ::getuid(), ::getgid(), {}, cli.max_read};
+  Ceiling c{size, ::getuid(), ::getgid(), {}, cli.max_read, cli.direct_io != 0};
   ::clock_gettime(CLOCK_REALTIME, &c.mtime);
 
   // ggufs's mount options (main.cpp, mount_file), with our own subtype and fsname.
