@@ -85,10 +85,7 @@ from gguf import quants  # noqa: E402
 from transformers import AutoConfig, AutoTokenizer, GenerationConfig  # noqa: E402
 
 import llama_converter  # noqa: E402
-
-LLAMA_CPP = pathlib.Path(
-    os.environ.get("GGUFS_LLAMA_CPP") or "/var/cache/ggufs-tests/llama.cpp"
-)
+from llama_converter import LLAMA_CPP  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # The table: one row an architecture. cls: transformers' model class; config: its config

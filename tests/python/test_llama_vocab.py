@@ -23,14 +23,14 @@ those cases mismatch: other cases mismatching fail the test, and all passing fai
 """
 
 import os
-import pathlib
 
 import pytest
 
 transformers = pytest.importorskip("transformers")
 from transformers import AutoTokenizer  # noqa: E402
 
-LLAMA_CPP = pathlib.Path(os.environ.get("GGUFS_LLAMA_CPP") or "/var/cache/ggufs-tests/llama.cpp")
+from llama_converter import LLAMA_CPP  # noqa: E402
+
 SEPARATOR = "\n__ggml_vocab_test__\n"  # test-tokenizer-0.cpp read_tests()
 LINE = transformers.__version__.split(".")[0]  # "4" or "5"
 

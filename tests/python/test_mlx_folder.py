@@ -26,8 +26,6 @@ test data and /dev/fuse; elsewhere it skips.
 """
 
 import json
-import os
-import pathlib
 import subprocess
 import sys
 
@@ -42,7 +40,8 @@ mx = pytest.importorskip(
 mlx_lm = pytest.importorskip("mlx_lm")
 nn = pytest.importorskip("mlx.nn")
 
-LLAMA_CPP = pathlib.Path(os.environ.get("GGUFS_LLAMA_CPP") or "/var/cache/ggufs-tests/llama.cpp")
+from llama_converter import LLAMA_CPP  # noqa: E402
+
 if not (LLAMA_CPP / "gguf-py" / "gguf").is_dir():
     pytest.skip(f"llama.cpp's gguf-py is absent ({LLAMA_CPP}; set GGUFS_LLAMA_CPP)",
                 allow_module_level=True)
