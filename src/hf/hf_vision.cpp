@@ -350,6 +350,12 @@ constexpr VisionRefusal kMistral3Refusals[] = {
     {"mm.1.bias",
      "a projector with biases (multimodal_projector_bias), which hf/ does not render"}};
 
+// The text embedding's [IMG_BREAK] row, which llava.py (LlavaVisionModel.modify_tensors) writes
+// for llama.cpp's clip.cpp (its pixtral projector requires it); base.py's
+// MmprojModel.filter_tensors drops the language model's tensors before it now, but every older
+// Mistral 3 projector holds it. The text model holds the whole embedding.
+constexpr std::string_view kPixtralLeftOut[] = {"v.token_embd.img_break"};
+
 // PixtralVisionConfig's fields MmprojModel.set_gguf_parameters writes (it has no layer norm
 // eps: modeling_pixtral.py's RMSNorms use 1e-5, which llava.py writes).
 constexpr ConfigKey kPixtralKeys[] = {
@@ -471,6 +477,7 @@ constexpr VisionArchitecture kMistral3 = {
     .processor_patch_field = "patch_size",
     .processor_scale_field = "spatial_merge_size",
     .refusals = kMistral3Refusals,
+    .left_out = kPixtralLeftOut,
     .tie_at_top = true,
     .image_processor_json = kPixtralImageProcessor,
     .image_size = ImageSizeForm::kLongestEdgePatches,
@@ -728,8 +735,11 @@ std::vector<std::uint64_t> shape_of(VisionShape s, const VisionDims& d) {
       return {d.positions, d.hidden};
     case VisionShape::kClassToken:
       return {1, 1, d.hidden};
-    case VisionShape::kPositionsClass:
-      return {1, d.positions + 1, d.hidden};  // positions ≤ 2^32 (kMaxImageSize)
+    case VisionShape::kPositionsClass: {
+      const hf::Size rows = hf::sum(d.positions, 1);
+      if (!rows) return {};
+      return {1, *rows, d.hidden};
+    }
     case VisionShape::kHidden:
       return {d.hidden};
     case VisionShape::kHiddenHidden:
@@ -957,7 +967,8 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
       return "the projector's clip.vision.n_wa_pattern is absent, not a positive integer or "
              "above its block_count";
     }
-    json full = json::array();  // at most kMaxVisionLayers entries
+    // n ≤ block_count ≤ kMaxVisionLayers: at most that many entries, and i + n never wraps
+    json full = json::array();
     for (std::uint64_t i = *n - 1; i < v.d.layers; i += *n) full.push_back(i);
     v.vision_config[std::string(row.window_field)] = std::move(full);
   }
@@ -971,7 +982,12 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
                        image, v.d.patch);
   }
   const std::uint64_t side = image / v.d.patch;
-  v.d.positions = side * side;
+  const hf::Size rows = hf::mul(side, side);
+  if (!rows) {
+    return fmt::format("the projector's {} patches a side are more positions than 64 bits count",
+                       side);
+  }
+  v.d.positions = *rows;
   if (!row.positions_field.empty())
     v.vision_config[std::string(row.positions_field)] = v.d.positions;
   if (std::string why = deepstack_layers(projector, row, v); !why.empty()) return why;
@@ -985,6 +1001,7 @@ std::string read_keys(const GgufFile& paired, const GgufFile& projector, const j
         return fmt::format("the projector's clip.vision.{} does not divide its {} patches a side",
                            row.scale_key, side);
       }
+      // (side / s)² ≤ side², the positions' count: no overflow
       v.tokens_per_image = (side / v.d.scale) * (side / v.d.scale);
       if (!row.tokens_per_image.empty()) {
         v.top[std::string(row.tokens_per_image)] = v.tokens_per_image;
@@ -1128,7 +1145,8 @@ std::string add_weights(const GgufFile& paired, std::size_t first,
     }
     if (e.permuted) {
       // LlamaModel.permute reshapes the rows as (heads, 2, rows / heads / 2)
-      if (v.d.hidden % (2 * v.d.heads) != 0) {
+      const hf::Size pair_rows = hf::mul(2, v.d.heads);  // 2 × 2⁶³ heads would wrap to 0
+      if (!pair_rows || v.d.hidden % *pair_rows != 0) {
         return fmt::format(
             "the projector's '{}' has {} rows, not a whole number of pairs for each of its {} "
             "heads",
@@ -1151,7 +1169,11 @@ std::string add_weights(const GgufFile& paired, std::size_t first,
 }
 
 // The text model's weights under the checkpoint's names, then the vision tower's and the
-// projector's; the projector's tensors no entry maps join `omitted`.
+// projector's; or why not. A projector is its tensors, as a text model is (hf_plan.cpp,
+// index_tensors): one no weight reads (a layer past clip.vision.block_count, a bias or norm the
+// class does not build, a deepstack merger of a layer clip.vision.is_deepstack_layers does not
+// flag) is a model other than the one served, refused by name; only the row's left_out join
+// `omitted`.
 std::string weights(const GgufFile& paired, const GgufFile& projector, const HfModel& text,
                     const Vision& v, std::vector<HfWeight>& out,
                     std::vector<std::size_t>& omitted) {
@@ -1188,10 +1210,17 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
                       fmt::format("v.deepstack.{}.", v.deepstack[k]), out, used);
   }
   if (why.empty()) why = add_weights(paired, first, by_name, v, row.projector, "", "", out, used);
+  if (!why.empty()) return why;
   for (std::size_t i = 0; i < used.size(); ++i) {
-    if (!used[i]) omitted.push_back(first + i);
+    if (used[i]) continue;
+    const std::string_view name = projector.tensors[i].name;
+    if (std::ranges::find(row.left_out, name) == row.left_out.end()) {
+      return fmt::format("the projector's tensor '{}' is not part of the {} its keys describe",
+                         printable(name), row.class_name);
+    }
+    omitted.push_back(first + i);
   }
-  return why;
+  return "";
 }
 
 // text_config as the class's own text config has it: its model_type, and the M-RoPE sections of
@@ -1215,9 +1244,11 @@ std::string class_text_config(const GgufFile& paired, const VisionArchitecture& 
   const std::uint64_t heads = inner.value("num_attention_heads", std::uint64_t{0});
   const std::uint64_t head_dim = inner.value("head_dim", heads ? hidden / heads : 0);
   // apply_multimodal_rotary_pos_emb (modeling_qwen2_vl.py) splits head_dim into the sections
-  // twice over
-  std::uint64_t rotated = 0;
-  for (std::size_t i = 0; i < 3 && i < sections.size(); ++i) rotated += 2 * sections[i];
+  // twice over; checked, as sections near 2⁶³ would wrap to any head size
+  hf::Size rotated = 0;
+  for (std::size_t i = 0; i < 3 && i < sections.size(); ++i) {
+    rotated = hf::sum(rotated, hf::mul(2, sections[i]));
+  }
   if (!a || a->size() != 4 || sections.size() != 4 || sections[3] != 0 || rotated != head_dim) {
     return fmt::format(
         "the model's {} is not three M-RoPE sections and a 0 that together rotate its head "

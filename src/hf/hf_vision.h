@@ -165,6 +165,10 @@ struct VisionArchitecture {
   /// spatial_merge_size).
   std::string_view processor_json, processor_patch_field, processor_scale_field;
   std::span<const VisionRefusal> refusals;
+  /// Projector tensors hf/ leaves out (listed as omitted), each a copy of what the text model
+  /// holds: Mistral 3's v.token_embd.img_break. Any other tensor no weight reads refuses the
+  /// pairing.
+  std::span<const std::string_view> left_out;
   /// config.json's top-level tie_word_embeddings is the text model's (transformers 5's
   /// Mistral3Config and InternVLConfig default it to true, and the composite model ties its
   /// lm_head by it).

@@ -803,13 +803,14 @@ std::vector<Fixture> valid_fixtures() {
   return out;
 }
 
-// The image tokens of the vision table's rows, in place of ordinary tokens of a SentencePiece
-// vocabulary (llama_tokenizer: ids 3 on are "▁tN").
-void image_tokens(ModelSpec& m, const std::vector<std::string>& tokens) {
+// The image tokens of the vision table's rows, in place of ordinary tokens from id `first` on:
+// a SentencePiece vocabulary's (llama_tokenizer: ids 3 on are "▁tN"), or a BPE one's from 5
+// (gpt2_tokenizer: ids 5 on are "tN", the ones no merge makes).
+void image_tokens(ModelSpec& m, const std::vector<std::string>& tokens, std::size_t first = 3) {
   const Array& a = std::get<Array>(m.at("tokenizer.ggml.tokens").data);
   std::vector<std::string> all;
   for (std::size_t i = 0; i < a.size(); ++i) all.emplace_back(a.string_at(i));
-  for (std::size_t i = 0; i < tokens.size(); ++i) all.at(3 + i) = tokens[i];
+  for (std::size_t i = 0; i < tokens.size(); ++i) all.at(first + i) = tokens[i];
   m.at("tokenizer.ggml.tokens") = strings(std::move(all));
 }
 
@@ -870,12 +871,7 @@ ModelSpec qwen2vl_text(const std::string& arch = "qwen2vl") {
   }
   gpt2_tokenizer(text);
   text.at("tokenizer.ggml.pre") = str_value("qwen2");
-  const Array& a = std::get<Array>(text.at("tokenizer.ggml.tokens").data);
-  std::vector<std::string> tokens;
-  for (std::size_t i = 0; i < a.size(); ++i) tokens.emplace_back(a.string_at(i));
-  const char* image[] = {"<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"};
-  for (std::size_t i = 0; i < 4; ++i) tokens.at(5 + i) = image[i];
-  text.at("tokenizer.ggml.tokens") = strings(std::move(tokens));
+  image_tokens(text, {"<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"}, 5);
   text.tensor("token_embd.weight", {kVocab, kHidden});
   attention(text, qwen3 ? 8 : 4);
   if (qwen3) {
@@ -959,6 +955,76 @@ ModelSpec pixtral_projector() {
   return proj;
 }
 
+// A Qwen3-VL projector (qwen3vl.py, Qwen3VLVisionModel): the patch bias, a 4 × 4 position
+// embedding, q, k and v fused, the merger (mm.0, mm.2) and one deepstack merger reading layer 0.
+ModelSpec qwen3vl_projector() {
+  ModelSpec proj = clip_projector("qwen3vl_merger");
+  proj.add("clip.use_gelu", Value{ValueType::kBool, true});
+  proj.add("clip.vision.spatial_merge_size", u32_value(2));
+  proj.add("clip.vision.is_deepstack_layers",
+           array_value(ValueType::kBool, {Value{ValueType::kBool, true}}));
+  proj.tensors.clear();
+  proj.tensor("v.patch_embd.weight", {8, 3, 4, 4});
+  proj.tensor("v.patch_embd.weight.1", {8, 3, 4, 4});
+  proj.tensor("v.patch_embd.bias", {8});
+  proj.tensor("v.position_embd.weight", {16, 8});
+  proj.tensor("v.blk.0.attn_qkv.weight", {24, 8});
+  proj.tensor("v.blk.0.attn_qkv.bias", {24});
+  proj.tensor("v.blk.0.attn_out.weight", {8, 8});
+  proj.tensor("v.blk.0.attn_out.bias", {8});
+  for (const char* n : {"ln1", "ln2"}) {
+    proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
+    proj.tensor(fmt::format("v.blk.0.{}.bias", n), {8});
+  }
+  proj.tensor("v.blk.0.ffn_up.weight", {12, 8});
+  proj.tensor("v.blk.0.ffn_up.bias", {12});
+  proj.tensor("v.blk.0.ffn_down.weight", {8, 12});
+  proj.tensor("v.blk.0.ffn_down.bias", {8});
+  proj.tensor("v.post_ln.weight", {8});
+  proj.tensor("v.post_ln.bias", {8});
+  for (const char* p : {"mm.0", "v.deepstack.0.fc1"}) {
+    proj.tensor(fmt::format("{}.weight", p), {32, 32});
+    proj.tensor(fmt::format("{}.bias", p), {32});
+  }
+  for (const char* p : {"mm.2", "v.deepstack.0.fc2"}) {
+    proj.tensor(fmt::format("{}.weight", p), {kHidden, 32});
+    proj.tensor(fmt::format("{}.bias", p), {kHidden});
+  }
+  proj.tensor("v.deepstack.0.norm.weight", {32});
+  proj.tensor("v.deepstack.0.norm.bias", {32});
+  return proj;
+}
+
+// InternVL's text model: qwen2's (InternVL 2.5 / 3) or qwen3's (3.5) with InternVL's image
+// tokens; and its projector (internvl.py, InternVisionModel): InternViT's class token, position
+// embedding of it and the 16 patches, layer scales; the projector's LayerNorm and two Linears
+// over 2 × 2 patches.
+ModelSpec internvl_text(const std::string& arch) {
+  ModelSpec text = qwen2vl_text(arch);
+  image_tokens(text, {"<IMG_CONTEXT>", "<img>", "</img>", "<video>"}, 5);
+  return text;
+}
+
+ModelSpec internvl_projector() {
+  ModelSpec proj = clip_projector("internvl");
+  proj.add("clip.use_gelu", Value{ValueType::kBool, true});
+  proj.add("clip.vision.projector.scale_factor", u32_value(2));
+  std::erase_if(proj.tensors, [](const ModelSpec::Tensor& t) {
+    return t.name == "v.position_embd.weight" || t.name.starts_with("v.post_ln.");
+  });
+  proj.tensor("v.class_embd", {1, 1, 8});
+  proj.tensor("v.position_embd.weight", {1, 17, 8});
+  proj.tensor("v.blk.0.ls1.weight", {8});
+  proj.tensor("v.blk.0.ls2.weight", {8});
+  proj.tensor("mm.model.mlp.0.weight", {32});
+  proj.tensor("mm.model.mlp.0.bias", {32});
+  proj.tensor("mm.model.mlp.1.weight", {kHidden, 32});
+  proj.tensor("mm.model.mlp.1.bias", {kHidden});
+  proj.tensor("mm.model.mlp.3.weight", {kHidden, kHidden});
+  proj.tensor("mm.model.mlp.3.bias", {kHidden});
+  return proj;
+}
+
 std::vector<VisionPair> vision_pairs() {
   std::vector<VisionPair> out;
   {  // gemma.py, Gemma3VisionModel: the pooling's scale 4 unwritten (4 patches a side: 1 token)
@@ -991,81 +1057,28 @@ std::vector<VisionPair> vision_pairs() {
     proj.add("clip.vision.n_wa_pattern", u32_value(1));
     out.push_back({"vision.qwen2_5_vl", qwen_text.write(17), proj.write(18)});
   }
-  {  // qwen3vl.py, Qwen3VLVisionModel: the patch bias, a 4 × 4 position embedding, q, k and v
-     // fused, the merger (mm.0, mm.2) and one deepstack merger reading layer 0
-    ModelSpec proj = clip_projector("qwen3vl_merger");
-    proj.add("clip.use_gelu", Value{ValueType::kBool, true});
-    proj.add("clip.vision.spatial_merge_size", u32_value(2));
-    proj.add("clip.vision.is_deepstack_layers",
-             array_value(ValueType::kBool, {Value{ValueType::kBool, true}}));
-    proj.tensors.clear();
-    proj.tensor("v.patch_embd.weight", {8, 3, 4, 4});
-    proj.tensor("v.patch_embd.weight.1", {8, 3, 4, 4});
-    proj.tensor("v.patch_embd.bias", {8});
-    proj.tensor("v.position_embd.weight", {16, 8});
-    proj.tensor("v.blk.0.attn_qkv.weight", {24, 8});
-    proj.tensor("v.blk.0.attn_qkv.bias", {24});
-    proj.tensor("v.blk.0.attn_out.weight", {8, 8});
-    proj.tensor("v.blk.0.attn_out.bias", {8});
-    for (const char* n : {"ln1", "ln2"}) {
-      proj.tensor(fmt::format("v.blk.0.{}.weight", n), {8});
-      proj.tensor(fmt::format("v.blk.0.{}.bias", n), {8});
-    }
-    proj.tensor("v.blk.0.ffn_up.weight", {12, 8});
-    proj.tensor("v.blk.0.ffn_up.bias", {12});
-    proj.tensor("v.blk.0.ffn_down.weight", {8, 12});
-    proj.tensor("v.blk.0.ffn_down.bias", {8});
-    proj.tensor("v.post_ln.weight", {8});
-    proj.tensor("v.post_ln.bias", {8});
-    for (const char* p : {"mm.0", "v.deepstack.0.fc1"}) {
-      proj.tensor(fmt::format("{}.weight", p), {32, 32});
-      proj.tensor(fmt::format("{}.bias", p), {32});
-    }
-    for (const char* p : {"mm.2", "v.deepstack.0.fc2"}) {
-      proj.tensor(fmt::format("{}.weight", p), {kHidden, 32});
-      proj.tensor(fmt::format("{}.bias", p), {kHidden});
-    }
-    proj.tensor("v.deepstack.0.norm.weight", {32});
-    proj.tensor("v.deepstack.0.norm.bias", {32});
-    out.push_back({"vision.qwen3_vl", qwen2vl_text("qwen3vl").write(19), proj.write(20)});
-  }
-  {  // llava.py, LlavaVisionModel (Mistral 3): Pixtral's tower and projector (pixtral_projector)
+  // qwen3vl.py (qwen3vl_projector) beside a qwen3vl text model
+  out.push_back(
+      {"vision.qwen3_vl", qwen2vl_text("qwen3vl").write(19), qwen3vl_projector().write(20)});
+  {  // llava.py, LlavaVisionModel (Mistral 3): Pixtral's tower and projector (pixtral_projector),
+     // and the text embedding's [IMG_BREAK] row as converters before base.py's filter_tensors
+     // wrote it (hf/ leaves it out: the text model holds it)
     ModelSpec text = mistral3_text();
-    const ModelSpec proj = pixtral_projector();
-    out.push_back({"vision.mistral3", text.write(21), proj.write(22)});
+    ModelSpec proj = pixtral_projector();
+    ModelSpec with_break = proj;
+    with_break.tensor("v.token_embd.img_break", {kHidden});
+    out.push_back({"vision.mistral3", text.write(21), with_break.write(22)});
     // Ministral 3's: the same projector beside a ministral3 text model (mistral3.py,
     // Ministral3Model.set_gguf_parameters: YaRN's two keys)
     text.add("mistral3.rope.scaling.yarn_log_multiplier", f32_value(1.0f));
     text.add("mistral3.attention.temperature_scale", f32_value(0.1f));
     out.push_back({"vision.ministral3", text.write(23), proj.write(24)});
   }
-  {  // internvl.py, InternVisionModel: InternViT's class token, position embedding of it and the
-     // 16 patches, layer scales; the projector's LayerNorm and two Linears over 2 × 2 patches;
-     // a qwen2 text model with InternVL's image tokens
-    ModelSpec text = qwen2vl_text("qwen2");
-    image_tokens(text, {"<IMG_CONTEXT>", "<img>", "</img>", "<video>"});
-    ModelSpec proj = clip_projector("internvl");
-    proj.add("clip.use_gelu", Value{ValueType::kBool, true});
-    proj.add("clip.vision.projector.scale_factor", u32_value(2));
-    std::erase_if(proj.tensors, [](const ModelSpec::Tensor& t) {
-      return t.name == "v.position_embd.weight" || t.name.starts_with("v.post_ln.");
-    });
-    proj.tensor("v.class_embd", {1, 1, 8});
-    proj.tensor("v.position_embd.weight", {1, 17, 8});
-    proj.tensor("v.blk.0.ls1.weight", {8});
-    proj.tensor("v.blk.0.ls2.weight", {8});
-    proj.tensor("mm.model.mlp.0.weight", {32});
-    proj.tensor("mm.model.mlp.0.bias", {32});
-    proj.tensor("mm.model.mlp.1.weight", {kHidden, 32});
-    proj.tensor("mm.model.mlp.1.bias", {kHidden});
-    proj.tensor("mm.model.mlp.3.weight", {kHidden, kHidden});
-    proj.tensor("mm.model.mlp.3.bias", {kHidden});
-    out.push_back({"vision.internvl", text.write(25), proj.write(26)});
-    // InternVL 3.5: the same projector beside a qwen3 text model
-    ModelSpec qwen3 = qwen2vl_text("qwen3");
-    image_tokens(qwen3, {"<IMG_CONTEXT>", "<img>", "</img>", "<video>"});
-    out.push_back({"vision.internvl3_5", qwen3.write(27), proj.write(28)});
-  }
+  // internvl.py (internvl_projector) beside a qwen2 text model, and InternVL 3.5's beside a
+  // qwen3 one
+  const ModelSpec internvl = internvl_projector();
+  out.push_back({"vision.internvl", internvl_text("qwen2").write(25), internvl.write(26)});
+  out.push_back({"vision.internvl3_5", internvl_text("qwen3").write(27), internvl.write(28)});
   return out;
 }
 
@@ -1103,6 +1116,61 @@ std::vector<VisionRefusal> vision_refusals() {
                    "the projector has 'mm.1.bias': a projector with biases "
                    "(multimodal_projector_bias), which hf/ does not render",
                    "MistralForCausalLM"});
+  }
+  // A projector is its tensors: one the class does not build is a model other than the one
+  // served, refused by the first such name.
+  {  // a second layer beside clip.vision.block_count 1: a one-layer tower would drop it
+    auto [text, proj] = idefics3(false, GGML_TYPE_F32);
+    const std::vector<ModelSpec::Tensor> tensors = proj.tensors;
+    for (const ModelSpec::Tensor& t : tensors) {
+      if (t.name.starts_with("v.blk.0.")) {
+        proj.tensor("v.blk.1." + t.name.substr(8), t.shape);
+      }
+    }
+    out.push_back({"vision_refused.idefics3_layer_past_block_count", text.write(13), proj.write(14),
+                   "the projector's tensor 'v.blk.1.attn_q.weight' is not part of the "
+                   "Idefics3ForConditionalGeneration its keys describe"});
+  }
+  {  // linear_2's bias alone (the row refuses linear_1's by its own reason)
+    ModelSpec proj = pixtral_projector();
+    proj.tensor("mm.2.bias", {kHidden});
+    out.push_back({"vision_refused.mistral3_linear_2_bias", mistral3_text().write(21),
+                   proj.write(22),
+                   "the projector's tensor 'mm.2.bias' is not part of the "
+                   "Mistral3ForConditionalGeneration its keys describe",
+                   "MistralForCausalLM"});
+  }
+  {  // InternViT's k norm without its q norm (the row refuses the q norm by its own reason)
+    ModelSpec proj = internvl_projector();
+    proj.tensor("v.blk.0.attn_k_norm.weight", {8});
+    out.push_back({"vision_refused.internvl_k_norm", internvl_text("qwen2").write(25),
+                   proj.write(26),
+                   "the projector's tensor 'v.blk.0.attn_k_norm.weight' is not part of the "
+                   "InternVLForConditionalGeneration its keys describe",
+                   "Qwen2ForCausalLM"});
+  }
+  {  // layer 0's deepstack merger, though clip.vision.is_deepstack_layers flags no layer
+    ModelSpec proj = qwen3vl_projector();
+    proj.at("clip.vision.is_deepstack_layers") =
+        array_value(ValueType::kBool, {Value{ValueType::kBool, false}});
+    out.push_back({"vision_refused.qwen3vl_deepstack_not_flagged",
+                   qwen2vl_text("qwen3vl").write(19), proj.write(20),
+                   "the projector's tensor 'v.deepstack.0.fc1.weight' is not part of the "
+                   "Qwen3VLForConditionalGeneration its keys describe",
+                   "Qwen3ForCausalLM"});
+  }
+  {  // M-RoPE sections of 2⁶³ + 1, which twice over wrap to 2 in 64 bits: the sum 4 would pass
+     // for the head size 4 (qwen2vl_text's), though no head holds them
+    ModelSpec text = qwen2vl_text();
+    const Value huge = u_value(ValueType::kUint64, (std::uint64_t{1} << 63) + 1);
+    const Value zero = u_value(ValueType::kUint64, 0);
+    text.at("qwen2vl.rope.dimension_sections") =
+        array_value(ValueType::kUint64, {huge, huge, zero, zero});
+    out.push_back({"vision_refused.qwen2vl_mrope_sections_wrap", text.write(15),
+                   qwen2vl_projector("qwen2vl_merger", /*gated=*/false).write(16),
+                   "the model's qwen2vl.rope.dimension_sections is not three M-RoPE sections and "
+                   "a 0 that together rotate its head size (4)",
+                   "Qwen2ForCausalLM"});
   }
   return out;
 }

@@ -57,8 +57,10 @@ std::vector<VisionPair> vision_pairs();
 
 /// Pairs whose hf/ is the text model alone (src/tree/hf_folder.cpp, lay_out), each with the
 /// reason hf/'s description gives: a big-endian pair whose connector is Q8_0 (no decoder reads
-/// ggml's blocks in that byte order), and a projector with a string array that is not UTF-8
-/// (gguf-py, transformers' reader, fails on it).
+/// ggml's blocks in that byte order), a projector with a string array that is not UTF-8
+/// (gguf-py, transformers' reader, fails on it), projectors holding a tensor their class does
+/// not build (a layer past block_count, a bias, a lone k norm, an unflagged deepstack merger),
+/// and a text model whose M-RoPE sections sum to its head size only modulo 2⁶⁴.
 struct VisionRefusal {
   std::string name;
   Bytes text, projector;
