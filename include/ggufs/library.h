@@ -25,7 +25,10 @@ namespace ggufs {
 struct ServedModel {
   /// Builds the tree of `model` (rendering every text file), then drops the parsed metadata
   /// values, which the tree now holds rendered (a vocabulary takes several times its size in the
-  /// file as parsed values). Never fails on a parsed model.
+  /// file as parsed values). With a projector, the folder views are laid out from the pair
+  /// (paired_file); `model.file` then becomes the pair's file where the tree reads the
+  /// projector's tensors, and stays the model's own otherwise. The projector itself is not
+  /// modified: it may be shared (ProjectorCache). Never fails on a parsed model.
   ServedModel(Model model, const TreeOptions& options);
   /// A model that cannot be served: a folder holding only `error`, with `message` (already made
   /// printable) and a newline. `mtime`: the time its folder shows.
@@ -33,10 +36,10 @@ struct ServedModel {
   ServedModel(const ServedModel&) = delete;
   ServedModel& operator=(const ServedModel&) = delete;
 
+  /// What the tree and the read path index: `model.file` is the model's file or, where the tree
+  /// reads its projector's tensors (hf/ of a vision-language model), the pair's (paired_file:
+  /// the model's tensors at their own indices, the projector's after them).
   Model model;
-  /// With a projector (Model::projector): the pair's tensors as one file (paired_file), which
-  /// the folder views and the read path index.
-  std::optional<GgufFile> paired;
   Tree tree;
   ContentReader reader;
   /// The absolute path of each shard (user.gguf.file); for a remote model its URL without the
@@ -56,6 +59,10 @@ struct ServedModel {
   /// file itself, without FileSource's checks (a file modified in place shows its new bytes
   /// there instead of failing reads). `node` must belong to this model. Never fails.
   int whole_file_fd(const Node& node) const;
+
+ private:
+  // `paired`: paired_file of `model` when it has a projector, made before `model` is moved.
+  ServedModel(Model&& model, std::optional<GgufFile> paired, const TreeOptions& options);
 };
 
 /// A model in a library, found by a scan (library_scan.h) and opened only when first used.

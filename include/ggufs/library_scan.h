@@ -4,6 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,9 +30,9 @@ namespace ggufs {
 /// then fails and says why. A sub-folder that cannot be read adds a line to `warnings`.
 /// Vision projectors (is_projector_name) are entries too, and pair with the models beside them
 /// (LibraryEntry::projector): where a folder holds one, every other model of that folder opens
-/// with it; where it holds several, none does, and LibraryEntry::unpaired names them (a
-/// repository's projectors of several precisions: which one is meant is not known).
-/// Throws IoError naming `dir` when it cannot be read itself.
+/// with it, all sharing one parsed copy (ProjectorCache); where it holds several, none does, and
+/// LibraryEntry::unpaired names them (a repository's projectors of several precisions: which one is
+/// meant is not known). Throws IoError naming `dir` when it cannot be read itself.
 std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
                                            std::vector<std::string>& warnings);
 
@@ -37,12 +41,37 @@ std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
 /// `gemma-3-4b-it-mmproj.gguf`): its file name holds "mmproj", in any case.
 bool is_projector_name(std::string_view path);
 
+/// The vision projectors of one library, each opened and parsed once, by the first model that
+/// pairs with it, then shared by every model that does (Model::projector): a library's memory
+/// grows with its files, not with its models times its projector. Every scan makes one for the
+/// entries it returns. Thread-safe: a library opens its models from several threads; a projector
+/// being opened is waited for, not opened twice.
+class ProjectorCache {
+ public:
+  /// The projector at `path` (open_model), opened on the first call for it. One that could not
+  /// be read or parsed throws the first call's IoError or ParseError on every call, without
+  /// being opened again; any other failure (memory ran out) is not kept: a later call retries.
+  std::shared_ptr<const Model> open(const std::string& path);
+  /// Projectors opened (or failed) so far.
+  std::size_t size() const;
+
+ private:
+  struct Slot {
+    std::mutex mu;  // held while the projector opens
+    std::shared_ptr<const Model> model;
+    std::exception_ptr error;
+  };
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Slot>> slots_;
+};
+
 /// Opens the model at `path` (open_model) and, where `projector` is not empty, pairs it with the
-/// projector at that path (attach_projector). A projector that does not open, or is none,
-/// leaves the model unpaired, Model::unpaired naming the file and what was wrong; `unpaired` (a
-/// scan's reason) is set as Model::unpaired as it is. Throws what open_model throws for `path`.
+/// projector at that path (attach_projector), taken from `projectors` when given (shared with
+/// the other models that pair with it). A projector that does not open, or is none, leaves the
+/// model unpaired, Model::unpaired naming the file and what was wrong; `unpaired` (a scan's
+/// reason) is set as Model::unpaired as it is. Throws what open_model throws for `path`.
 Model open_paired(const std::string& path, const std::string& projector,
-                  const std::string& unpaired);
+                  const std::string& unpaired, ProjectorCache* projectors = nullptr);
 
 /// Where Ollama's Linux installer keeps the models: it runs Ollama as the system user `ollama`,
 /// whose home it makes /usr/share/ollama (ollama's scripts/install.sh, `useradd -d`).
@@ -64,7 +93,8 @@ OllamaStore find_ollama_store(const std::string& system_store = kOllamaSystemSto
 /// `manifests/<registry>/<namespace>/<model>/<tag>`, named as `ollama list` names them:
 /// `<model>:<tag>` for registry.ollama.ai/library, `<namespace>/<model>:<tag>` for other
 /// namespaces of registry.ollama.ai, `<registry>/<namespace>/<model>:<tag>` otherwise. Entries
-/// are sorted by name; each opens its manifest's model blob (open_ollama_manifest). Throws
+/// are sorted by name; each opens its manifest's model blob (open_ollama_manifest), manifests
+/// naming one projector blob sharing its parsed copy (ProjectorCache). Throws
 /// IoError naming the folder when `store`/manifests cannot be read.
 std::vector<LibraryEntry> find_ollama_models(const std::string& store,
                                              std::vector<std::string>& warnings);
@@ -106,7 +136,9 @@ OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string&
 /// (the message names the file), ParseError when the manifest is larger than 1 MiB or as
 /// parse_ollama_manifest throws, and what open_model throws for the blob. A manifest with one
 /// projector layer opens the model paired with that blob (open_paired: one that does not open
-/// leaves the model unpaired, saying why); with several, unpaired.
-Model open_ollama_manifest(const std::string& store, const std::string& manifest);
+/// leaves the model unpaired, saying why); with several, unpaired. `projectors`: as open_paired
+/// takes it (manifests that name one blob share it).
+Model open_ollama_manifest(const std::string& store, const std::string& manifest,
+                           ProjectorCache* projectors = nullptr);
 
 }  // namespace ggufs

@@ -32,8 +32,9 @@ std::string shard_path(const std::string& prefix, std::uint32_t number, std::uin
 struct Model {
   std::vector<std::unique_ptr<ByteSource>> sources;
   GgufFile file;
-  /// The vision projector paired with the model (attach_projector), or nullptr.
-  std::unique_ptr<Model> projector;
+  /// The vision projector paired with the model (attach_projector), or nullptr. Shared, never
+  /// modified: the models of a library that pair with one projector hold one parsed copy.
+  std::shared_ptr<const Model> projector;
   /// Why a model that has a projector beside it is served without one (a library found several,
   /// or the one it found does not open or is none): one line, else empty.
   std::string unpaired;
@@ -46,6 +47,9 @@ struct Model {
 /// general.architecture is not "clip", or its byte order is not the model's. Requires a model
 /// without a projector; a projector is a single model, not itself paired.
 void attach_projector(Model& model, Model projector);
+/// The same with a projector that other models may share (it is not modified). Requires
+/// `projector` not null.
+void attach_projector(Model& model, std::shared_ptr<const Model> projector);
 
 /// A model and its projector as one file for the read path and the folder views: `model.file`
 /// (header and keys; its tensors at their own indices) with the projector's tensors after them,

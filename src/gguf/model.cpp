@@ -194,6 +194,11 @@ Model open_model(const std::string& path, const ShardProgress& progress, const S
 }
 
 void attach_projector(Model& model, Model projector) {
+  attach_projector(model, std::make_shared<const Model>(std::move(projector)));
+}
+
+void attach_projector(Model& model, std::shared_ptr<const Model> shared) {
+  const Model& projector = *shared;
   const KeyValue* arch = find_key(projector.file, "general.architecture");
   const auto* name = arch ? std::get_if<std::string>(&arch->value.data) : nullptr;
   if (!name || *name != "clip") {
@@ -208,7 +213,7 @@ void attach_projector(Model& model, Model projector) {
                                  projector.file.big_endian ? "big" : "little",
                                  model.file.big_endian ? "big" : "little"));
   }
-  model.projector = std::make_unique<Model>(std::move(projector));
+  model.projector = std::move(shared);
 }
 
 GgufFile paired_file(const Model& model) {

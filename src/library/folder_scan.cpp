@@ -7,9 +7,11 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -83,6 +85,8 @@ void pair_projectors(std::vector<LibraryEntry>& entries) {
     return std::filesystem::path(path).parent_path().string();
   };
   std::map<std::string, std::vector<std::string>> projectors;  // folder -> paths, sorted
+  // One per library: each projector parsed once, whichever of its models opens first.
+  const auto cache = std::make_shared<ProjectorCache>();
   for (const LibraryEntry& e : entries) {
     if (is_projector_name(e.path)) projectors[folder_of(e.path)].push_back(e.path);
   }
@@ -100,8 +104,8 @@ void pair_projectors(std::vector<LibraryEntry>& entries) {
       e.unpaired = fmt::format("{} projectors beside it ({}{}): which one is meant is not known",
                                beside.size(), names, beside.size() > 4 ? ", ..." : "");
     }
-    e.open = [p = e.path, proj = e.projector, why = e.unpaired] {
-      return open_paired(p, proj, why);
+    e.open = [p = e.path, proj = e.projector, why = e.unpaired, cache] {
+      return open_paired(p, proj, why, cache.get());
     };
   }
 }
@@ -115,13 +119,46 @@ bool is_projector_name(std::string_view path) {
   return name.find("mmproj") != std::string::npos;
 }
 
+std::shared_ptr<const Model> ProjectorCache::open(const std::string& path) {
+  std::shared_ptr<Slot> slot;
+  {
+    const std::lock_guard lock(mu_);
+    std::shared_ptr<Slot>& s = slots_[path];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
+  }
+  // Only the slot is locked while the projector is parsed: models of other projectors open
+  // meanwhile.
+  const std::lock_guard lock(slot->mu);
+  if (!slot->model && !slot->error) {
+    try {
+      slot->model = std::make_shared<const Model>(open_model(path));
+    } catch (const ParseError&) {
+      slot->error = std::current_exception();
+    } catch (const IoError&) {
+      slot->error = std::current_exception();
+    }
+  }
+  if (slot->error) std::rethrow_exception(slot->error);
+  return slot->model;
+}
+
+std::size_t ProjectorCache::size() const {
+  const std::lock_guard lock(mu_);
+  return slots_.size();
+}
+
 Model open_paired(const std::string& path, const std::string& projector,
-                  const std::string& unpaired) {
+                  const std::string& unpaired, ProjectorCache* projectors) {
   Model model = open_model(path);
   model.unpaired = unpaired;
   if (projector.empty()) return model;
   try {
-    attach_projector(model, open_model(projector));
+    if (projectors) {
+      attach_projector(model, projectors->open(projector));
+    } else {
+      attach_projector(model, open_model(projector));
+    }
   } catch (const ParseError& e) {
     model.unpaired = e.line();
   } catch (const IoError& e) {

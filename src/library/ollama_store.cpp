@@ -101,6 +101,8 @@ std::vector<LibraryEntry> find_ollama_models(const std::string& given,
                               std::strerror(errno)));
   }
   std::vector<LibraryEntry> entries;
+  // One per library: manifests that name one projector blob share its parsed copy.
+  const auto cache = std::make_shared<ProjectorCache>();
   // Each level is listed in turn; a level that cannot be read is skipped with a warning.
   auto list = [&](const std::string& dir) {
     auto names = list_folder(dir);
@@ -123,7 +125,9 @@ std::vector<LibraryEntry> find_ollama_models(const std::string& given,
             e.mtime = st.st_mtim;
           }
           e.name = display_name(registry, ns, model, tag);
-          e.open = [store, manifest = e.path] { return open_ollama_manifest(store, manifest); };
+          e.open = [store, manifest = e.path, cache] {
+            return open_ollama_manifest(store, manifest, cache.get());
+          };
           entries.push_back(std::move(e));
         }
       }
@@ -231,7 +235,8 @@ OllamaModelLayer parse_ollama_manifest(std::string_view text, const std::string&
   return *model;
 }
 
-Model open_ollama_manifest(const std::string& store, const std::string& manifest) {
+Model open_ollama_manifest(const std::string& store, const std::string& manifest,
+                           ProjectorCache* projectors) {
   const OllamaModelLayer layer = parse_ollama_manifest(read_manifest(manifest), manifest);
   const std::string blob = blob_of(store, manifest, layer, "model");
   std::string projector, unpaired;
@@ -245,7 +250,7 @@ Model open_ollama_manifest(const std::string& store, const std::string& manifest
       unpaired = e.what();
     }
   }
-  return open_paired(blob, projector, unpaired);
+  return open_paired(blob, projector, unpaired, projectors);
 }
 
 }  // namespace ggufs

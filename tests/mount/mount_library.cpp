@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <stdexcept>
 
+#include "corpus.h"
 #include "ggufs/ggml_type.h"
 #include "ggufs/gguf_writer.h"
 #include "mount_util.h"
@@ -459,6 +462,174 @@ TEST(OllamaModel, RefusalsHaveTheirExitCodes) {
   EXPECT_NE(no_store.output().find("manifests"), std::string::npos) << no_store.output();
   Mount no_dir(fs::path("/nonexistent-folder-xyz/"));
   EXPECT_EQ(no_dir.exit_code(), 2) << no_dir.output();
+}
+
+// ---- One projector beside many models (issue 60) ----
+
+// The daemon's peak memory is measured with this many models beside one projector of this many
+// tensor infos (some 8 MB of file).
+constexpr int kFewModels = 2, kManyModels = 16;
+constexpr std::size_t kProjectorTensors = 100000;
+
+// SmolVLM's text model and projector as the converter writes them (corpus::vision_pairs:
+// "vision.idefics3").
+corpus::VisionPair idefics3_pair() {
+  for (corpus::VisionPair& p : corpus::vision_pairs()) {
+    if (p.name == "vision.idefics3") return std::move(p);
+  }
+  throw std::logic_error("no vision.idefics3 pair");
+}
+
+// A projector (general.architecture "clip") of `tensors` one-float tensors: what its parse
+// holds grows with its tensor infos, and hf/ of a model paired with it is the text model alone.
+std::vector<std::uint8_t> projector_of(const fs::path& scratch, std::size_t tensors) {
+  GgufWriter g;
+  g.add_string("general.architecture", "clip");
+  g.add_string("general.type", "mmproj");
+  g.add_string("clip.projector_type", "idefics3");
+  for (std::size_t i = 0; i < tensors; ++i) {
+    g.add_tensor(fmt::format("v.extra.{}.weight", i), GGML_TYPE_F32, {1},
+                 std::vector<std::uint8_t>(4, 0));
+  }
+  g.write_file(scratch.string());
+  std::vector<std::uint8_t> bytes = read_file(scratch);
+  fs::remove(scratch);
+  return bytes;
+}
+
+// The bytes of the tensor of safetensors file `p` whose name ends with `suffix` (empty if none).
+std::vector<std::uint8_t> safetensors_tensor(const fs::path& p, const std::string& suffix) {
+  const std::vector<std::uint8_t> bytes = read_file(p);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | bytes.at(i);  // little-endian header length
+  const auto header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + n);
+  for (const auto& [name, t] : header.items()) {
+    if (!name.ends_with(suffix) || name == "__metadata__") continue;
+    const auto begin = bytes.begin() + 8 + n + t["data_offsets"][0].get<std::size_t>();
+    return {begin, bytes.begin() + 8 + n + t["data_offsets"][1].get<std::size_t>()};
+  }
+  return {};
+}
+
+// Models beside one projector whose hf/ is the pair's vision-language model each read the
+// projector's tensors there (issue 60: the pair's file then takes the place of the model's own),
+// as its own folder's f32/ gives them.
+TEST(LibraryFolder, ModelsBesideOneProjectorEachServeItsVisionTower) {
+  GGUFS_REQUIRE_FUSE();
+  TempDir tmp;
+  const corpus::VisionPair pair = idefics3_pair();
+  const fs::path lib = tmp.path() / "lib";
+  fs::create_directories(lib);
+  write_file(lib / "smol-a.gguf", pair.text);
+  write_file(lib / "smol-b.gguf", pair.text);
+  write_file(lib / "mmproj-F32.gguf", pair.projector);
+  const Mount m(lib);
+  ASSERT_TRUE(m.mounted()) << m.output();
+  for (const char* model : {"smol-a", "smol-b"}) {
+    SCOPED_TRACE(model);
+    const fs::path hf = m / model / "hf";
+    EXPECT_EQ(read_json(hf / "config.json")["architectures"][0],
+              "Idefics3ForConditionalGeneration");
+    for (const auto& [hf_name, gguf_name] :
+         {std::pair{"post_layernorm.weight", "v.post_ln.weight"},
+          std::pair{"embeddings.patch_embedding.weight", "v.patch_embd.weight"}}) {
+      const std::vector<std::uint8_t> got = safetensors_tensor(hf / "model.safetensors", hf_name);
+      EXPECT_FALSE(got.empty()) << hf_name;
+      EXPECT_EQ(got, read_file(m / "mmproj-F32" / "f32" / gguf_name)) << hf_name;
+    }
+  }
+  EXPECT_EQ(sha256_of(m / "smol-a/hf/model.safetensors"),
+            sha256_of(m / "smol-b/hf/model.safetensors"));
+}
+
+// The peak memory (VmHWM) of the daemon of `m` once each of `folders` is opened, one by one.
+std::uint64_t peak_after_opening(const Mount& m, const Names& folders) {
+  if (!m.mounted()) {
+    ADD_FAILURE() << m.output();
+    return 0;
+  }
+  for (const std::string& f : folders) {
+    EXPECT_NO_THROW(read_text(m / f / "gguf.json")) << f;
+    EXPECT_FALSE(fs::exists(m / f / "error")) << f;
+  }
+  const std::vector<int> pids = pids_with(m.path().string());
+  EXPECT_EQ(pids.size(), 1u);
+  return pids.empty() ? 0 : proc_status_bytes(pids.front(), "VmHWM");
+}
+
+// A library of `models` models (`text`) that pair with one `projector`, written into `dir`:
+// what to mount (and the command's prefix) and the models' folders there.
+struct PairedLibrary {
+  fs::path source;
+  std::string env;
+  Names folders;
+};
+using WriteLibrary = std::function<PairedLibrary(const fs::path& dir, int models,
+                                                 const std::vector<std::uint8_t>& text,
+                                                 const std::vector<std::uint8_t>& projector)>;
+
+// What each model added to the daemon's peak from kFewModels to kManyModels models (SmolVLM's
+// text model) that pair with one projector of kProjectorTensors tensor infos, each library
+// written by `write`, is what the README bounds a model's tree by, its file's bytes (512 per byte
+// plus 1 MiB), not the projector's: the projector is parsed and held once per library. Before
+// issue 60 every model parsed it again and held two copies of its tensor infos, some 34 MiB a
+// model here.
+void expect_projector_held_once(const WriteLibrary& write) {
+  TempDir tmp;
+  const std::vector<std::uint8_t> text = idefics3_pair().text;
+  const std::vector<std::uint8_t> projector =
+      projector_of(tmp.path() / "scratch.gguf", kProjectorTensors);
+  std::uint64_t peak[2] = {};
+  for (const int models : {kFewModels, kManyModels}) {
+    const PairedLibrary lib =
+        write(tmp.path() / fmt::format("lib{}", models), models, text, projector);
+    const Mount m(lib.source, "", lib.env);
+    peak[models == kManyModels] = peak_after_opening(m, lib.folders);
+  }
+  ASSERT_GT(peak[0], 0u);
+  const double per_model = (double(peak[1]) - double(peak[0])) / (kManyModels - kFewModels);
+  const double bound = 512.0 * double(text.size()) + double(1 << 20);
+  constexpr double kMiB = 1 << 20;
+  fmt::print(
+      "daemon VmHWM: {:.1f} MiB with {} models, {:.1f} MiB with {}: {:.2f} MiB a model "
+      "(bound {:.2f} MiB)\n",
+      double(peak[0]) / kMiB, kFewModels, double(peak[1]) / kMiB, kManyModels, per_model / kMiB,
+      bound / kMiB);
+  EXPECT_LT(per_model, bound) << "each model beside the projector holds a copy of it";
+}
+
+TEST(LibraryFolder, AProjectorIsHeldOnceWhateverTheModelsBesideIt) {
+  GGUFS_REQUIRE_FUSE();
+  expect_projector_held_once(
+      [](const fs::path& dir, int models, const auto& text, const auto& projector) {
+        fs::create_directories(dir);
+        write_file(dir / "mmproj-F16.gguf", projector);
+        PairedLibrary lib{dir, "", {}};
+        for (int i = 0; i < models; ++i) {
+          lib.folders.push_back(fmt::format("model-{:02}", i));
+          write_file(dir / (lib.folders.back() + ".gguf"), text);
+        }
+        return lib;
+      });
+}
+
+// The same of an Ollama store whose manifests (tags of one vision model) name one projector blob.
+TEST(OllamaStore, AProjectorBlobIsHeldOnceWhateverTheManifestsNamingIt) {
+  GGUFS_REQUIRE_FUSE();
+  expect_projector_held_once(
+      [](const fs::path& dir, int models, const auto& text, const auto& projector) {
+        std::string manifest = manifest_json(add_blob(dir, text), text.size());
+        manifest.insert(manifest.size() - 2,
+                        fmt::format(R"(,{{"mediaType":"application/vnd.ollama.image.projector",)"
+                                    R"("digest":"sha256:{}","size":{}}})",
+                                    add_blob(dir, projector), projector.size()));
+        PairedLibrary lib{"ollama:", ollama_env(dir), {}};
+        for (int i = 0; i < models; ++i) {
+          lib.folders.push_back(fmt::format("smolvlm:{:02}", i));
+          add_manifest(dir, fmt::format("registry.ollama.ai/library/smolvlm/{:02}", i), manifest);
+        }
+        return lib;
+      });
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <sys/statfs.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "corpus.h"
 #include "mount_util.h"
@@ -29,15 +28,6 @@ bool is_memory_shortage(const std::string& text, const std::string& before,
     if (text == fmt::format("{}{}{}", before, cause, after)) return true;
   }
   return false;
-}
-
-// VmPeak of process `pid` in bytes (/proc/PID/status), 0 if unknown.
-std::uint64_t vm_peak(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/status", pid));
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("VmPeak:")) return std::stoull(line.substr(7)) * 1024;
-  }
-  return 0;
 }
 
 // The good model's general.architecture as the mount serves it, else its error file (the reason
@@ -70,7 +60,7 @@ TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
     ASSERT_EQ(read_text(m / "good/metadata/general.architecture"), "llama\n");
     const std::vector<int> pids = pids_with(m.path().string());
     ASSERT_EQ(pids.size(), 1u);
-    peak = vm_peak(pids[0]);
+    peak = proc_status_bytes(pids[0], "VmPeak");
   }
   ASSERT_GT(peak, 0u);
   write_file(lib / "pairs.gguf", corpus::pair_vocabulary_llama(1000));

@@ -78,6 +78,14 @@ std::vector<int> pids_with(const std::string& needle) {
   return out;
 }
 
+std::uint64_t proc_status_bytes(int pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(field + ":")) return std::stoull(line.substr(field.size() + 1)) * 1024;
+  }
+  return 0;
+}
+
 TempDir::TempDir() {
   std::random_device rd;
   for (int i = 0; i < 100; ++i) {

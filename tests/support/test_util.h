@@ -43,6 +43,9 @@ std::string listed_split_sha256(const std::filesystem::path& testdata, const std
 /// the daemon serving a mount point, found by the mount point's path.
 std::vector<int> pids_with(const std::string& needle);
 
+/// Field `field` ("VmPeak", "VmHWM", "VmRSS") of /proc/`pid`/status in bytes, 0 if unknown.
+std::uint64_t proc_status_bytes(int pid, const std::string& field);
+
 /// Sets environment variables for the scope of a test (a null value unsets one), and restores
 /// them after.
 class ScopedEnv {

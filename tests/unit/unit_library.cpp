@@ -276,6 +276,61 @@ TEST(FolderScan, PairsAFoldersOneProjectorAndNoneOfSeveral) {
       << wrong.unpaired;
 }
 
+// Issue 60: the models beside one projector share its one parsed copy, however many threads
+// open them; where a model's tree reads none of the projector's tensors (here its hf/ is not a
+// vision-language model), the model holds no copy of their infos either: its file is its own.
+TEST(FolderScan, ModelsBesideOneProjectorShareItsOneParsedCopy) {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  constexpr int kModels = 6;
+  for (int i = 0; i < kModels; ++i) {
+    write_arch_model(d / "repo" / ("m" + std::to_string(i) + ".gguf"), "gemma3");
+  }
+  write_arch_model(d / "repo" / "mmproj-F16.gguf", "clip");
+  std::vector<std::string> warnings;
+  const Library lib(find_gguf_models(d.string(), warnings), {}, {}, {});
+  std::vector<const ServedModel*> served(kModels);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kModels; ++i) {
+    threads.emplace_back([&lib, &served, i] {
+      served[i] = lib.find(lib.lookup(kRootIno, "m" + std::to_string(i))).model;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kModels; ++i) {
+    ASSERT_NE(served[i], nullptr);
+    ASSERT_NE(served[i]->model.projector, nullptr) << served[i]->model.unpaired;
+    EXPECT_EQ(served[i]->model.projector, served[0]->model.projector) << i;
+    EXPECT_EQ(served[i]->model.file.tensors.size(), 1u);
+    EXPECT_EQ(served[i]->file_paths.back(), (d / "repo" / "mmproj-F16.gguf").string());
+  }
+  // Held by the models and the library's cache, nowhere else.
+  EXPECT_EQ(served[0]->model.projector.use_count(), kModels + 1);
+}
+
+// A projector that cannot be opened is tried once: each model says why it has none.
+TEST(ProjectorCache, KeepsAFailureToOpenAndOpensEachPathOnce) {
+  TempDir tmp;
+  write_text(tmp.path() / "mmproj-bad.gguf", "not a GGUF file");
+  write_arch_model(tmp.path() / "mmproj.gguf", "clip");
+  ProjectorCache cache;
+  const auto failure = [&cache, bad = (tmp.path() / "mmproj-bad.gguf").string()] {
+    try {
+      cache.open(bad);
+      return std::string("(opened)");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string first = failure();
+  EXPECT_NE(first.find("mmproj-bad.gguf"), std::string::npos) << first;
+  fs::remove(tmp.path() / "mmproj-bad.gguf");  // not opened again: still the first error
+  EXPECT_EQ(failure(), first);
+  const std::string good = (tmp.path() / "mmproj.gguf").string();
+  EXPECT_EQ(cache.open(good), cache.open(good));
+  EXPECT_EQ(cache.size(), 2u);
+}
+
 TEST(OllamaStore, ManifestPathsFollowOllamasNameDefaults) {
   const std::string s = "/store";
   EXPECT_EQ(ollama_manifest_path(s, "llama3.2"),
@@ -494,11 +549,12 @@ TEST(OllamaManifest, AGoodManifestGivesItsModelLayer) {
 
 // A manifest with the model's projector: Ollama's layer of media type
 // application/vnd.ollama.image.projector (server/images.go), after the model's.
-std::string with_projectors(std::string manifest, const std::vector<std::string>& digests) {
+std::string with_projectors(std::string manifest, const std::vector<std::string>& digests,
+                            std::uint64_t size = 7) {
   std::string layers;
   for (const std::string& d : digests) {
     layers += R"(,{"mediaType":"application/vnd.ollama.image.projector","digest":")" + d +
-              R"(","size":7})";
+              R"(","size":)" + std::to_string(size) + "}";
   }
   manifest.insert(manifest.size() - 2, layers);
   return manifest;
@@ -520,6 +576,30 @@ TEST(OllamaManifest, ProjectorLayersAreListedAndTheirDigestsChecked) {
   EXPECT_NE(std::string(e.problem()).find("the projector layer's digest is not sha256:"),
             std::string::npos)
       << e.problem();
+}
+
+// Manifests that name one projector blob (tags of one vision model) share its parsed copy.
+TEST(OllamaStore, ManifestsNamingOneProjectorBlobShareIt) {
+  TempDir tmp;
+  const fs::path store = tmp.path();
+  const std::string model(64, 'a'), projector(64, 'b');
+  const std::uint64_t size = write_blob(store, model, "gemma3");
+  const std::uint64_t projector_size = write_blob(store, projector, "clip");
+  const std::string manifest =
+      with_projectors(manifest_json(model, size), {"sha256:" + projector}, projector_size);
+  for (const char* tag : {"latest", "4b", "4b-it"}) {
+    write_text(store / "manifests" / "registry.ollama.ai" / "library" / "gemma3" / tag, manifest);
+  }
+  std::vector<std::string> warnings;
+  const std::vector<LibraryEntry> found = find_ollama_models(store.string(), warnings);
+  ASSERT_EQ(found.size(), 3u);
+  std::vector<Model> models;
+  for (const LibraryEntry& e : found) models.push_back(e.open());
+  for (const Model& m : models) {
+    ASSERT_NE(m.projector, nullptr) << m.unpaired;
+    EXPECT_EQ(m.projector, models[0].projector);
+  }
+  EXPECT_EQ(models[0].projector->file.path, (store / "blobs" / ("sha256-" + projector)).string());
 }
 
 }  // namespace
