@@ -89,13 +89,16 @@ std::size_t mlx_groups(const MlxBlockForm& form, std::size_t ne0);
 /// Whether encode_mlx_row wrote MLX's exact form of the row.
 enum class MlxRowStatus {
   kOk,
-  /// A block's scale has no MLX equivalent, so this row (and its tensor) must be served as float:
-  /// an MXFP4 exponent 255 (ggml reads 2^127, MLX 2^128 = inf) or an NVFP4 scale byte 0xFF (ggml
-  /// ignores bit 7 and reads 480, above E4M3's largest finite 448). The outputs are then partly
-  /// written.
+  /// A block's scale has no MLX equivalent, so MLX's value would differ from ggml's: an MXFP4
+  /// exponent 255 (ggml reads 2^127, MLX 2^128 = inf), an NVFP4 scale byte 0xFF (ggml ignores
+  /// bit 7 and reads 480, above E4M3's largest finite 448), or an infinite fp16 d of a form
+  /// d·(q − k) (Q4_0, Q5_0, Q8_0, Q8_1, TQ1_0, TQ2_0, Q1_0, Q2_0: ggml's (q − k)·d is ±inf, or NaN
+  /// at q = k, MLX's d·q + (−k·d) NaN for every q). The outputs are then partly written.
   kNoExactForm,
-  /// quantize_mlx_row: a value is NaN or infinite, which MLX's affine form cannot hold (MLX's own
-  /// quantize turns the group into NaN). The outputs are then partly written.
+  /// quantize_mlx_row: a value is NaN or infinite, or a group's range (max − min) or the
+  /// dequantized value of one of its codes overflows float32 (MLX's own quantize then gives an
+  /// infinite scale and NaN weights), which MLX's affine form cannot hold. The outputs are then
+  /// partly written.
   kNotFinite,
 };
 
@@ -119,8 +122,10 @@ MlxRowStatus encode_mlx_row(std::uint32_t type, std::span<const std::uint8_t> bl
 /// scale), 0, 2^bits − 1), packed as encode_mlx_row packs. `values` holds ne0 elements, a multiple
 /// of form.group_size, and `out` the spans of mlx_weight_words and mlx_groups sizes (scale_bytes
 /// empty; weight may be empty, then only the scales and biases are written). Returns kNotFinite
-/// when a value is NaN or infinite. Allocates nothing. Throws std::invalid_argument when `form`
-/// is not affine, ne0 is not whole groups, or a span has another size.
+/// when a value is NaN or infinite, or a group's range or the dequantized value (scale·q + bias)
+/// of its smallest or largest value is not finite in float32. Allocates nothing. Throws
+/// std::invalid_argument when `form` is not affine, ne0 is not whole groups, or a span has another
+/// size.
 MlxRowStatus quantize_mlx_row(std::span<const float> values, const MlxBlockForm& form,
                               const MlxRow& out);
 

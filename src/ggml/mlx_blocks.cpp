@@ -106,11 +106,18 @@ void four_bit_block(const std::uint8_t* qs, const BlockOut& out) {
   if (out.words) nibble_words<16>(qs, out.words);
 }
 
+// The forms d·(q − k) written as d·q + (−k·d) (Q4_0, Q5_0, Q8_0, Q8_1, TQ1_0, TQ2_0, Q1_0, Q2_0)
+// hold ggml's values for a finite d only: for d = ±inf ggml's (q − k)·d is ±inf, or NaN at q = k,
+// while MLX's inf·q + (−inf) is NaN for every q. (A NaN d is NaN both ways; Q4_1, Q5_1, Q4_K and
+// Q5_K compute MLX's scale·q + bias themselves, so any d is theirs.)
+bool exact_d(float d) { return !std::isinf(d); }
+
 // Q4_0, Q5_0: ggml's f(q − 8)·d and f(q − 16)·d equal d·q + (−8d), d·q + (−16d): d·q and the
 // bias are exact (a power of two times d), so the one rounded sum is the exact value ggml's exact
 // product gives.
 bool unpack_q4_0(const std::uint8_t* b, const BlockOut& out) {
   const float d = load_half(b);
+  if (!exact_d(d)) return false;
   four_bit_block(b + 2, out);
   put_scale(out, 0, d, -8.0f * d);
   return true;
@@ -127,6 +134,7 @@ void five_bit_quants(const std::uint8_t* qh_bytes, const std::uint8_t* qs, std::
 
 bool unpack_q5_0(const std::uint8_t* b, const BlockOut& out) {
   const float d = load_half(b);
+  if (!exact_d(d)) return false;
   five_bit_quants(b + 2, b + 6, out.q);
   out.scales[0] = d;
   out.biases[0] = -16.0f * d;
@@ -153,6 +161,7 @@ bool unpack_q5_1(const std::uint8_t* b, const BlockOut& out) {
 template <int kQs>
 bool unpack_q8(const std::uint8_t* b, const BlockOut& out) {
   const float d = load_half(b);
+  if (!exact_d(d)) return false;
   if (out.words) {  // four values a word, byte i of a little-endian word value i
     for (int k = 0; k < 8; ++k) out.words[k] = load_u32(b + kQs + 4 * k) ^ 0x80808080u;
   }
@@ -196,11 +205,13 @@ bool unpack_k(const std::uint8_t* b, const BlockOut& out) {
 
 // The ternary and two-level types: ggml's f(q − 1)·d equals d·q + (−d) (every term exact).
 // `groups` is 256 / 128 or 64 / 64 or 128 / 128: one d per ggml block, repeated per MLX group.
-void scale_minus_d(float d, int groups, const BlockOut& out) {
+// False where d is infinite (exact_d).
+bool scale_minus_d(float d, int groups, const BlockOut& out) {
   for (int g = 0; g < groups; ++g) {
     out.scales[g] = d;
     out.biases[g] = -d;
   }
+  return exact_d(d);
 }
 
 // TQ1_0: digits of qs[0..31] (elements 32n + m), qs[32..47] (160 + 16n + m), qh[0..3]
@@ -215,8 +226,7 @@ bool unpack_tq1_0(const std::uint8_t* b, const BlockOut& out) {
       }
     }
   }
-  scale_minus_d(load_half(b + 52), 2, out);
-  return true;
+  return scale_minus_d(load_half(b + 52), 2, out);
 }
 
 // TQ2_0: element 128h + 32p + m is bits 2p, 2p + 1 of qs[32h + m]; code 3 decodes as 2d, as in
@@ -225,22 +235,19 @@ bool unpack_tq2_0(const std::uint8_t* b, const BlockOut& out) {
   for (int e = 0; e < 256; ++e) {
     out.q[e] = (b[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
   }
-  scale_minus_d(load_half(b + 64), 2, out);
-  return true;
+  return scale_minus_d(load_half(b + 64), 2, out);
 }
 
 // Q1_0: ±d as q = 0 or 2 with bias −d: 0·d − d and 2d − d, both exact.
 bool unpack_q1_0(const std::uint8_t* b, const BlockOut& out) {
   for (int j = 0; j < 128; ++j) out.q[j] = ((b[2 + j / 8] >> (j % 8)) & 1) ? 2 : 0;
-  scale_minus_d(load_half(b), 1, out);
-  return true;
+  return scale_minus_d(load_half(b), 1, out);
 }
 
 // Q2_0: element j is bits 2·(j mod 4), +1 of qs[j / 4], already MLX's order.
 bool unpack_q2_0(const std::uint8_t* b, const BlockOut& out) {
   for (int j = 0; j < 64; ++j) out.q[j] = (b[2 + j / 4] >> (2 * (j % 4))) & 3;
-  scale_minus_d(load_half(b), 1, out);
-  return true;
+  return scale_minus_d(load_half(b), 1, out);
 }
 
 // MXFP4: ggml's kvalues_mxfp4[c]·2^(e − 128) is the E2M1 value of code c (half the table entry)
@@ -487,13 +494,24 @@ MlxRowStatus quantize_mlx_row(std::span<const float> values, const MlxBlockForm&
     }
     out.scales[g] = scale;
     out.biases[g] = bias;
-    if (!pack) continue;
-    for (const float v : x) {
-      // MLX's clamp, min(max(q, 0), n_bins); a NaN quotient (a scale that underflowed to 0
-      // where q0 overflowed) becomes 0 rather than an undefined conversion.
+    // MLX's clamp, min(max(q, 0), n_bins); a NaN quotient (a scale that underflowed to 0 where
+    // q0 overflowed) becomes 0 rather than an undefined conversion.
+    const auto code = [&](float v) {
       const float q = std::rint((v - bias) / scale);
-      writer.put(q >= 0 ? static_cast<std::uint32_t>(std::min(q, n_bins)) : 0u);
+      return q >= 0 ? static_cast<std::uint32_t>(std::min(q, n_bins)) : 0u;
+    };
+    // Finite values whose range overflows float32 (max − min = inf) make MLX's scale infinite
+    // and every dequantized value NaN or infinite. x ↦ code ↦ scale·code + bias is monotonic, so
+    // the group's values dequantize finite exactly when its extremes' codes do.
+    const auto finite_at = [&](float v) {
+      return std::isfinite(scale * static_cast<float>(code(v)) + bias);
+    };
+    if (!std::isfinite(w_max - w_min) || !std::isfinite(scale) || !finite_at(w_min) ||
+        !finite_at(w_max)) {
+      return MlxRowStatus::kNotFinite;
     }
+    if (!pack) continue;
+    for (const float v : x) writer.put(code(v));
   }
   return MlxRowStatus::kOk;
 }

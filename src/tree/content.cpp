@@ -8,6 +8,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <span>
 #include <vector>
 
 #include "ggufs/byte_order.h"
@@ -390,79 +392,104 @@ void ContentReader::read_mxfp4(const Piece& p, char* out, std::size_t size,
 
 void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
                              std::uint64_t begin) const {
-  // The output rows the range touches, in chunks: each chunk's GGUF rows read in one pread (the
-  // span from the lowest to the highest: consecutive rows, or, permuted, rows within the same
-  // heads), then each row's whole blocks encoded (the scales and biases, and the packed weight
-  // for a kMlxWeight piece; the piece keeps one of them) and the part the range covers copied.
+  // Only the blocks the range covers, as read_elements does: each row splits into units of
+  // whole ggml blocks, whole MLX groups and whole 32-bit words (MLX's stream puts element i at
+  // bits [i·bits, (i+1)·bits), so a unit starts on a word), each encoded alone. The range's units
+  // go in steps of at most kChunkOutputBytes / 4 elements whose GGUF blocks are contiguous (as
+  // stored: across rows; permuted: within one row), one pread a step; the piece keeps one part
+  // of the encoding (the packed weight, the scales or the biases). Work per request: its units
+  // plus one at each end; buffers per thread: one step's.
   const TensorInfo& t = file_.tensors[p.tensor];
   // Both checked when laid out (mlx/, mlx_tensors).
   const MlxBlockForm& form =
       p.mlx_bits ? *mlx_requantized_form(p.mlx_bits) : *mlx_block_form(t.type);
   const TypeTraits& tr = *type_traits(t.type);
-  const std::size_t ne0 = static_cast<std::size_t>(t.ne[0]);
-  const std::size_t words = mlx_weight_words(form, ne0), groups = mlx_groups(form, ne0);
-  const bool affine = form.mode == MlxMode::kAffine;
-  const std::uint64_t unit = mlx_row_bytes(p.kind, form, ne0);
-  const std::uint64_t rows = p.size / unit, raw_bytes = ne0 / tr.block_size * tr.type_size;
-  const std::uint64_t chunk = std::max<std::uint64_t>(1, kChunkOutputBytes / raw_bytes);
+  const std::uint64_t ne0 = t.ne[0];
+  // mlx_tensors lays out rows of whole blocks and groups; a unit divides them, else a whole row.
+  std::uint64_t unit_elements =
+      std::lcm(std::lcm<std::uint64_t>(tr.block_size, form.group_size), std::uint64_t{32});
+  if (ne0 % unit_elements != 0) unit_elements = ne0;
+  const std::uint64_t units_per_row = ne0 / unit_elements;
+  const std::uint64_t unit_out = mlx_row_bytes(p.kind, form, unit_elements);
+  const std::uint64_t unit_raw = unit_elements / tr.block_size * tr.type_size;
+  const std::uint64_t rows = p.size / (unit_out * units_per_row);
+  const std::uint64_t step_units =
+      std::max<std::uint64_t>(1, kChunkOutputBytes / sizeof(float) / unit_elements);
+  const bool permuted = p.order == Piece::Order::kPermuteRows;
   const auto source_row = [&](std::uint64_t r) {
-    return p.order == Piece::Order::kPermuteRows ? hf_permuted_row(r, rows, p.n_head) : r;
+    return permuted ? hf_permuted_row(r, rows, p.n_head) : r;
   };
+  const bool affine = form.mode == MlxMode::kAffine;
   thread_local std::vector<std::uint8_t> raw;
   thread_local std::vector<std::uint32_t> weight;
   thread_local std::vector<float> scales, biases;
   thread_local std::vector<std::uint8_t> scale_bytes;
-  thread_local std::vector<float> values;  // a requantized row's float32 values
-  weight.resize(words);
-  values.resize(p.mlx_bits ? ne0 : 0);
-  scales.resize(affine ? groups : 0);
-  biases.resize(affine ? groups : 0);
-  scale_bytes.resize(affine ? 0 : groups);
+  thread_local std::vector<float> values;  // a requantized run's float32 values
   const std::uint64_t end = begin + size;
-  for (std::uint64_t r0 = begin / unit, last = (end + unit - 1) / unit; r0 < last;) {
-    const std::uint64_t r1 = std::min(last, r0 + chunk);
-    std::uint64_t lo = source_row(r0), hi = lo;
-    for (std::uint64_t r = r0 + 1; r < r1; ++r) {
-      lo = std::min(lo, source_row(r));
-      hi = std::max(hi, source_row(r));
-    }
-    raw.resize(static_cast<std::size_t>((hi - lo + 1) * raw_bytes));
-    const std::uint64_t at = (p.from + lo) * raw_bytes;
+  for (std::uint64_t u = begin / unit_out, last = (end + unit_out - 1) / unit_out; u < last;) {
+    const std::uint64_t r = u / units_per_row, k = u % units_per_row;
+    const std::uint64_t n =
+        std::min({last - u, step_units, permuted ? units_per_row - k : last - u});
+    const std::uint64_t at = ((p.from + source_row(r)) * units_per_row + k) * unit_raw;
+    raw.resize(static_cast<std::size_t>(n * unit_raw));
     if (source(t).read_at(t.file_offset + at, raw.data(), raw.size()) != raw.size()) {
       throw truncated(t, at + raw.size());
     }
-    for (std::uint64_t r = r0; r < r1; ++r) {
-      const std::span<const std::uint8_t> blocks(raw.data() + (source_row(r) - lo) * raw_bytes,
-                                                 static_cast<std::size_t>(raw_bytes));
+    const std::size_t elements = static_cast<std::size_t>(n * unit_elements);
+    const std::size_t words = mlx_weight_words(form, elements);
+    const std::size_t groups = mlx_groups(form, elements);
+    weight.resize(words);
+    scales.resize(affine ? groups : 0);
+    biases.resize(affine ? groups : 0);
+    scale_bytes.resize(affine ? 0 : groups);
+    values.resize(p.mlx_bits ? elements : 0);
+    // Each row's run of the step alone: an error names its row.
+    for (std::uint64_t v = u; v < u + n;) {
+      const std::uint64_t vr = v / units_per_row;
+      const std::uint64_t m = std::min(u + n, (vr + 1) * units_per_row) - v;
+      const std::size_t e0 = static_cast<std::size_t>((v - u) * unit_elements);
+      const std::size_t e = static_cast<std::size_t>(m * unit_elements);
+      const std::size_t w0 = mlx_weight_words(form, e0), g0 = mlx_groups(form, e0);
+      const std::size_t wn = mlx_weight_words(form, e), gn = mlx_groups(form, e);
+      const std::span<const std::uint8_t> blocks(raw.data() + (v - u) * unit_raw,
+                                                 static_cast<std::size_t>(m * unit_raw));
+      const std::span<float> s = std::span(scales).subspan(affine ? g0 : 0, affine ? gn : 0);
+      const std::span<float> b = std::span(biases).subspan(affine ? g0 : 0, affine ? gn : 0);
+      const std::span<std::uint8_t> sb =
+          std::span(scale_bytes).subspan(affine ? 0 : g0, affine ? 0 : gn);
+      const std::span<std::uint32_t> w = std::span(weight).subspan(w0, wn);
       // The piece's part alone (a requantized row needs its scales to pack its words).
-      const MlxRow row = p.kind != Piece::Kind::kMlxWeight ? MlxRow{{}, scales, biases, scale_bytes}
-                         : p.mlx_bits ? MlxRow{weight, scales, biases, scale_bytes}
-                                      : MlxRow{weight, {}, {}, {}};
+      const MlxRow row = p.kind != Piece::Kind::kMlxWeight ? MlxRow{{}, s, b, sb}
+                         : p.mlx_bits                      ? MlxRow{w, s, b, sb}
+                                                           : MlxRow{w, {}, {}, {}};
+      const std::uint64_t gguf_row = p.from + source_row(vr);
       if (p.mlx_bits) {
-        tr.to_float(blocks.data(), values.data(), ne0 / tr.block_size);
-        if (quantize_mlx_row(values, form, row) != MlxRowStatus::kOk) {
+        const std::span<float> x = std::span(values).subspan(e0, e);
+        tr.to_float(blocks.data(), x.data(), e / tr.block_size);
+        if (quantize_mlx_row(x, form, row) != MlxRowStatus::kOk) {
           throw UnrepresentableError(
-              fmt::format("tensor '{}': row {} holds NaN or infinity, which MLX's affine form "
+              fmt::format("tensor '{}': row {} holds NaN or infinity, or a group whose range "
+                          "or dequantized values overflow float32, which MLX's affine form "
                           "cannot hold (-o mlx_requantize)",
-                          printable(t.name), p.from + source_row(r)));
+                          printable(t.name), gguf_row));
         }
       } else if (encode_mlx_row(t.type, blocks, row) != MlxRowStatus::kOk) {
-        // Laid out only for MXFP4 stacks (mlx_folder.h, mlx_tensors): an exponent byte 255.
         throw UnrepresentableError(fmt::format(
-            "tensor '{}': row {} has a block scale MLX's {} form cannot hold (an MXFP4 exponent "
-            "byte 255, NaN in the OCP MX format)",
-            printable(t.name), p.from + source_row(r), mlx_mode_name(form.mode)));
+            "tensor '{}': row {} has a block scale MLX's {} form cannot reproduce (an infinite "
+            "d, whose d·q + bias is NaN where ggml's d·(q − k) is not; an MXFP4 exponent byte "
+            "255, NaN in the OCP MX format)",
+            printable(t.name), gguf_row, mlx_mode_name(form.mode)));
       }
-      const char* from =
-          p.kind == Piece::Kind::kMlxWeight   ? reinterpret_cast<const char*>(weight.data())
-          : p.kind == Piece::Kind::kMlxScales ? reinterpret_cast<const char*>(scales.data())
-          : p.kind == Piece::Kind::kMlxScaleBytes
-              ? reinterpret_cast<const char*>(scale_bytes.data())
-              : reinterpret_cast<const char*>(biases.data());
-      const std::uint64_t a = std::max(begin, r * unit), b = std::min(end, (r + 1) * unit);
-      std::memcpy(out + (a - begin), from + (a - r * unit), static_cast<std::size_t>(b - a));
+      v += m;
     }
-    r0 = r1;
+    const char* from =
+        p.kind == Piece::Kind::kMlxWeight       ? reinterpret_cast<const char*>(weight.data())
+        : p.kind == Piece::Kind::kMlxScales     ? reinterpret_cast<const char*>(scales.data())
+        : p.kind == Piece::Kind::kMlxScaleBytes ? reinterpret_cast<const char*>(scale_bytes.data())
+                                                : reinterpret_cast<const char*>(biases.data());
+    const std::uint64_t a = std::max(begin, u * unit_out), z = std::min(end, (u + n) * unit_out);
+    std::memcpy(out + (a - begin), from + (a - u * unit_out), static_cast<std::size_t>(z - a));
+    u += n;
   }
 }
 

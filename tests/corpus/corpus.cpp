@@ -678,9 +678,10 @@ ModelSpec hf_gemma2(const std::string& arch = "gemma2") {
   return m;
 }
 
-// llama quantized to Q4_K (blocks of 256: hidden 256, 2 heads of 4, 1 kv head), with a byte-level
-// BPE vocabulary (the llama converter's "llama-3" variant); o and down stay F16.
-ModelSpec hf_llama_q4k() {
+// llama quantized to `type` (Q4_K by default; rows of 256, every quantized type's block size
+// divides it: hidden 256, 2 heads of 4, 1 kv head), with a byte-level BPE vocabulary (the llama
+// converter's "llama-3" variant); o and down stay F16.
+ModelSpec hf_llama_q4k(GgmlType type = GGML_TYPE_Q4_K) {
   constexpr std::uint64_t h = 256, ff = 8;
   ModelSpec m;
   m.add("general.architecture", str_value("llama"));
@@ -695,18 +696,18 @@ ModelSpec hf_llama_q4k() {
   m.add("llama.attention.layer_norm_rms_epsilon", f32_value(1e-5f));
   m.add("general.file_type", u32_value(15));  // MOSTLY_Q4_K_M
   gpt2_tokenizer(m);
-  m.tensor("token_embd.weight", {kVocab, h}, GGML_TYPE_Q4_K);
-  m.tensor("blk.0.attn_q.weight", {8, h}, GGML_TYPE_Q4_K);
-  m.tensor("blk.0.attn_k.weight", {4, h}, GGML_TYPE_Q4_K);
-  m.tensor("blk.0.attn_v.weight", {4, h}, GGML_TYPE_Q4_K);
+  m.tensor("token_embd.weight", {kVocab, h}, type);
+  m.tensor("blk.0.attn_q.weight", {8, h}, type);
+  m.tensor("blk.0.attn_k.weight", {4, h}, type);
+  m.tensor("blk.0.attn_v.weight", {4, h}, type);
   m.tensor("blk.0.attn_output.weight", {h, 8}, GGML_TYPE_F16);
-  m.tensor("blk.0.ffn_gate.weight", {ff, h}, GGML_TYPE_Q4_K);
-  m.tensor("blk.0.ffn_up.weight", {ff, h}, GGML_TYPE_Q4_K);
+  m.tensor("blk.0.ffn_gate.weight", {ff, h}, type);
+  m.tensor("blk.0.ffn_up.weight", {ff, h}, type);
   m.tensor("blk.0.ffn_down.weight", {h, ff}, GGML_TYPE_F16);
   m.tensor("blk.0.attn_norm.weight", {h}, GGML_TYPE_F32);
   m.tensor("blk.0.ffn_norm.weight", {h}, GGML_TYPE_F32);
   m.tensor("output_norm.weight", {h}, GGML_TYPE_F32);
-  m.tensor("output.weight", {kVocab, h}, GGML_TYPE_Q4_K);
+  m.tensor("output.weight", {kVocab, h}, type);
   return m;
 }
 
@@ -1181,6 +1182,17 @@ std::vector<Fixture> hf_models() {
           {"hf.qwen3moe", hf_qwen3moe().write(3)},
           {"hf.gemma2", hf_gemma2().write(4)},
           {"hf.llama_q4k", hf_llama_q4k().write(5)}};
+}
+
+std::vector<Fixture> mlx_models() {
+  std::vector<Fixture> out;
+  for (const TypeTraits& t : all_types()) {
+    if (t.block_size == 1 || !t.to_float || 256 % t.block_size != 0) continue;
+    ModelSpec m = hf_llama_q4k(static_cast<GgmlType>(t.id));
+    m.at("general.name") = str_value("tiny-" + std::string(t.name));
+    out.push_back({"hf.mlx." + std::string(t.name), m.write(100 + t.id)});
+  }
+  return out;
 }
 
 std::vector<HfRefusal> hf_refusals() {

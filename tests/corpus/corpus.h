@@ -45,6 +45,13 @@ std::vector<Hostile> hostile_files();
 /// hf/ both splices and decodes.
 std::vector<Fixture> hf_models();
 
+/// mlx/'s seeds: one tiny llama (hf_models' Q4_K llama) per quantized ggml type that ggufs
+/// decodes, its embedding, q, k, v, gate, up and output matrices of that type (random blocks:
+/// their scales may be anything, infinite included): the types with an exact MLX form
+/// (mlx_blocks.h) are served in it, the others requantized where -o mlx_requantize is drawn.
+/// Named "hf.mlx.<type>".
+std::vector<Fixture> mlx_models();
+
 /// A text model and its vision projector (llama.cpp's mmproj GGUF) for one row of hf/'s vision
 /// table (src/hf/hf_vision.cpp, hf::vision_architectures()), as the converter writes them, each
 /// small: the text model's vocabulary holds the row's image tokens, the projector a one-layer

@@ -502,6 +502,52 @@ TEST(HfCorpus, APairThatIsNotOneModelServesTheTextModelWithTheReason) {
   }
 }
 
+// mlx/'s seeds reach every form: a type with an exact affine MLX form (ggml's d·q + m forms,
+// mlx_blocks.h's table) serves its matrices in it with or without -o mlx_requantize; every other
+// quantized type (MXFP4 and NVFP4 outside expert stacks, the K types of 16-element scales, the
+// IQ grids) serves them as float, or requantized to the option's bits. Each seed passes the hf
+// harness (reads of rows whose random scales MLX cannot hold fail, by design). Q2_0's seed gets
+// no hf/ (transformers' reader, gguf-py, does not know the type), which the harness checks too.
+TEST(HfCorpus, MlxSeedsReachEveryForm) {
+  const std::set<std::string> exact = {"Q4_0", "Q4_1", "Q5_0",  "Q5_1",  "Q8_0", "Q8_1",
+                                       "Q4_K", "Q5_K", "TQ1_0", "TQ2_0", "Q1_0", "Q2_0"};
+  std::set<std::string> seen;
+  for (const auto& m : corpus::mlx_models()) {
+    SCOPED_TRACE(m.name);
+    const std::string type = m.name.substr(std::string("hf.mlx.").size());
+    seen.insert(type);
+    const MemorySource src(m.bytes);
+    const GgufFile f = parse_gguf(src, m.name);
+    for (const std::uint32_t bits : {0u, 8u}) {
+      TreeOptions options;
+      options.mlx_requantize = bits;
+      std::vector<std::string> warnings;
+      const FolderResult mlx = mlx_folder_layout(f, options, warnings);
+      if (type == "Q2_0") {  // not in gguf-py 0.19.0's GGMLQuantizationType: no hf/, no mlx/
+        EXPECT_NE(mlx.reason.find("is unknown to gguf-py"), std::string::npos) << mlx.reason;
+        continue;
+      }
+      ASSERT_TRUE(mlx.folder) << mlx.reason;
+      std::set<std::uint32_t> forms;  // the mlx_bits of the MLX pieces (0: an exact form)
+      for (const FolderFile& file : mlx.folder->files) {
+        if (!file.layout) continue;
+        for (const Piece& p : file.layout->pieces) {
+          if (p.kind == Piece::Kind::kMlxWeight) forms.insert(p.mlx_bits);
+        }
+      }
+      const std::set<std::uint32_t> want = exact.contains(type) ? std::set<std::uint32_t>{0}
+                                           : bits               ? std::set<std::uint32_t>{bits}
+                                                                : std::set<std::uint32_t>{};
+      EXPECT_EQ(forms, want) << "-o mlx_requantize=" << bits;
+    }
+    EXPECT_EQ(fuzz::check_hf(m.bytes), "");
+  }
+  for (const std::string& t : exact) EXPECT_TRUE(seen.contains(t)) << t;
+  for (const char* t : {"Q6_K", "Q3_K", "Q2_K", "IQ4_NL", "IQ2_XXS", "MXFP4", "NVFP4"}) {
+    EXPECT_TRUE(seen.contains(t)) << t;
+  }
+}
+
 TEST(HfCorpus, HfHarnessPassesTheHfModelsAndRefusals) {
   for (const auto& m : corpus::hf_models()) EXPECT_EQ(fuzz::check_hf(m.bytes), "") << m.name;
   for (const auto& r : corpus::hf_refusals()) EXPECT_EQ(fuzz::check_hf(r.bytes), "") << r.name;

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   }
   std::printf("hf seeds: %d of %d rows get hf/\n", covered, rows);
   for (const auto& f : ggufs::corpus::hf_models()) write("hf", f);
+  for (const auto& f : ggufs::corpus::mlx_models()) write("hf", f);
   // the vision table's projectors: check_hf pairs each with the vision pairs' text models
   for (const auto& p : ggufs::corpus::vision_pairs()) write("hf", {p.name, p.projector});
   for (const auto& p : ggufs::corpus::vision_refusals()) write("hf", {p.name, p.projector});

@@ -267,6 +267,51 @@ TEST(MlxBlocks, ScalesWithoutAnMlxForm) {
             MlxRowStatus::kNoExactForm);
 }
 
+// An infinite block scale d (binary16 0x7C00 or 0xFC00). ggml's d·(q − k) forms give ±inf, or
+// NaN at q = k (ggml-quants.c, dequantize_row_q4_0: y = (q − 8)·d), where MLX's d·q + (−k·d) is
+// NaN for every q: Q4_0, Q5_0, Q8_0, Q8_1, TQ1_0, TQ2_0, Q1_0 and Q2_0 have no exact form of such
+// a block, and the largest finite d (65504) keeps one. Q4_1, Q5_1, Q4_K and Q5_K form MLX's own
+// d·q + m (dequantize_row_q4_1, and d·sc·q − dmin·m of dequantize_row_q4_K), so even an
+// infinite d is theirs: MLX's formula gives ggml's values (the decoder's, bit-exact with ggml's
+// reference output in unit_kernels.cpp), NaN where ggml's is NaN.
+TEST(MlxBlocks, AnInfiniteBlockScaleIsExactOnlyWhereMlxsFormulaIsGgmls) {
+  struct Case {
+    GgmlType type;
+    std::size_t d_at;  // the byte of d (binary16) in the type's block (ggml-common.h)
+    bool exact;
+  };
+  const Case cases[] = {
+      {GGML_TYPE_Q4_0, 0, false}, {GGML_TYPE_Q5_0, 0, false},   {GGML_TYPE_Q8_0, 0, false},
+      {GGML_TYPE_Q8_1, 0, false}, {GGML_TYPE_TQ1_0, 52, false}, {GGML_TYPE_TQ2_0, 64, false},
+      {GGML_TYPE_Q1_0, 0, false}, {GGML_TYPE_Q2_0, 0, false},   {GGML_TYPE_Q4_1, 0, true},
+      {GGML_TYPE_Q5_1, 0, true},  {GGML_TYPE_Q4_K, 0, true},    {GGML_TYPE_Q5_K, 0, true},
+  };
+  for (const Case& c : cases) {
+    const TypeTraits& t = *type_traits(c.type);
+    SCOPED_TRACE(t.name);
+    for (const std::uint16_t d :
+         {std::uint16_t{0x7c00}, std::uint16_t{0xfc00}, std::uint16_t{0x7bff}}) {
+      SCOPED_TRACE(d);
+      std::vector<std::uint8_t> block(t.type_size);
+      for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<std::uint8_t>(i * 37);
+      block[c.d_at] = static_cast<std::uint8_t>(d & 0xff);
+      block[c.d_at + 1] = static_cast<std::uint8_t>(d >> 8);
+      const Encoded e = encode(t, block.data(), 1);
+      const bool finite = d == 0x7bff;
+      ASSERT_EQ(e.status, finite || c.exact ? MlxRowStatus::kOk : MlxRowStatus::kNoExactForm);
+      if (e.status != MlxRowStatus::kOk) continue;
+      std::vector<float> ggml(t.block_size);
+      t.to_float(block.data(), ggml.data(), 1);
+      const MlxBlockForm& form = *mlx_block_form(t.id);
+      for (std::size_t i = 0; i < ggml.size(); ++i) {
+        const float mlx = mlx_value(form, e, i);
+        EXPECT_TRUE(mlx == ggml[i] || (std::isnan(mlx) && std::isnan(ggml[i])))
+            << i << ": MLX " << mlx << ", ggml " << ggml[i];
+      }
+    }
+  }
+}
+
 // A reader of the scales and biases alone passes no weight span: they are written as with one
 // (a Q4_0 block of d = 2: scale 2, bias −16), and a weight span of another size is still refused.
 TEST(MlxBlocks, ScalesAndBiasesAloneWithoutTheWeight) {
@@ -363,6 +408,24 @@ TEST(MlxBlocks, QuantizeRefusesNonFiniteValuesAndWrongSizes) {
        {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     x[40] = bad;
     EXPECT_EQ(quantize_mlx_row(x, form, row), MlxRowStatus::kNotFinite);
+  }
+  // Finite values whose range overflows float32 (an MXFP4 block of exponent byte 252: ±6·2^125 =
+  // ±2.55e38): MLX's quantize gives scale −inf and bias 0, so every weight dequantizes to NaN or
+  // infinity (mlx/backend/cpu/quantized.cpp, quantize). One-signed values that large keep a
+  // finite range, scale and values.
+  x.assign(64, 1.0f);
+  x[3] = 2.55e38f;
+  x[4] = -2.55e38f;
+  EXPECT_EQ(quantize_mlx_row(x, form, row), MlxRowStatus::kNotFinite);
+  EXPECT_EQ(quantize_mlx_row(x, form, {{}, scales, biases, {}}), MlxRowStatus::kNotFinite)
+      << "the scales alone";
+  x[4] = 0.0f;
+  x[5] = 3.4e38f;
+  ASSERT_EQ(quantize_mlx_row(x, form, row), MlxRowStatus::kOk);
+  for (std::size_t i = 0; i < 32; ++i) {
+    const float value =
+        scales[0] * static_cast<float>((weight[i / 4] >> (8 * (i % 4))) & 255) + biases[0];
+    EXPECT_TRUE(std::isfinite(value)) << i;
   }
   EXPECT_THROW(quantize_mlx_row({x.data(), 48}, form, row), std::invalid_argument);
   EXPECT_THROW(quantize_mlx_row({x.data(), 32}, form, row), std::invalid_argument);

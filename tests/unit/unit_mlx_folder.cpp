@@ -5,6 +5,8 @@
 // stack not whole keeps hf/'s names, for mlx-lm to stack.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -219,6 +221,175 @@ TEST(MlxWeights, RequantizedRowsAndARowOfInfinityFailsItsRead) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A source that counts what is read from it: the bytes and the largest single read.
+class CountingSource final : public ByteSource {
+ public:
+  explicit CountingSource(const ByteSource& inner) : inner_(inner) {}
+  std::uint64_t size() const override { return inner_.size(); }
+  std::size_t read_at(std::uint64_t offset, void* dst, std::size_t n) const override {
+    bytes += n;
+    largest = std::max(largest, n);
+    return inner_.read_at(offset, dst, n);
+  }
+  mutable std::uint64_t bytes = 0;
+  mutable std::size_t largest = 0;
+
+ private:
+  const ByteSource& inner_;
+};
+
+// A Q8_0 matrix of 4 rows of `ne0` elements and mlx/'s tensors of it (q/k-permuted where
+// `permuted`, one head: GGUF rows 0, 2, 1, 3). ggml's block_q8_0 (ggml-common.h): d (binary16),
+// then 32 int8 quants. Block b of row r holds d = 1 and quants (r·7 + b·3 + j) mod 256, so MLX's
+// form is known without an encoder: scale d, bias −128d, each word the four quants' bytes with the
+// top bit flipped.
+struct Q8Matrix {
+  std::uint64_t ne0;
+  MemorySource src;
+  GgufFile file;
+  std::vector<SafetensorsTensor> out;
+};
+
+std::uint8_t q8_quant(std::uint64_t row, std::uint64_t block, std::uint64_t j) {
+  return static_cast<std::uint8_t>(row * 7 + block * 3 + j);
+}
+
+std::unique_ptr<Q8Matrix> q8_matrix(std::uint64_t ne0, bool permuted) {
+  std::vector<std::uint8_t> blocks;
+  blocks.reserve(4 * ne0 / 32 * 34);
+  for (std::uint64_t r = 0; r < 4; ++r) {
+    for (std::uint64_t b = 0; b < ne0 / 32; ++b) {
+      blocks.push_back(0x00);  // d = 1.0
+      blocks.push_back(0x3c);
+      for (std::uint64_t j = 0; j < 32; ++j) blocks.push_back(q8_quant(r, b, j));
+    }
+  }
+  GgufWriter g;
+  g.add_string("general.architecture", "llama");
+  g.add_tensor("blk.0.ffn_down.weight", GGML_TYPE_Q8_0, {ne0, 4}, blocks);
+  auto m = std::unique_ptr<Q8Matrix>(new Q8Matrix{ne0, MemorySource(g.finish()), {}, {}});
+  m->file = parse_gguf(m->src, "m.gguf");
+  HfWeight w;
+  w.hf_name = "model.layers.0.mlp.down_proj.weight";
+  w.shape = {4, ne0};
+  if (permuted) {
+    w.transform = HfTransform::kReversePermute;
+    w.n_head = 1;
+  }
+  EXPECT_EQ(mlx_tensors(m->file, w, /*stack=*/false, /*requantize=*/0, m->out),
+            mlx_block_form(GGML_TYPE_Q8_0));
+  return m;
+}
+
+// mlx/ reads cost what they read (issue #60): a read of a few bytes of a row encodes the blocks
+// it covers, not the row, so the bytes read from the file and the largest single read are the
+// same for rows of 2^12 and 2^20 elements (the 2^20 row was once read and encoded whole: 1.1 MB
+// of blocks for 2 KiB of weight). The bytes served are MLX's form of those blocks, from the
+// block layout alone, whichever part of which row the read starts in.
+TEST(MlxReads, AReadEncodesOnlyTheBlocksItCovers) {
+  for (const bool permuted : {false, true}) {
+    std::vector<std::uint64_t> read_bytes;
+    for (const std::uint64_t ne0 : {std::uint64_t{1} << 12, std::uint64_t{1} << 20}) {
+      SCOPED_TRACE(::testing::Message() << "ne0 " << ne0 << (permuted ? ", permuted" : ""));
+      const auto m = q8_matrix(ne0, permuted);
+      ASSERT_EQ(m->out.size(), 3u);
+      const Node weight = node_of(m->out[0]), biases = node_of(m->out[2]);
+      ASSERT_EQ(weight.size, 4 * ne0);  // 8 bits an element
+      ASSERT_EQ(biases.size, 4 * ne0 / 32 * 4);
+      const CountingSource counting(m->src);
+      const ContentReader reader(m->file, counting);
+      // 2 KiB of the weight from a quarter into output row 1, unaligned to a block (the 1 of
+      // offset), which is GGUF row 2 where permuted (hf_permuted_row).
+      const std::uint64_t at = ne0 + ne0 / 4 + 1, gguf_row = permuted ? 2 : 1;
+      std::vector<std::uint8_t> bytes(2048);
+      ASSERT_EQ(reader.read(weight, reinterpret_cast<char*>(bytes.data()), bytes.size(), at),
+                bytes.size());
+      for (std::uint64_t i = 0; i < bytes.size(); ++i) {
+        const std::uint64_t e = at - ne0 + i;  // element of the row (a byte of its 8-bit stream)
+        ASSERT_EQ(bytes[i], q8_quant(gguf_row, e / 32, e % 32) ^ 0x80) << i;
+      }
+      // 2048 elements from the second of a block touch 65 blocks of 34 bytes.
+      EXPECT_EQ(counting.bytes, 65u * 34);
+      const std::uint64_t after_weight = counting.bytes;
+      // Two biases across the boundary of output rows 0 and 1.
+      float two[2] = {};
+      const std::uint64_t last = ne0 / 32 * 4 - 4;
+      ASSERT_EQ(reader.read(biases, reinterpret_cast<char*>(two), 8, last), 8u);
+      EXPECT_EQ(two[0], -128.0f);
+      EXPECT_EQ(two[1], -128.0f);
+      EXPECT_EQ(counting.bytes - after_weight, 2u * 34) << "one block of each row";
+      EXPECT_LE(counting.largest, 256u * 1024) << "a step's blocks at most";
+      read_bytes.push_back(counting.bytes);
+    }
+    EXPECT_EQ(read_bytes[0], read_bytes[1]) << "the same work at both row lengths";
+  }
+}
+
+// mlx/'s tensors of `name`, one 2-row matrix of ggml type `type` (`blocks` as stored) under hf/'s
+// `hf_name`, laid out with -o mlx_requantize=`requantize`: each part (weight, scales, biases)
+// reads row 0, and fails row 1 with an UnrepresentableError whose message holds `why`.
+void expect_row_1_unrepresentable(GgmlType type, std::vector<std::uint8_t> blocks,
+                                  const std::string& name, const std::string& hf_name,
+                                  std::uint32_t requantize, const std::string& why) {
+  GgufWriter g;
+  g.add_string("general.architecture", "llama");
+  g.add_tensor(name, type, {32, 2}, std::move(blocks));
+  const MemorySource src(g.finish());
+  const GgufFile f = parse_gguf(src, "m.gguf");
+  HfWeight w;
+  w.hf_name = hf_name;
+  w.shape = {2, 32};
+  std::vector<SafetensorsTensor> out;
+  ASSERT_EQ(mlx_tensors(f, w, /*stack=*/false, requantize, out),
+            requantize ? mlx_requantized_form(requantize) : mlx_block_form(type));
+  ASSERT_EQ(out.size(), 3u);
+  const ContentReader reader(f, src);
+  for (const SafetensorsTensor& t : out) {
+    SCOPED_TRACE(t.key);
+    const Node n = node_of(t);
+    const std::uint64_t row = n.size / 2;
+    std::vector<char> bytes(row);
+    EXPECT_EQ(reader.read(n, bytes.data(), row, 0), row);
+    try {
+      reader.read(n, bytes.data(), row, row);
+      ADD_FAILURE() << "row 1 was served";
+    } catch (const UnrepresentableError& e) {
+      EXPECT_NE(std::string(e.what()).find("tensor '" + name + "': row 1 " + why),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// An exact form that is not exact for one block: a Q4_0 block of d = +inf (ggml's (q − 8)·inf is
+// ±inf, or NaN at q = 8; MLX's inf·q + (−8·inf) NaN for every q) fails the reads of its row
+// (weight, scales and biases), naming the tensor and the row; the other row is served.
+TEST(MlxReads, AnInfiniteBlockScaleFailsItsRowsReads) {
+  // ggml's block_q4_0 (ggml-common.h): d (binary16), then 16 bytes of 4-bit quants.
+  std::vector<std::uint8_t> blocks(2 * 18, 0x98);
+  blocks[0] = 0x00;  // row 0: d = 1
+  blocks[1] = 0x3c;
+  blocks[18] = 0x00;  // row 1: d = +inf
+  blocks[19] = 0x7c;
+  expect_row_1_unrepresentable(GGML_TYPE_Q4_0, std::move(blocks), "blk.0.attn_v.weight",
+                               "model.layers.0.self_attn.v_proj.weight", 0, "has a block scale");
+}
+
+// -o mlx_requantize of finite values whose range overflows float32: an MXFP4 matrix outside an
+// expert stack (requantized) whose row 1 has exponent byte 252 and codes ±6 (±6·2^125 =
+// ±2.55e38, finite; hf/ serves them). MLX's quantize would give scale −inf and every weight NaN;
+// the row's reads fail instead, and row 0 (exponent 127) is served.
+TEST(MlxReads, ARequantizedGroupWhoseRangeOverflowsFailsItsRead) {
+  // ggml's block_mxfp4 (ggml-common.h): the E8M0 exponent e, then 16 bytes of E2M1 codes
+  // (code 7 is +6, 15 is −6: kvalues_mxfp4).
+  std::vector<std::uint8_t> blocks(2 * 17, 0xf7);
+  blocks[0] = 127;
+  blocks[17] = 252;
+  expect_row_1_unrepresentable(GGML_TYPE_MXFP4, std::move(blocks), "blk.0.attn_q.weight",
+                               "model.layers.0.self_attn.q_proj.weight", 8,
+                               "holds NaN or infinity, or a group whose range");
 }
 
 }  // namespace
