@@ -19,8 +19,17 @@ namespace ggufs {
 class ContentReader {
  public:
   /// `sources[i]` holds shard i of a split model (GgufFile::shards); one source for a single file.
-  ContentReader(const GgufFile& file, std::vector<const ByteSource*> sources)
-      : file_(file), sources_(std::move(sources)) {}
+  /// `tail`, where given, is a second file read in place, as paired_file (ggufs/model.h) numbers
+  /// a model and its projector: its tensors follow `file`'s (node and piece index
+  /// file.tensors.size() + i is its tensor i) and its shards follow `file`'s in `sources`. A
+  /// library's models share one projector's file this way instead of each holding a copy of its
+  /// tensor infos.
+  ContentReader(const GgufFile& file, std::vector<const ByteSource*> sources,
+                const GgufFile* tail = nullptr)
+      : file_(file),
+        tail_(tail),
+        tail_shard_(static_cast<std::uint32_t>(file.shards.empty() ? 1 : file.shards.size())),
+        sources_(std::move(sources)) {}
   ContentReader(const GgufFile& file, const ByteSource& backing)
       : ContentReader(file, {&backing}) {}
 
@@ -71,12 +80,26 @@ class ContentReader {
   void read_mxfp4(const Piece& p, char* out, std::size_t size, std::uint64_t begin) const;
   void read_mlx(const Piece& p, char* out, std::size_t size, std::uint64_t begin) const;
   IoError truncated(const TensorInfo& t, std::uint64_t end) const;
-  const ByteSource& source(const TensorInfo& t) const { return *sources_.at(t.shard); }
-  const std::string& shard_path(std::uint32_t shard) const {
-    return file_.shards.empty() ? file_.path : file_.shards[shard].path;
+  // Tensor i of the pair (`file_`'s, then `tail_`'s), and a tensor's shard in its numbering.
+  const TensorInfo& tensor(std::size_t i) const {
+    return i < file_.tensors.size() ? file_.tensors[i]
+                                    : tail_->tensors.at(i - file_.tensors.size());
   }
-  const std::string& path_of(const TensorInfo& t) const { return shard_path(t.shard); }
+  std::uint32_t shard_of(const TensorInfo& t) const {
+    const bool in_tail = tail_ && !tail_->tensors.empty() && &t >= tail_->tensors.data() &&
+                         &t < tail_->tensors.data() + tail_->tensors.size();
+    return in_tail ? tail_shard_ + t.shard : t.shard;
+  }
+  const ByteSource& source(const TensorInfo& t) const { return *sources_.at(shard_of(t)); }
+  const std::string& shard_path(std::uint32_t shard) const {
+    const GgufFile& f = shard < tail_shard_ || !tail_ ? file_ : *tail_;
+    const std::uint32_t s = &f == &file_ ? shard : shard - tail_shard_;
+    return f.shards.empty() ? f.path : f.shards.at(s).path;
+  }
+  const std::string& path_of(const TensorInfo& t) const { return shard_path(shard_of(t)); }
   const GgufFile& file_;
+  const GgufFile* tail_;
+  std::uint32_t tail_shard_;  // the first shard of `tail_` in the pair's numbering
   std::vector<const ByteSource*> sources_;
 };
 

@@ -26,9 +26,9 @@ struct ServedModel {
   /// Builds the tree of `model` (rendering every text file), then drops the parsed metadata
   /// values, which the tree now holds rendered (a vocabulary takes several times its size in the
   /// file as parsed values). With a projector, the folder views are laid out from the pair
-  /// (paired_file); `model.file` then becomes the pair's file where the tree reads the
-  /// projector's tensors, and stays the model's own otherwise. The projector itself is not
-  /// modified: it may be shared (ProjectorCache). Never fails on a parsed model.
+  /// (paired_file, dropped once laid out); the reader reads the projector's tensors in its own
+  /// file (ContentReader's tail). The projector itself is not modified: it may be shared
+  /// (ProjectorCache). Never fails on a parsed model.
   ServedModel(Model model, const TreeOptions& options);
   /// A model that cannot be served: a folder holding only `error`, with `message` (already made
   /// printable) and a newline. `mtime`: the time its folder shows.
@@ -36,9 +36,9 @@ struct ServedModel {
   ServedModel(const ServedModel&) = delete;
   ServedModel& operator=(const ServedModel&) = delete;
 
-  /// What the tree and the read path index: `model.file` is the model's file or, where the tree
-  /// reads its projector's tensors (hf/ of a vision-language model), the pair's (paired_file:
-  /// the model's tensors at their own indices, the projector's after them).
+  /// What the tree and the read path index: the model's tensors at their own indices
+  /// (`model.file`), its projector's after them (`model.projector->file`), as paired_file
+  /// numbers them.
   Model model;
   Tree tree;
   ContentReader reader;

@@ -40,23 +40,6 @@ Tree tree_of(const Model& m, const std::optional<GgufFile>& paired, const TreeOp
   return Tree(m.file, options, &pair);
 }
 
-// Whether a node of `tree` reads a tensor or a file of the projector: in the pair's file those
-// come after the model's `tensors` and `shards` (paired_file). Any field that can name one is
-// checked, whatever the piece's kind: a false "yes" only keeps the pair's file.
-bool reads_projector(const Tree& tree, std::size_t tensors, std::size_t shards) {
-  for (Ino i = 1; i <= tree.count(); ++i) {
-    const Node& n = *tree.node(i);
-    if ((n.kind == NodeKind::kRaw || n.kind == NodeKind::kDecoded) && n.tensor >= tensors) {
-      return true;
-    }
-    for (const Piece& p : n.pieces) {
-      if (p.kind == Piece::Kind::kText || p.kind == Piece::Kind::kZeros) continue;
-      if (p.tensor >= tensors || p.tensor2 >= tensors || p.shard >= shards) return true;
-    }
-  }
-  return false;
-}
-
 // `path` made absolute (user.gguf.file), as given when it cannot be resolved.
 std::string absolute_path(const std::string& path) {
   if (is_url(path)) return display_url(path);  // no query string: it may hold a signature
@@ -99,7 +82,8 @@ ServedModel::ServedModel(Model m, const TreeOptions& options)
 ServedModel::ServedModel(Model&& m, std::optional<GgufFile> paired, const TreeOptions& options)
     : model(std::move(m)),
       tree(tree_of(model, paired, options)),
-      reader(model.file, sources_of(model)) {
+      // The projector's tensors read in place (ContentReader's tail), in paired_file's numbering.
+      reader(model.file, sources_of(model), model.projector ? &model.projector->file : nullptr) {
   add_undecoded_warnings(model.file, warnings);
   for (const std::string& w : tree.warnings()) {
     warnings.push_back(fmt::format("{}: {}", model.file.path, w));
@@ -112,14 +96,10 @@ ServedModel::ServedModel(Model&& m, std::optional<GgufFile> paired, const TreeOp
     }
   }
   // The projector is shared with the library's other models (ProjectorCache): its keys stay
-  // for their trees. The pair's file holds a copy of the projector's tensor infos: kept only
-  // where the tree reads the projector (hf/ as a vision-language model), and then in place of
-  // the model's own file, whose tensors are its first ones, so neither is held twice.
+  // for their trees, and its tensor infos are read where they are (the reader's tail). The
+  // pair's file, a copy of both files' tensor infos, served only to lay out the tree: no model
+  // holds a copy of its projector.
   std::vector<KeyValue>().swap(model.file.kv);
-  if (paired && reads_projector(tree, model.file.tensors.size(), model.sources.size())) {
-    std::vector<KeyValue>().swap(paired->kv);
-    model.file = std::move(*paired);
-  }
   paired.reset();
   ::malloc_trim(0);
   struct stat st {};

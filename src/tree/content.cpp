@@ -84,7 +84,7 @@ std::size_t ContentReader::read(const Node& node, char* dst, std::size_t size,
       std::memcpy(dst, node.text.data() + offset, size);
       return size;
     case NodeKind::kRaw: {
-      const TensorInfo& t = file_.tensors[node.tensor];
+      const TensorInfo& t = tensor(node.tensor);
       if (source(t).read_at(t.file_offset + offset, dst, size) != size) {
         throw truncated(t, offset + size);
       }
@@ -103,7 +103,7 @@ std::optional<ContentReader::Extent> ContentReader::stored_extent(const Node& no
                                                                   std::uint64_t offset) const {
   if (node.kind == NodeKind::kComposite) return composite_extent(node, size, offset);
   if (node.kind != NodeKind::kRaw && node.kind != NodeKind::kDecoded) return std::nullopt;
-  const TensorInfo& t = file_.tensors[node.tensor];
+  const TensorInfo& t = tensor(node.tensor);
   // Float32 data of F32 tensors is the stored bytes when both are little-endian (the .npy
   // header is not).
   static_assert(std::endian::native == std::endian::little);
@@ -158,7 +158,7 @@ std::size_t ContentReader::read_decoded(const Node& node, char* dst, std::size_t
 void ContentReader::read_elements(std::size_t tensor, ViewData data, char* out, std::size_t size,
                                   std::uint64_t begin, std::size_t request, float add,
                                   bool log_negated) const {
-  const TensorInfo& t = file_.tensors[tensor];
+  const TensorInfo& t = this->tensor(tensor);
   const TypeTraits& tr = *type_traits(t.type);
   if (data == ViewData::kStored) {  // a plain type's stored bytes, in little-endian order
     if (!file_.big_endian) {
@@ -277,10 +277,10 @@ std::size_t ContentReader::read_composite(const Node& node, char* dst, std::size
 void ContentReader::read_piece_elements(const Piece& p, char* out, std::size_t size,
                                         std::uint64_t begin, std::size_t request) const {
   const std::uint64_t es = p.data == ViewData::kStored
-                               ? type_traits(file_.tensors[p.tensor].type)->type_size
+                               ? type_traits(tensor(p.tensor).type)->type_size
                                : element_bytes(p.data);
   const std::uint64_t first = p.from * es;  // byte of the tensor's elements the piece starts at
-  const TensorInfo& t = file_.tensors[p.tensor];
+  const TensorInfo& t = tensor(p.tensor);
   const std::uint64_t row_bytes = t.ne[0] * es;
   // The orders that move whole runs of `run` bytes (q/k rows, value heads): run i of the piece
   // is the tensor's run source(i) after `first`, each part within one run one contiguous read.
@@ -365,7 +365,7 @@ void ContentReader::read_mxfp4(const Piece& p, char* out, std::size_t size,
   for (std::uint64_t u = u0; u < u1;) {
     const std::uint64_t q = u / p.cols, b = u % p.cols, n = std::min(u1 - u, p.cols - b);
     const bool odd = p.rows == 2 && q % 2;
-    const TensorInfo& t = file_.tensors[odd ? p.tensor2 : p.tensor];
+    const TensorInfo& t = tensor(odd ? p.tensor2 : p.tensor);
     const std::uint64_t at = (p.from + (p.rows == 2 ? q / 2 : q) * p.cols + b) * kBlock;
     raw.resize(static_cast<std::size_t>(n * kBlock));
     if (source(t).read_at(t.file_offset + at, raw.data(), raw.size()) != raw.size()) {
@@ -399,7 +399,7 @@ void ContentReader::read_mlx(const Piece& p, char* out, std::size_t size,
   // stored: across rows; permuted: within one row), one pread a step; the piece keeps one part
   // of the encoding (the packed weight, the scales or the biases). Work per request: its units
   // plus one at each end; buffers per thread: one step's.
-  const TensorInfo& t = file_.tensors[p.tensor];
+  const TensorInfo& t = tensor(p.tensor);
   // Both checked when laid out (mlx/, mlx_tensors).
   const MlxBlockForm& form =
       p.mlx_bits ? *mlx_requantized_form(p.mlx_bits) : *mlx_block_form(t.type);
@@ -498,7 +498,7 @@ void ContentReader::read_transposed(const Piece& p, char* out, std::size_t size,
   // Output element (i, j), i < ne[0], j < ne[1], is GGUF element j·ne[0] + i: for each GGUF row
   // j, the output rows i0..i1 that the range touches take one contiguous run of it, decoded to
   // float32 once, then converted element by element.
-  const TensorInfo& t = file_.tensors[p.tensor];
+  const TensorInfo& t = tensor(p.tensor);
   const std::uint64_t cols = t.ne[1], es = element_bytes(p.data);
   const std::uint64_t e0 = begin / es, e1 = (begin + size + es - 1) / es;  // output elements
   const std::uint64_t i0 = e0 / cols, i1 = (e1 - 1) / cols;                // output rows
