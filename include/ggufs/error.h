@@ -39,8 +39,9 @@ class IoError : public std::runtime_error {
 };
 
 /// A view cannot hold the values a tensor holds, found only once its blocks are read (mlx/'s MLX
-/// forms: an MXFP4 exponent byte 255, NaN or infinity in a requantized row): that read fails
-/// (EIO, one line), the file and the other reads are fine.
+/// forms: an MXFP4 exponent byte 255, an infinite d of a d·(q − k) form, NaN, infinity or a range
+/// that overflows float32 in a requantized row): that read fails (EIO, one line), the file and
+/// the other reads are fine.
 class UnrepresentableError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
