@@ -575,6 +575,10 @@ using WriteLibrary = std::function<PairedLibrary(const fs::path& dir, int models
 // issue 60 every model parsed it again and held two copies of its tensor infos, some 34 MiB a
 // model here.
 void expect_projector_held_once(const WriteLibrary& write) {
+#if defined(GGUFS_SANITIZED)
+  GTEST_SKIP() << "ASan's quarantine keeps freed blocks: the daemon's peak measures them, not what "
+                  "it holds";
+#endif
   TempDir tmp;
   const std::vector<std::uint8_t> text = idefics3_pair().text;
   const std::vector<std::uint8_t> projector =

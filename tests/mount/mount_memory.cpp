@@ -44,7 +44,7 @@ std::string served(const Mount& m) {
 
 TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
   GGUFS_REQUIRE_FUSE();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(GGUFS_SANITIZED)
   GTEST_SKIP() << "ASan reserves terabytes of address space for its shadow: no RLIMIT_AS fits";
 #endif
   if (run("command -v prlimit").exit_code != 0) GTEST_SKIP() << "prlimit is missing (util-linux)";
@@ -113,7 +113,7 @@ TEST(NeverAbort, ALibraryUnderAnAddressSpaceLimitStaysUp) {
 // lays the model out, which is served whole, not as an error folder.
 TEST(NeverAbort, ALibraryWhoseThreadsCannotStartServesItsModels) {
   GGUFS_REQUIRE_FUSE();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(GGUFS_SANITIZED)
   GTEST_SKIP() << "ASan reserves terabytes of address space for its shadow: no RLIMIT_AS fits";
 #endif
   if (run("command -v prlimit").exit_code != 0) GTEST_SKIP() << "prlimit is missing (util-linux)";
