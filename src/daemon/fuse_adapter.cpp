@@ -21,6 +21,7 @@
 
 #include "ggufs/error.h"
 #include "ggufs/names.h"
+#include "ggufs/open.h"
 #include "ggufs/xattrs.h"
 #include "log.h"
 #include "passthrough.h"
@@ -261,18 +262,6 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
   s.f_namemax = 255;
   s.f_flag = ST_RDONLY;
   fuse_reply_statfs(req, &s);
-}
-
-// The extended attributes of a node: those of its tensor for the per-tensor views, what it is
-// for a whole-model file or folder view, those the tree set (a model root's: why a folder view
-// is absent), none for other directories and text files.
-std::vector<XAttr> node_xattrs(const Library::Found& f) {
-  const Node& n = *f.node;
-  std::vector<XAttr> out(n.xattrs.begin(), n.xattrs.end());
-  if (!n.what.empty()) out.emplace_back("user.ggufs.view", n.what);
-  if (n.kind != NodeKind::kRaw && n.kind != NodeKind::kDecoded) return out;
-  const TensorInfo& t = f.model->model.file.tensors[n.tensor];
-  return tensor_xattrs(t, f.model->file_paths.at(t.shard));
 }
 
 // Replies with `value`: its size when asked for the size (size 0), ERANGE when it does not fit.

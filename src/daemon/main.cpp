@@ -34,6 +34,8 @@
 #include "ggufs/library_scan.h"
 #include "ggufs/model.h"
 #include "ggufs/names.h"
+#include "ggufs/open.h"
+#include "ggufs/platform.h"
 #include "ggufs/render.h"
 #include "ggufs/tree.h"
 #include "ggufs_version.h"
@@ -89,49 +91,31 @@ int open_and_parse(const std::string& what, Model& model,
   }
 }
 
-// The Ollama store and model of FILE "ollama:" (the whole store) or "ollama:NAME[:TAG]".
-constexpr std::string_view kOllamaScheme = "ollama:";
-bool is_ollama(const std::string& path) { return path.rfind(kOllamaScheme, 0) == 0; }
-
-// Ollama's store (find_ollama_store), logged with why it is the one (-v).
-OllamaStore chosen_ollama_store() {
-  OllamaStore store = find_ollama_store();
+// Logs Ollama's store `store` (-v) with why it is the one.
+void log_ollama_store(const OllamaStore& store) {
   log_message(LogLevel::kInfo,
               fmt::format("Ollama's store {} ({})", printable(store.path), store.why));
-  return store;
 }
 
-// Opens FILE: a GGUF file or the URL of one, or "ollama:NAME[:TAG]" (the blob its manifest
-// names; `ollama_store`, if given, receives the store it was looked up in); prints why not and
-// returns the exit code, else kExitOk.
+// Opens FILE: a GGUF file or the URL of one, or "ollama:NAME[:TAG]" (open_named_model;
+// `ollama_store`, if given, receives the store it was looked up in); prints why not and returns
+// the exit code, else kExitOk.
 int open_model_named(const std::string& path, const RemoteOptions& remote, Model& model,
                      OllamaStore* ollama_store = nullptr) {
-  if (is_ollama(path)) {
-    const OllamaStore chosen = chosen_ollama_store();
-    if (ollama_store) *ollama_store = chosen;
-    const std::string& store = chosen.path;
-    std::string manifest;
-    try {
-      manifest = ollama_manifest_path(store, path.substr(kOllamaScheme.size()));
-    } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "ggufs: {}\n", e.what());
-      return kExitUsage;
-    }
-    if (::access(manifest.c_str(), F_OK) != 0) {
-      fmt::print(stderr, "ggufs: {}: no such model in the Ollama store {} (no manifest {})\n",
-                 printable(path), printable(store), printable(manifest));
-      return kExitCannotRead;
-    }
-    return open_and_parse(printable(path), model, [&](const ShardProgress&) {
-      return open_ollama_manifest(store, manifest);
-    });
+  OllamaStore store;
+  try {
+    const int rc =
+        open_and_parse(is_ollama(path) || !is_url(path) ? printable(path) : display_url(path),
+                       model, [&](const ShardProgress& progress) {
+                         return open_named_model(path, remote, progress, &store);
+                       });
+    if (!store.path.empty()) log_ollama_store(store);
+    if (ollama_store) *ollama_store = store;
+    return rc;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "ggufs: {}\n", e.what());
+    return kExitUsage;
   }
-  return open_and_parse(is_url(path) ? display_url(path) : printable(path), model,
-                        [&](const ShardProgress& progress) {
-                          return open_model(path, progress, [&remote](const std::string& p) {
-                            return open_source(p, remote);
-                          });
-                        });
 }
 
 // Opens the vision projector at `path` (--mmproj) and pairs it with `model`; prints why not and
@@ -311,62 +295,37 @@ void log_escaped(enum fuse_log_level level, const char* fmt, va_list ap) {
 // `out`; false after printing why not.
 bool float_dtype(std::string_view option, const char* name, ViewData& out) {
   if (!name) return true;
-  const std::string_view n = name;
-  if (n == "f32") {
-    out = ViewData::kFloat32;
-  } else if (n == "f16") {
-    out = ViewData::kFloat16;
-  } else if (n == "bf16") {
-    out = ViewData::kBFloat16;
-  } else {
-    fmt::print(stderr, "ggufs: -o {}={}: must be f32, f16 or bf16\n", option, printable(n));
+  try {
+    out = parse_float_dtype(option, name);
+    return true;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "ggufs: -o {}\n", e.what());
     return false;
   }
-  return true;
 }
 
-// -o hf_max_shard_size: bytes, or a count of KB, MB, GB or TB (powers of 1000, as save_pretrained's
-// max_shard_size="5GB"; huggingface_hub's parse_size_to_int), into `out`; false after printing
-// why not.
+// -o hf_max_shard_size (parse_shard_size) into `out`; false after printing why not.
 bool shard_size(const char* text, std::uint64_t& out) {
   if (!text) return true;
-  const std::string_view t = text;
-  std::uint64_t n = 0;
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
-  const std::string_view unit(end, t.data() + t.size());
-  std::uint64_t scale = 0;
-  for (const auto& [name, s] : {std::pair{"", 1ull},
-                                {"KB", 1'000ull},
-                                {"MB", 1'000'000ull},
-                                {"GB", 1'000'000'000ull},
-                                {"TB", 1'000'000'000'000ull}}) {
-    if (unit == name) scale = s;
-  }
-  constexpr std::uint64_t kMax = std::uint64_t{1} << 50;
-  if (ec != std::errc() || end == t.data() || scale == 0 || n == 0 || n > kMax / scale) {
-    fmt::print(stderr,
-               "ggufs: -o hf_max_shard_size={}: must be a positive number of bytes, KB, MB, GB "
-               "or TB (as 5GB)\n",
-               printable(t));
+  try {
+    out = parse_shard_size(text);
+    return true;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "ggufs: -o {}\n", e.what());
     return false;
   }
-  out = n * scale;
-  return true;
 }
 
-// The folder whose models FILE mounts as a library: FILE itself when it is a local folder, the
-// Ollama store for "ollama:" (then `why` says why that one); nullopt for a model.
-std::optional<std::string> library_folder(const std::string& path, std::string& why) {
-  if (path == kOllamaScheme) {
-    OllamaStore store = chosen_ollama_store();
+// The folder whose models FILE mounts as a library (library_folder; for "ollama:", `why` says why
+// that store, and it is logged); nullopt for a model.
+std::optional<std::string> mounted_folder(const std::string& path, std::string& why) {
+  OllamaStore store;
+  std::optional<std::string> folder = library_folder(path, &store);
+  if (!store.path.empty()) {
+    log_ollama_store(store);
     why = std::move(store.why);
-    return std::move(store.path);
   }
-  struct stat st {};
-  if (!is_url(path) && !is_ollama(path) && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return path;
-  }
-  return std::nullopt;
+  return folder;
 }
 
 // Finds the models of a library (folder `folder`, or Ollama's store when FILE is "ollama:")
@@ -376,8 +335,7 @@ int open_library(const std::string& folder, const std::string& path, const TreeO
   std::vector<std::string> warnings;
   std::vector<LibraryEntry> entries;
   try {
-    entries = path == kOllamaScheme ? find_ollama_models(folder, warnings)
-                                    : find_gguf_models(folder, warnings);
+    entries = find_library_models(folder, path, warnings);
   } catch (const IoError& e) {
     fmt::print(stderr, "ggufs: {}\n", printable(e.what()));
     return kExitCannotRead;
@@ -395,7 +353,8 @@ int open_library(const std::string& folder, const std::string& path, const TreeO
   ::stat(folder.c_str(), &st);
   out = std::make_unique<Library>(
       std::move(entries), options,
-      [](const std::string& line) { log_message(LogLevel::kWarning, line); }, st.st_mtim);
+      [](const std::string& line) { log_message(LogLevel::kWarning, line); },
+      modification_time(st));
   return kExitOk;
 }
 
@@ -434,17 +393,16 @@ int mount_file(fuse_args& args, const Config& conf) {
       !shard_size(conf.hf_max_shard_size, tree_options.hf_max_shard_size)) {
     return kExitUsage;
   }
-  if (conf.mlx_requantize != 0 && conf.mlx_requantize != 4 && conf.mlx_requantize != 6 &&
-      conf.mlx_requantize != 8) {
-    fmt::print(stderr, "ggufs: -o mlx_requantize={}: must be 8, 6 or 4 (bits)\n",
-               conf.mlx_requantize);
+  try {
+    tree_options.mlx_requantize = parse_mlx_requantize(conf.mlx_requantize);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "ggufs: -o {}\n", e.what());
     return kExitUsage;
   }
-  tree_options.mlx_requantize = conf.mlx_requantize;
   std::unique_ptr<Library> library;
   bool remote_model = false;
   std::string why;
-  if (const std::optional<std::string> folder = library_folder(path, why)) {
+  if (const std::optional<std::string> folder = mounted_folder(path, why)) {
     if (conf.mmproj) {
       fmt::print(stderr, "ggufs: --mmproj pairs one model file; a library pairs its own\n");
       return kExitUsage;
@@ -526,7 +484,7 @@ int run(int argc, char** argv) {
       return kExitUsage;
     }
     std::string why;
-    if (const std::optional<std::string> folder = library_folder(conf.file, why);
+    if (const std::optional<std::string> folder = mounted_folder(conf.file, why);
         folder && conf.info) {
       // A library: what its mount would show, a folder per model, without opening any.
       std::unique_ptr<Library> library;

@@ -15,8 +15,7 @@
 #include <cpuid.h>
 #endif
 #if GGUFS_ARM_KERNELS
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
+#include "ggufs/platform.h"
 #endif
 
 namespace ggufs {
@@ -215,7 +214,7 @@ Isa detect_cpu_isa() {
 #endif
 #if GGUFS_ARM_KERNELS
   // Advanced SIMD is part of every AArch64 CPU, but the kernel says so: ask it.
-  if ((getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0) return Isa::kNeon;
+  if (cpu_has_asimd()) return Isa::kNeon;
 #endif
   return Isa::kScalar;
 }

@@ -11,13 +11,12 @@
 
 #include "ggufs/error.h"
 #include "ggufs/names.h"
+#include "ggufs/platform.h"
 
 namespace ggufs {
 namespace {
 
-std::int64_t mtime_ns(const struct stat& st) {
-  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
+std::int64_t mtime_ns(const struct stat& st) { return modification_time_ns(st); }
 
 const char* file_kind(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";

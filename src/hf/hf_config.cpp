@@ -16,12 +16,15 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <locale>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <variant>
 #include <vector>
+#include <version>
 
 #include "ggufs/names.h"
 #include "hf_architectures.h"
@@ -85,6 +88,25 @@ std::string unreadable(const Value& v) {
 
 }  // namespace
 
+namespace {
+
+// A decimal that std::to_chars wrote, read back: with from_chars where the C++ library has the
+// floating-point overloads (__cpp_lib_to_chars: libstdc++ from GCC 11; LLVM's libc++ 14, Debian
+// 12's, lacks them), else by a stream in the classic locale (correctly rounded as strtod).
+double read_decimal(const char* first, const char* last) {
+  double d = 0;
+#if defined(__cpp_lib_to_chars)
+  std::from_chars(first, last, d);
+#else
+  std::istringstream in(std::string(first, last));
+  in.imbue(std::locale::classic());
+  in >> d;
+#endif
+  return d;
+}
+
+}  // namespace
+
 // The double whose shortest decimal is the shortest one that reads back as `x`: llama.cpp's
 // converter stores every hyperparameter as float32 (gguf_writer.py, add_float32), so the
 // original config's 1e-06 arrives as 9.999999974752427e-07; written this way it is 1e-06 again
@@ -94,9 +116,7 @@ double hf::shortest_decimal(float x) {
   if (!std::isfinite(x)) return static_cast<double>(x);
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, x);  // shortest round-trip (C++17)
-  double d = 0;
-  std::from_chars(buf, r.ptr, d);
-  return d;
+  return read_decimal(buf, r.ptr);
 }
 
 namespace {
@@ -111,8 +131,7 @@ double shortest_tenfold(float key) {
   for (int digits = 1; digits <= 17 && std::isfinite(approx); ++digits) {
     char buf[64];
     const auto r = std::to_chars(buf, buf + sizeof buf, approx, std::chars_format::general, digits);
-    double x = 0;
-    std::from_chars(buf, r.ptr, x);
+    const double x = read_decimal(buf, r.ptr);
     if (static_cast<float>(0.1 * x) == key) return x;
   }
   return approx;
@@ -131,8 +150,7 @@ double shortest_normal_cdf(float key) {
   for (int digits = 1; digits <= 17; ++digits) {
     char buf[64];
     const auto r = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::general, digits);
-    double x = 0;
-    std::from_chars(buf, r.ptr, x);
+    const double x = read_decimal(buf, r.ptr);
     if (below < x && x < above) return x;
   }
   return p;

@@ -1214,7 +1214,7 @@ std::string weights(const GgufFile& paired, const GgufFile& projector, const HfM
   for (std::size_t i = 0; i < used.size(); ++i) {
     if (used[i]) continue;
     const std::string_view name = projector.tensors[i].name;
-    if (std::ranges::find(row.left_out, name) == row.left_out.end()) {
+    if (std::find(row.left_out.begin(), row.left_out.end(), name) == row.left_out.end()) {
       return fmt::format("the projector's tensor '{}' is not part of the {} its keys describe",
                          printable(name), row.class_name);
     }

@@ -19,6 +19,7 @@
 #include "ggufs/error.h"
 #include "ggufs/library_scan.h"
 #include "ggufs/names.h"
+#include "ggufs/platform.h"
 
 namespace ggufs {
 namespace {
@@ -190,7 +191,7 @@ std::vector<LibraryEntry> find_gguf_models(const std::string& dir,
     if (f.examined && !seen_files.insert({f.st.st_dev, f.st.st_ino}).second) continue;
     LibraryEntry e;
     e.path = f.path;
-    e.mtime = f.st.st_mtim;
+    e.mtime = modification_time(f.st);
     if (const std::optional<SplitName> split = parse_split_name(f.path)) {
       const auto key = std::make_pair(split->prefix, split->count);
       // Sorted by path, a model's shards come in shard order: the first one found is listed,

@@ -20,6 +20,7 @@
 #include "ggufs/error.h"
 #include "ggufs/library_scan.h"
 #include "ggufs/names.h"
+#include "ggufs/platform.h"
 #include "untrusted_json.h"
 
 namespace ggufs {
@@ -122,7 +123,7 @@ std::vector<LibraryEntry> find_ollama_models(const std::string& given,
           struct stat st {};
           if (::stat(e.path.c_str(), &st) == 0) {
             if (!S_ISREG(st.st_mode)) continue;
-            e.mtime = st.st_mtim;
+            e.mtime = modification_time(st);
           }
           e.name = display_name(registry, ns, model, tag);
           e.open = [store, manifest = e.path, cache] {

@@ -9,6 +9,7 @@
 #include "ggufs/ggml_type.h"
 #include "ggufs/http_source.h"
 #include "ggufs/library.h"
+#include "ggufs/platform.h"
 #include "ggufs/remote_location.h"
 #include "ggufs/render.h"  // type_display_name
 
@@ -105,7 +106,7 @@ ServedModel::ServedModel(Model&& m, std::optional<GgufFile> paired, const TreeOp
   struct stat st {};
   if (!model.sources.empty() && model.sources.front()->fd() >= 0 &&
       ::fstat(model.sources.front()->fd(), &st) == 0) {
-    mtime = st.st_mtim;
+    mtime = modification_time(st);
   } else {
     ::clock_gettime(CLOCK_REALTIME, &mtime);  // a remote model: mounted now
   }

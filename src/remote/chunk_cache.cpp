@@ -23,6 +23,7 @@
 
 #include "ggufs/error.h"
 #include "ggufs/names.h"
+#include "ggufs/platform.h"
 
 namespace ggufs {
 namespace fs = std::filesystem;
@@ -338,7 +339,8 @@ bool ChunkCache::read(const std::string& key, std::uint64_t n, std::uint64_t chu
   // access time for us (noatime mounts never update it, relatime, the default, at most once a
   // day), while the modification time is set when the chunk is written and by nothing but us
   // after, so one time orders chunks by their last write or read.
-  if (std::time(nullptr) - st.st_mtim.tv_sec >= kUseGrainSeconds) ::futimens(fd.get(), nullptr);
+  if (std::time(nullptr) - modification_time(st).tv_sec >= kUseGrainSeconds)
+    ::futimens(fd.get(), nullptr);
   return true;
 }
 
@@ -411,10 +413,11 @@ void ChunkCache::trim() {
         continue;
       }
       if (is_part_name(name)) {
-        if (now - st.st_mtim.tv_sec > kStalePartSeconds) ::unlinkat(dir.get(), name.c_str(), 0);
+        if (now - modification_time(st).tv_sec > kStalePartSeconds)
+          ::unlinkat(dir.get(), name.c_str(), 0);
       } else if (is_chunk_name(name)) {
         total += static_cast<std::uint64_t>(st.st_size);
-        chunks.push_back({st.st_mtim, k, name, static_cast<std::uint64_t>(st.st_size)});
+        chunks.push_back({modification_time(st), k, name, static_cast<std::uint64_t>(st.st_size)});
       }
     }
   }

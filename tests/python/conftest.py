@@ -1,6 +1,7 @@
 """Fixtures of the Python suite: the ggufs binary, the shared test data, and real mounts.
 
-GGUFS_BINARY names the binary (scripts/test sets it; default <repo>/build/ggufs). The shared GGUF
+GGUFS_BINARY names the binary (scripts/test sets it; default <repo>/build/ggufs); the package
+`ggufs` is imported from GGUFS_PYTHONPATH (default <repo>/build/python). The shared GGUF
 files come from $GGUFS_TESTDATA, else <repo>/../shared/testdata; tests that need them skip with
 a message where they are absent, as mount tests do without /dev/fuse.
 """
@@ -9,10 +10,14 @@ import copy
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+# The Python package (src/python) as the build lays it out, module and sources side by side:
+# $GGUFS_PYTHONPATH, else <repo>/build/python (scripts/build makes it).
+sys.path.insert(0, os.environ.get("GGUFS_PYTHONPATH") or str(REPO / "build" / "python"))
 
 
 def _testdata_dir():

@@ -254,6 +254,36 @@ def test_mlx_lm_loads_and_generates_as_on_hf(model, mount):
     assert tokens == greedy(fmodel)
 
 
+def test_ggufs_mlx_load_is_mlx_lm_load_of_the_mount(model, mount):
+    """The Python package's in-process load (src/python/ggufs/mlx.py) against mlx-lm's own load
+    of the mounted folder: the same modules, parameters, tokenizer, logits and greedy tokens."""
+    import ggufs.mlx
+    from mlx.utils import tree_flatten
+
+    _, path, _ = model
+    m = mount(path)
+    want_model, want_tok = mlx_lm.load(str(m / "mlx"))
+    got_model, got_tok = ggufs.mlx.load(path)
+    assert [(k, type(v)) for k, v in got_model.named_modules()] == [
+        (k, type(v)) for k, v in want_model.named_modules()]
+    want_params = dict(tree_flatten(want_model.parameters()))
+    got_params = dict(tree_flatten(got_model.parameters()))
+    assert list(got_params) == list(want_params)
+    for k, v in want_params.items():
+        assert got_params[k].dtype == v.dtype and mx.array_equal(got_params[k], v), k
+    text = "The quick brown fox jumps over the lazy dog"
+    prompt = want_tok.encode(text)
+    assert got_tok.encode(text) == prompt
+    assert got_tok.eos_token_ids == want_tok.eos_token_ids
+    assert type(got_tok.detokenizer) is type(want_tok.detokenizer)
+    assert mx.array_equal(got_model(mx.array([prompt])), want_model(mx.array([prompt])))
+
+    def greedy(mdl, tok):
+        return [r.token for r in mlx_lm.stream_generate(mdl, tok, prompt, max_tokens=20)]
+
+    assert greedy(got_model, got_tok) == greedy(want_model, want_tok)
+
+
 @MOUNT_OPTIONS
 def test_generate_command_from_the_mount(mount, testdata, tmp_path, options):
     path = tmp_path / "tiny-llama-q4_0.gguf"
