@@ -30,12 +30,16 @@ enum class Fault {
 /// The file cannot be opened or read (an OS error), as opposed to being malformed.
 class IoError : public std::runtime_error {
  public:
-  explicit IoError(const std::string& what, Fault fault = Fault::kReadError)
-      : std::runtime_error(what), fault_(fault) {}
+  explicit IoError(const std::string& what, Fault fault = Fault::kReadError, int os_error = 0)
+      : std::runtime_error(what), fault_(fault), os_error_(os_error) {}
   Fault fault() const { return fault_; }
+  /// The errno of an open or stat that failed (ENOENT, EACCES, ...), 0 otherwise: the Python
+  /// package raises FileNotFoundError or PermissionError where the OS says so.
+  int os_error() const { return os_error_; }
 
  private:
   Fault fault_;
+  int os_error_;
 };
 
 /// A view cannot hold the values a tensor holds, found only once its blocks are read (mlx/'s MLX

@@ -37,12 +37,15 @@ int open_regular_file(const std::string& path, struct stat& st) {
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) not_regular(path, st.st_mode);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    throw IoError(fmt::format("{}: cannot open: {}", printable(path), std::strerror(errno)));
+    const int err = errno;
+    throw IoError(fmt::format("{}: cannot open: {}", printable(path), std::strerror(err)),
+                  Fault::kReadError, err);
   }
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    throw IoError(fmt::format("{}: cannot stat: {}", printable(path), std::strerror(err)));
+    throw IoError(fmt::format("{}: cannot stat: {}", printable(path), std::strerror(err)),
+                  Fault::kReadError, err);
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);

@@ -54,8 +54,9 @@ PyObject* g_view_unavailable = nullptr;  // ggufs.ViewUnavailable(LookupError)
 
 // OSError subclasses built as the OS would: (errno, strerror, path), so `e.errno` and
 // `e.filename` are set.
-[[noreturn]] void raise_os(PyObject* type, int err, const std::string& path) {
-  PyObject* e = PyObject_CallFunction(type, "iss", err, std::strerror(err), path.c_str());
+[[noreturn]] void raise_os(PyObject* type, int err, std::string_view path) {
+  PyObject* e = PyObject_CallFunction(type, "isN", err, std::strerror(err),
+                                      PyUnicode_DecodeFSDefaultAndSize(path.data(), path.size()));
   if (e) {
     PyErr_SetObject(type, e);
     Py_DECREF(e);
@@ -94,6 +95,16 @@ void translate(const std::exception_ptr& p, void*) {
     PyErr_SetObject(g_gguf_error, err);
     Py_DECREF(err);
   } catch (const IoError& e) {
+    // The daemon's line, as the OS's own exception where it names the cause.
+    if (e.os_error() == ENOENT || e.os_error() == EACCES || e.os_error() == EPERM) {
+      PyObject* type = e.os_error() == ENOENT ? PyExc_FileNotFoundError : PyExc_PermissionError;
+      PyObject* err = PyObject_CallFunction(type, "is", e.os_error(), printable(e.what()).c_str());
+      if (err) {
+        PyErr_SetObject(type, err);
+        Py_DECREF(err);
+      }
+      return;
+    }
     set_read_error(e.what());
   } catch (const UnrepresentableError& e) {
     set_read_error(e.what());
@@ -106,6 +117,15 @@ void translate(const std::exception_ptr& p, void*) {
 // that is not UTF-8 as bytes); a numeric array as (numpy dtype string, bytes), which the package
 // turns into a read-only NumPy array; an array of strings or of arrays as a list.
 nb::object to_python(const Value& v);
+
+// A name (of a file, a tensor, a metadata key) as Python gives os.listdir's: str, any byte that
+// is not UTF-8 kept as a surrogate (PEP 383's surrogateescape; os.fsencode gives it back).
+nb::str fs_str(std::string_view s) {
+  return nb::steal<nb::str>(PyUnicode_DecodeFSDefaultAndSize(s.data(), s.size()));
+}
+
+// A path from Python (os.fsencode'd by the package).
+std::string_view path_of(const nb::bytes& b) { return {b.c_str(), b.size()}; }
 
 nb::object string_object(std::string_view s) {
   if (is_utf8(s)) return nb::str(s.data(), s.size());
@@ -269,7 +289,8 @@ class Mount {
   bool is_library() const { return single_ == nullptr; }
 
   // The node at `path` ('/'-separated below the root; "" or "/" the root).
-  Library::Found find(std::string_view path) const {
+  Library::Found find(const nb::bytes& bytes) const {
+    const std::string_view path = path_of(bytes);
     Ino ino = kRootIno;
     std::size_t at = 0;
     while (at < path.size()) {
@@ -280,28 +301,28 @@ class Mount {
       if (name.empty() || name == ".") continue;
       const Library::Found dir = library_->find(ino);
       if (dir.node->kind != NodeKind::kDirectory) {
-        raise_os(PyExc_NotADirectoryError, ENOTDIR, std::string(path));
+        raise_os(PyExc_NotADirectoryError, ENOTDIR, path);
       }
       ino = name == ".." ? library_->parent(ino) : library_->lookup(ino, name);
-      if (ino == 0) raise_os(PyExc_FileNotFoundError, ENOENT, std::string(path));
+      if (ino == 0) raise_os(PyExc_FileNotFoundError, ENOENT, path);
     }
     return library_->find(ino);
   }
 
-  nb::list listdir(std::string_view path) const {
+  nb::list listdir(const nb::bytes& path) const {
     const Library::Found f = find(path);
     if (f.node->kind != NodeKind::kDirectory) {
-      raise_os(PyExc_NotADirectoryError, ENOTDIR, std::string(path));
+      raise_os(PyExc_NotADirectoryError, ENOTDIR, path_of(path));
     }
     nb::list out;
     for (const Ino child : f.node->children) {
-      out.append(nb::str(library_->find(f.global(child), /*open=*/false).node->name.c_str()));
+      out.append(fs_str(library_->find(f.global(child), /*open=*/false).node->name));
     }
     return out;
   }
 
   // (is_dir, st_size in bytes, st_mtime in ns), as the mount's stat gives them.
-  nb::tuple stat(std::string_view path) const {
+  nb::tuple stat(const nb::bytes& path) const {
     const Library::Found f = find(path);
     const std::int64_t ns =
         static_cast<std::int64_t>(f.mtime.tv_sec) * 1000000000 + f.mtime.tv_nsec;
@@ -309,21 +330,21 @@ class Mount {
     return nb::make_tuple(dir, dir ? 0 : f.node->size, ns);
   }
 
-  nb::list xattrs(std::string_view path) const {
+  nb::list xattrs(const nb::bytes& path) const {
     nb::list out;
     for (const auto& [key, value] : node_xattrs(find(path))) {
-      out.append(nb::make_tuple(nb::str(key.c_str()), nb::bytes(value.data(), value.size())));
+      out.append(nb::make_tuple(fs_str(key), nb::bytes(value.data(), value.size())));
     }
     return out;
   }
 
   // Bytes [offset, offset + out.nbytes) of the file at `path` (clipped to its size) into `out`;
   // returns the count. Read by one thread, or in chunks by up to `threads`.
-  std::size_t readinto(std::string_view path, std::uint64_t offset,
+  std::size_t readinto(const nb::bytes& path, std::uint64_t offset,
                        nb::ndarray<nb::c_contig, nb::device::cpu> out, unsigned threads) const {
     const Library::Found f = find(path);
     if (f.node->kind == NodeKind::kDirectory) {
-      raise_os(PyExc_IsADirectoryError, EISDIR, std::string(path));
+      raise_os(PyExc_IsADirectoryError, EISDIR, path_of(path));
     }
     return read_node(*f.node, f.model->reader, offset, static_cast<char*>(out.data()), out.nbytes(),
                      threads);
@@ -341,10 +362,10 @@ class Mount {
       for (std::uint32_t d = 0; d < t.n_dims; ++d) ne.append(t.ne[d]);
       const std::string type =
           tr && !tr->name.empty() ? std::string(tr->name) : "type_" + std::to_string(t.type);
-      out.append(nb::make_tuple(
-          nb::str(t.name.c_str()), nb::str(type.c_str()), nb::tuple(ne), t.file_offset,
-          t.n_bytes ? static_cast<std::int64_t>(*t.n_bytes) : std::int64_t{-1},
-          nb::str(single_->file_paths.at(t.shard).c_str()), decodes_to_f32(file, t)));
+      out.append(
+          nb::make_tuple(fs_str(t.name), nb::str(type.c_str()), nb::tuple(ne), t.file_offset,
+                         t.n_bytes ? static_cast<std::int64_t>(*t.n_bytes) : std::int64_t{-1},
+                         fs_str(single_->file_paths.at(t.shard)), decodes_to_f32(file, t)));
     }
     return out;
   }
@@ -376,7 +397,7 @@ class Mount {
     nb::list out;
     if (!single_) return out;
     for (const KeyValue& kv : metadata_) {
-      out.append(nb::make_tuple(string_object(kv.key), to_python(kv.value)));
+      out.append(nb::make_tuple(fs_str(kv.key), to_python(kv.value)));
     }
     return out;
   }

@@ -164,8 +164,9 @@ def test_errors_are_the_documented_exceptions(testdata, tmp_path):
     short.write_bytes((testdata / "conformance" / "F32.gguf").read_bytes()[:100])
     with pytest.raises(ggufs.GGUFError, match="short.gguf"):
         ggufs.open(short)
-    with pytest.raises(OSError):
+    with pytest.raises(FileNotFoundError) as missing:
         ggufs.open(tmp_path / "missing.gguf")
+    assert missing.value.strerror == f"{tmp_path}/missing.gguf: cannot open: No such file or directory"
     with pytest.raises(TypeError):
         ggufs.open(short, no_such_option=1)
     with pytest.raises(ValueError, match="hf_dtype=f8: must be f32, f16 or bf16"):
@@ -363,3 +364,57 @@ def test_big_tensors_equal_the_mounts_files(big_model, mount):
         for name in want:
             for view, dtype in (("f32", "float32"), ("f16", "float16"), ("raw", "stored")):
                 assert m.tensor(name, dtype).tobytes() == (mnt / view / name).read_bytes(), (view, name)
+
+
+# -- hostile input: the fuzz corpus and its regressions -----------------------------------------------
+def corpus_inputs(tmp_path, ggufs_binary):
+    """The GGUF seeds of the fuzz targets (tests/corpus: valid fixtures, hostile files, hf/ rows and
+    refusals, cost shapes; ggufs-fuzz-seeds writes them), the kept fuzz findings and the shared
+    corrupt files."""
+    seeds = ggufs_binary.parent / "tests" / "corpus" / "ggufs-fuzz-seeds"
+    subprocess.run([str(seeds), str(tmp_path / "seeds")], check=True, capture_output=True)
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    files = sorted((tmp_path / "seeds" / "parse").iterdir()) + sorted((tmp_path / "seeds" / "hf").iterdir())
+    files += sorted((repo / "tests" / "corpus" / "regressions").rglob("*.gguf"))
+    return files
+
+
+def test_hostile_files_raise_the_documented_exceptions_and_nothing_else(tmp_path, ggufs_binary, testdata):
+    """Every input opens or raises GGUFError / ReadError exactly as `ggufs --info` exits 3 / 2
+    (the daemon's verdict, a separate process); an opened one's whole tree, hf/ and mlx/ included,
+    reads, or a read raises ReadError (the mount's EIO: mlx/'s refused rows)."""
+    inputs = corpus_inputs(tmp_path, ggufs_binary) + sorted((testdata / "real" / "corrupt").glob("*.gguf"))
+    assert len(inputs) > 200
+    opened = failed_reads = 0
+    for path in inputs:
+        info = subprocess.run([str(ggufs_binary), "--info", str(path)], capture_output=True)
+        try:
+            m = ggufs.open(path)
+        except ggufs.GGUFError as e:
+            assert info.returncode == 3 and info.stderr.decode().rstrip("\n") == f"ggufs: {e}", path
+            continue
+        except ggufs.ReadError as e:
+            assert info.returncode == 2 and info.stderr.decode().rstrip("\n") == f"ggufs: {e.strerror}", path
+            continue
+        assert info.returncode == 0, (path, info.stderr)
+        opened += 1
+        with m:
+            assert len(m.metadata) == len(json.loads(m.read("gguf.json"))["metadata"]), path
+            for p in walk(m):
+                if m.stat(p).st_mode & 0o040000:
+                    continue
+                try:
+                    m.read(p)
+                except ggufs.ReadError:
+                    failed_reads += 1
+                    assert p.startswith("mlx/"), (path, p)
+            for name in m.tensors:
+                for dtype in ("stored", "float32", "bfloat16"):
+                    try:
+                        m.tensor(name, dtype)
+                    except ValueError as e:  # a type ggufs does not decode, no known size, a
+                        # shape NumPy cannot hold (an empty tensor of ne [2^40, 2^40, 2^40, 0])
+                        assert any(why in str(e) for why in (
+                            "does not decode", "size is unknown", "NumPy cannot hold")), (path, name, e)
+    assert opened > 100
+    assert failed_reads > 0  # mlx-infinite-d-in-tree.gguf: mlx/ refuses a row (EIO)

@@ -153,7 +153,7 @@ class Model:
         allocated 64-byte aligned.
 
         Raises KeyError (no such tensor), ValueError (a type ggufs does not decode, a bad dtype
-        or out shape), TypeError (out of another dtype or not writable), ReadError.
+        or out shape, a shape NumPy cannot hold), TypeError (out of another dtype or not writable), ReadError.
         """
         info = self.tensors[name]
         if dtype not in _DTYPES:
@@ -169,8 +169,13 @@ class Model:
                 if view is not None:
                     return view
             np_dtype = _DTYPES[dtype]
-            count = int(np.prod(shape, dtype=np.uint64)) if shape else 1
-            out = aligned_empty(count * np_dtype.itemsize, np_dtype, shape)
+            count = info.nbytes if dtype == "stored" else int(np.prod(shape, dtype=object))
+            try:
+                out = aligned_empty(count * np_dtype.itemsize, np_dtype, shape)
+            except ValueError:
+                # A zero-element tensor whose other dimensions' product overflows NumPy's
+                # intp (ne = [2^40, 2^40, 2^40, 0] is a valid tensor info).
+                raise ValueError(f"{name}: NumPy cannot hold an array of shape {shape}") from None
         else:
             if _dtype_name(out) not in _OUT_DTYPES[dtype]:
                 raise TypeError(
@@ -196,7 +201,7 @@ class Model:
     # -- the tree ---------------------------------------------------------------------------
     def _call(self, fn, path, *args):
         try:
-            return fn(path, *args)
+            return fn(os.fsencode(path), *args)
         except FileNotFoundError:
             self._explain_missing(path)
             raise
@@ -208,7 +213,7 @@ class Model:
         for i, name in enumerate(parts):
             parent = "/".join(parts[:i])
             try:
-                attrs = dict(self._mount.xattrs(parent))
+                attrs = dict(self._mount.xattrs(os.fsencode(parent)))
             except OSError:
                 return
             reason = attrs.get("user.ggufs." + name)
