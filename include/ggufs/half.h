@@ -51,6 +51,11 @@ inline std::uint16_t float_to_bf16_as_torch(float f) {
   return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/// float_to_bf16_as_torch of each of in[0..n) into out[0..n): sixteen at a time with AVX2 where
+/// active_isa() is AVX2 or above. The bf16 forms' conversion (hf/, model.safetensors, the Python
+/// package's Model.tensor(dtype="bfloat16")).
+void floats_to_bf16_as_torch(const float* in, std::size_t n, std::uint16_t* out);
+
 /// bfloat16 → float: the 16 bits become the upper half of the float (src/ggml/README.md §5, BF16).
 inline float bf16_to_float(std::uint16_t b) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);

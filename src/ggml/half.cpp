@@ -64,4 +64,12 @@ void floats_to_halves_as_numpy(const float* in, std::size_t n, std::uint16_t* ou
   for (std::size_t i = 0; i < n; ++i) out[i] = float_to_half_as_numpy(in[i]);
 }
 
+void floats_to_bf16_as_torch(const float* in, std::size_t n, std::uint16_t* out) {
+#if GGUFS_X86_KERNELS
+  static const bool avx2 = active_isa() == Isa::kAvx2 || active_isa() == Isa::kAvx512;
+  if (avx2) return kernels::avx2::floats_to_bf16_as_torch(in, n, out);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = float_to_bf16_as_torch(in[i]);
+}
+
 }  // namespace ggufs

@@ -53,7 +53,7 @@ void to_halves(ViewData d, const float* in, std::size_t n, std::uint16_t* out) {
   if (d == ViewData::kFloat16) {
     floats_to_halves_as_numpy(in, n, out);
   } else {
-    for (std::size_t e = 0; e < n; ++e) out[e] = float_to_bf16_as_torch(in[e]);
+    floats_to_bf16_as_torch(in, n, out);
   }
 }
 

@@ -418,3 +418,113 @@ def test_hostile_files_raise_the_documented_exceptions_and_nothing_else(tmp_path
                             "does not decode", "size is unknown", "NumPy cannot hold")), (path, name, e)
     assert opened > 100
     assert failed_reads > 0  # mlx-infinite-d-in-tree.gguf: mlx/ refuses a row (EIO)
+
+
+# -- the GIL and signals: a server in this very process --------------------------------------------
+class RangeServer:
+    """A file served with byte ranges (206, Content-Range, ETag, Last-Modified) on 127.0.0.1 by a
+    thread of this process: it answers only while the calling thread does not hold the GIL.
+    `first_data_request`, if set, runs (in the server's thread) before the first answer for a
+    range past the file's first 1 MiB (the tensors' bytes)."""
+
+    def __init__(self, data):
+        import http.server
+
+        server = self
+        self.data, self.requests, self.first_data_request = data, [], None
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_HEAD(self):
+                self.answer(body=False)
+
+            def do_GET(self):
+                self.answer(body=True)
+
+            def answer(self, body):
+                size = len(server.data)
+                rng = self.headers.get("Range")
+                start, end = 0, size - 1
+                if rng:
+                    a, _, b = rng.removeprefix("bytes=").partition("-")
+                    start, end = int(a), min(int(b) if b else size - 1, size - 1)
+                    server.requests.append(start)
+                    if start >= 1 << 20 and server.first_data_request:
+                        hook, server.first_data_request = server.first_data_request, None
+                        hook()
+                self.send_response(206 if rng else 200)
+                if rng:
+                    self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+                self.send_header("Content-Length", str(end - start + 1))
+                self.send_header("Accept-Ranges", "bytes")
+                self.send_header("ETag", '"ggufs-test"')
+                self.send_header("Last-Modified", "Mon, 07 Dec 2026 00:00:00 GMT")
+                self.end_headers()
+                if body:
+                    self.wfile.write(server.data[start:end + 1])
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/model.gguf"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_reads_release_the_gil(big_model, tmp_path):
+    """Opening and decoding a remote model whose server is a thread of this process: were the GIL
+    held while ggufs waits for it, the server could not answer and every read would fail at its
+    time bound (ReadError), not return the bytes."""
+    path, want = big_model
+    server = RangeServer(path.read_bytes())
+    try:
+        with ggufs.open(server.url, cache_dir=tmp_path / "cache", read_timeout=10, threads=2) as m:
+            assert np.array_equal(bits(m.tensor("mid.q8")), bits(want["mid.q8"]))
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def huge_model(tmp_path_factory):
+    """One Q8_0 tensor of 8192 × 8192 (68 MB stored, 256 MiB as float32: eight chunks)."""
+    import gguf
+    from gguf import GGMLQuantizationType as T
+
+    path = tmp_path_factory.mktemp("huge") / "huge.gguf"
+    w = gguf.GGUFWriter(path, "test")
+    values = np.random.default_rng(8).standard_normal((8192, 8192), dtype=np.float32)
+    w.add_tensor("huge.q8", gguf.quants.quantize(values, T.Q8_0), raw_dtype=T.Q8_0)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_ctrl_c_stops_a_long_decode(huge_model, tmp_path):
+    """SIGINT, sent as the first of the tensor's bytes are asked for and answered 0.2 s later,
+    raises KeyboardInterrupt out of the decode (the calling thread checks for signals between its
+    chunks, 50 ms apart at least), before the rest of the tensor's bytes are fetched."""
+    import signal
+    import time
+
+    server = RangeServer(huge_model.read_bytes())
+
+    def interrupt():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+
+    try:
+        with ggufs.open(server.url, cache_dir=tmp_path / "cache", threads=1) as m:
+            info = m.tensors["huge.q8"]
+            server.first_data_request = interrupt
+            with pytest.raises(KeyboardInterrupt):
+                m.tensor("huge.q8")
+            fetched = [s for s in server.requests if info.offset <= s < info.offset + info.nbytes]
+            assert len(fetched) < info.nbytes // (1 << 20) // 2, fetched
+    finally:
+        server.close()

@@ -12,10 +12,12 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ggufs/decode.h"
 #include "ggufs/ggml_type.h"
+#include "ggufs/half.h"
 #include "test_util.h"
 
 namespace ggufs {
@@ -290,6 +292,46 @@ TEST(SimdKernelPlain, EveryHalfAndBf16) {
       decoder_for(t, isa)(in.data(), got.data(), 65536);
       expect_same(want, got);
     }
+  }
+}
+
+// floats_to_bf16_as_torch (sixteen at a time with AVX2) rounds as torch's round_to_nearest_even
+// (c10/util/BFloat16.h): each case at every position of a group of sixteen, and random bit
+// patterns against the one-at-a-time float_to_bf16_as_torch.
+TEST(SimdBf16, RoundsAsTorchAtEveryPosition) {
+  const std::vector<std::pair<std::uint32_t, std::uint16_t>> cases = {
+      {0x3f800000, 0x3f80},  // 1
+      {0x3f808000, 0x3f80},  // a tie, the kept part even: down
+      {0x3f818000, 0x3f82},  // a tie, the kept part odd: up
+      {0x3f808001, 0x3f81},  // above the tie: up
+      {0xbf80ffff, 0xbf81},  // negative: the magnitude rounds
+      {0x7f7fffff, 0x7f80},  // the largest float rounds to inf
+      {0x7f800000, 0x7f80},  // inf
+      {0xff800000, 0xff80},  // -inf
+      {0x7f800001, 0x7fc0},  // a signalling NaN
+      {0xffc00000, 0x7fc0},  // -NaN: torch's one NaN
+      {0x80000000, 0x8000},  // -0
+      {0x00000001, 0x0000},  // the smallest subnormal
+      {0x00018000, 0x0002},  // a subnormal tie, odd: up
+  };
+  for (std::size_t lead = 0; lead < 16; ++lead) {
+    std::vector<float> in(lead, 1.0f);
+    std::vector<std::uint16_t> want(lead, 0x3f80);
+    for (const auto& [bits, bf16] : cases) {
+      in.push_back(std::bit_cast<float>(bits));
+      want.push_back(bf16);
+    }
+    std::vector<std::uint16_t> got(in.size());
+    floats_to_bf16_as_torch(in.data(), in.size(), got.data());
+    ASSERT_EQ(got, want) << "cases from position " << lead;
+  }
+  std::mt19937 rng(61);
+  std::vector<float> in(1 << 20);
+  for (float& f : in) f = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+  std::vector<std::uint16_t> got(in.size());
+  floats_to_bf16_as_torch(in.data(), in.size(), got.data());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(got[i], float_to_bf16_as_torch(in[i])) << std::bit_cast<std::uint32_t>(in[i]);
   }
 }
 

@@ -84,6 +84,8 @@ namespace ggufs::kernels::avx2 {
 GGUFS_AVX2_DECODERS(GGUFS_DECLARE_DECODER)
 /// floats_to_halves_as_numpy (ggufs/half.h) with F16C.
 void floats_to_halves_as_numpy(const float* in, std::size_t n, std::uint16_t* out);
+/// floats_to_bf16_as_torch (ggufs/half.h), eight at a time.
+void floats_to_bf16_as_torch(const float* in, std::size_t n, std::uint16_t* out);
 }  // namespace ggufs::kernels::avx2
 
 namespace ggufs::kernels::avx512 {

@@ -637,6 +637,30 @@ TARGET void floats_to_halves_as_numpy(const float* in, std::size_t n, std::uint1
   for (; i < n; ++i) out[i] = ggufs::float_to_half_as_numpy(in[i]);
 }
 
+// torch's round_to_nearest_even on each 32-bit lane: u + 0x7fff + the kept part's lowest bit,
+// shifted down 16; any NaN 0x7fc0.
+TARGET inline __m256i bf16_lanes(__m256i u) {
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i r =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                            _mm256_set1_epi32(0x7f800000));
+  return _mm256_blendv_epi8(r, _mm256_set1_epi32(0x7fc0), is_nan);
+}
+
+// Sixteen at a time: two groups of eight lanes packed to 16 bits (no lane exceeds 0xffff, which
+// packus keeps), put back in order after packus's per-128-bit halves.
+TARGET void floats_to_bf16_as_torch(const float* in, std::size_t n, std::uint16_t* out) {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i a = bf16_lanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
+    const __m256i b = bf16_lanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 8)));
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), packed);
+  }
+  for (; i < n; ++i) out[i] = ggufs::float_to_bf16_as_torch(in[i]);
+}
+
 #undef TARGET
 #undef UNROLL
 

@@ -21,6 +21,11 @@ _NP = {
     "F8_E4M3": "u1", "F8_E5M2": "u1", "F8_E8M0": "u1",
 }
 _FRAMEWORKS = ("np", "numpy", "pt", "torch", "mlx")
+# safetensors' dtype names -> torch's, for the dtypes read straight into a torch tensor.
+_TORCH = {
+    "F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
+    "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool",
+}
 
 
 def _files(model: Model, view: str):
@@ -114,11 +119,26 @@ class safe_open:
         a = mx.array(arr)
         return a.view(mx.bfloat16) if dtype == "BF16" else a
 
+    def _torch_tensor(self, name):
+        # Read straight into a tensor of torch's own allocator (64-byte aligned, c10's
+        # gAlignment): one buffer, no NumPy array to convert.
+        import torch
+
+        path, dtype, shape, offset, nbytes = self._entries[name]
+        t = torch.empty(nbytes, dtype=torch.uint8)
+        got = self._model.readinto(path, offset, t)
+        if got != nbytes:
+            raise OSError(5, f"{path}: {name}: {got} of {nbytes} bytes read")
+        return t.view(getattr(torch, _TORCH[dtype])).reshape(shape)
+
     def get_tensor(self, name):
         """Tensor `name` whole, in the framework's type. KeyError when there is none."""
         if name not in self._entries:
             raise KeyError(name)
-        return self._convert(self._array(name), self._entries[name][1])
+        dtype = self._entries[name][1]
+        if self._framework in ("pt", "torch") and dtype in _TORCH:
+            return self._torch_tensor(name)
+        return self._convert(self._array(name), dtype)
 
     def get_slice(self, name):
         if name not in self._entries:
