@@ -1550,6 +1550,21 @@ def _hf(m, arch):
     return hf
 
 
+def _same_files_in_process(m, path):
+    """Every file of the mount's hf/ and mlx/ (where served) as the Python package reads it from
+    the file in-process (ggufs.open), byte for byte."""
+    import ggufs
+
+    with ggufs.open(path) as g:
+        for view in ("hf", "mlx"):
+            if not (m / view).is_dir():
+                continue
+            names = sorted(p.name for p in (m / view).iterdir())
+            assert sorted(g.listdir(view)) == names, view
+            for name in names:
+                assert g.read(f"{view}/{name}") == (m / view / name).read_bytes(), (view, name)
+
+
 def _load_model(path, arch, hf=False):
     """The original's class, or for hf/ the class hf/'s config names."""
     row = ARCHS[arch]
@@ -1945,6 +1960,7 @@ def test_state_dict(case, mount, request):
     _known_gap(request, case.arch, case.outtype, "state_dict")
     expected = case.expected
     m = mount(case.path)
+    _same_files_in_process(m, case.path)
     got = _load_model(_hf(m, case.arch), case.arch, hf=True).state_dict()
     assert sorted(got) == sorted(expected), (
         f"names: missing {sorted(set(expected) - set(got))}, "
@@ -1995,17 +2011,25 @@ def _beyond_a_log_bound(got, want):
 
 
 def test_logits(case, mount, request):
+    """hf/'s logits, from the mount and from the Python package's in-process from_pretrained of
+    the file itself (ggufs.transformers), against the original's."""
+    import ggufs.transformers
+
     _known_gap(request, case.arch, case.outtype, "logits")
     m = mount(case.path)
-    with torch.no_grad():
-        got = _logits(_load_model(_hf(m, case.arch), case.arch, hf=True), case.ids)
+    in_process = ggufs.transformers.from_pretrained(
+        case.path, tokenizer_too=False, dtype=torch.float32, attn_implementation="eager").eval()
     want = case.logits
-    assert got.shape == want.shape
-    diff = float((got - want).abs().max())
-    if (atol := ARCHS[case.arch].get("logits_atol")) is not None:  # a folded row: its bound
-        assert diff <= atol, f"max abs diff {diff} (the row's bound {atol})"
-    else:
-        assert torch.equal(got, want), f"max abs diff {diff}"
+    for model, where in ((_load_model(_hf(m, case.arch), case.arch, hf=True), "mount"),
+                         (in_process, "ggufs.transformers")):
+        with torch.no_grad():
+            got = _logits(model, case.ids)
+        assert got.shape == want.shape, where
+        diff = float((got - want).abs().max())
+        if (atol := ARCHS[case.arch].get("logits_atol")) is not None:  # a folded row: its bound
+            assert diff <= atol, f"{where}: max abs diff {diff} (the row's bound {atol})"
+        else:
+            assert torch.equal(got, want), f"{where}: max abs diff {diff}"
 
 
 def test_generate(case, mount, request):

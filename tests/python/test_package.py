@@ -192,14 +192,12 @@ def walk(m, path=""):
             yield from walk(m, p)
 
 
-TREE_FILES = ["real/llama-2-tiny-random.gguf", "conformance/Q4_K.gguf", "conformance/BF16.gguf",
-              "split/tiny-llama-00001-of-00003.gguf", "metadata/all-value-types.gguf"]
-
-
-@pytest.mark.parametrize("name", TREE_FILES)
-def test_every_file_of_the_tree_equals_the_mounts(testdata, mount, name):
-    mnt = mount(testdata / name)
-    with ggufs.open(testdata / name) as m:
+@pytest.mark.parametrize("path", shared_gguf_files(), ids=file_id)
+def test_every_file_of_the_tree_equals_the_mounts(mount, path):
+    """Every shared GGUF file (each conformance type, the metadata cases, the real vocabularies
+    and llama, the split model): the same names, sizes, modes, extended attributes and bytes."""
+    mnt = mount(path)
+    with ggufs.open(path) as m:
         paths = list(walk(m))
         want = sorted(str(p.relative_to(mnt.path)) for p in mnt.path.rglob("*"))
         assert sorted(paths) == want

@@ -21,6 +21,7 @@ _NP = {
     "F8_E4M3": "u1", "F8_E5M2": "u1", "F8_E8M0": "u1",
 }
 _FRAMEWORKS = ("np", "numpy", "pt", "torch", "mlx")
+_PAGE = 4096  # bytes: a page, as mmap places a file's bytes
 # safetensors' dtype names -> torch's, for the dtypes read straight into a torch tensor.
 _TORCH = {
     "F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
@@ -120,12 +121,17 @@ class safe_open:
         return a.view(mx.bfloat16) if dtype == "BF16" else a
 
     def _torch_tensor(self, name):
-        # Read straight into a tensor of torch's own allocator (64-byte aligned, c10's
-        # gAlignment): one buffer, no NumPy array to convert.
+        # Read straight into a tensor of torch's own allocator: one buffer, no NumPy array to
+        # convert. It starts where safetensors' own safe_open would map it, at the byte of a page
+        # that its offset in the file gives (safetensors maps the file; from_pretrained keeps those
+        # mapped tensors as the weights): BLAS kernels choose their code by their operands'
+        # alignment, so only then are a model's logits the mount's bit for bit.
         import torch
 
         path, dtype, shape, offset, nbytes = self._entries[name]
-        t = torch.empty(nbytes, dtype=torch.uint8)
+        t = torch.empty(nbytes + _PAGE, dtype=torch.uint8)
+        skip = (offset - t.data_ptr()) % _PAGE
+        t = t[skip:skip + nbytes]
         got = self._model.readinto(path, offset, t)
         if got != nbytes:
             raise OSError(5, f"{path}: {name}: {got} of {nbytes} bytes read")

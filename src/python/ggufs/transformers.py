@@ -70,6 +70,21 @@ def tokenizer(source, view: str = "hf", **options):
     return cls(tokenizer_object=backend, **init)
 
 
+def _model_class(transformers, cfg, d):
+    """config.json's architectures[0] where transformers has that class; else (a converter's
+    spelling, PhiMoEForCausalLM for PhimoeForCausalLM) the class AutoModelForCausalLM or
+    AutoModelForSeq2SeqLM maps the config's class to."""
+    names = d.get("architectures") or []
+    if names and hasattr(transformers, names[0]):
+        return getattr(transformers, names[0])
+    for auto in (transformers.AutoModelForCausalLM, transformers.AutoModelForSeq2SeqLM):
+        try:
+            return auto._model_mapping[type(cfg)]
+        except KeyError:
+            continue
+    raise ValueError(f"transformers has no model class for {names or d.get('model_type')}")
+
+
 def from_pretrained(source, view: str = "hf", tokenizer_too: bool = True, **kwargs):
     """(model, tokenizer) as ``AutoModelForCausalLM``'s class (config.json's architectures[0])
     and ``AutoTokenizer`` from_pretrained(MNT/hf) give them; ``tokenizer_too=False``: the model
@@ -91,7 +106,7 @@ def from_pretrained(source, view: str = "hf", tokenizer_too: bool = True, **kwar
         gen = (_json(m, f"{view}/generation_config.json")
                if "generation_config.json" in m.listdir(view) else None)
         tok = tokenizer(m, view) if tokenizer_too else None
-    cls = getattr(transformers, (d.get("architectures") or ["AutoModelForCausalLM"])[0])
+    cls = _model_class(transformers, cfg, d)
     model = cls.from_pretrained(None, config=cfg, state_dict=state_dict, **kwargs)
     # from_pretrained names the folder it read; here, the source.
     model.config._name_or_path = m.source
