@@ -26,6 +26,14 @@ inline std::int64_t modification_time_ns(const struct stat& st) {
   return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
+/// The file dlopen loads libcurl from (remote models): its soname, version 4 being the ABI curl.h
+/// describes since libcurl 7.16 (Debian's libcurl4; macOS ships /usr/lib/libcurl.4.dylib).
+#if defined(__APPLE__)
+inline constexpr const char* kLibcurlSoname = "libcurl.4.dylib";
+#else
+inline constexpr const char* kLibcurlSoname = "libcurl.so.4";
+#endif
+
 }  // namespace ggufs
 
 // Whether the CPU has Advanced SIMD, which every AArch64 CPU has: Linux says so in its auxiliary

@@ -7,12 +7,13 @@
 #include <string>
 
 #include "ggufs/error.h"
+#include "ggufs/platform.h"
 
 namespace ggufs {
 namespace {
 
-// libcurl's soname: the ABI curl.h describes since libcurl 7.16 (Debian's libcurl4).
-constexpr const char* kLibcurl = "libcurl.so.4";
+// libcurl's soname: the ABI curl.h describes since libcurl 7.16 (Debian's libcurl4; platform.h).
+constexpr const char* kLibcurl = kLibcurlSoname;
 
 template <typename Fn>
 void resolve(void* lib, const char* name, Fn& out) {

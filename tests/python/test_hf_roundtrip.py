@@ -1565,6 +1565,15 @@ def _same_files_in_process(m, path):
                 assert g.read(f"{view}/{name}") == (m / view / name).read_bytes(), (view, name)
 
 
+def _in_process(path):
+    """hf/'s model as the Python package builds it from the file, no mount (ggufs.transformers),
+    with _load_model's dtype and attention."""
+    import ggufs.transformers
+
+    return ggufs.transformers.from_pretrained(
+        path, tokenizer_too=False, dtype=torch.float32, attn_implementation="eager").eval()
+
+
 def _load_model(path, arch, hf=False):
     """The original's class, or for hf/ the class hf/'s config names."""
     row = ARCHS[arch]
@@ -1962,6 +1971,9 @@ def test_state_dict(case, mount, request):
     m = mount(case.path)
     _same_files_in_process(m, case.path)
     got = _load_model(_hf(m, case.arch), case.arch, hf=True).state_dict()
+    in_process = _in_process(case.path).state_dict()
+    assert list(in_process) == list(got), "ggufs.transformers: not the mount's names"
+    assert all(torch.equal(in_process[k], v) for k, v in got.items()), "ggufs.transformers"
     assert sorted(got) == sorted(expected), (
         f"names: missing {sorted(set(expected) - set(got))}, "
         f"extra {sorted(set(got) - set(expected))}"
@@ -2013,12 +2025,9 @@ def _beyond_a_log_bound(got, want):
 def test_logits(case, mount, request):
     """hf/'s logits, from the mount and from the Python package's in-process from_pretrained of
     the file itself (ggufs.transformers), against the original's."""
-    import ggufs.transformers
-
     _known_gap(request, case.arch, case.outtype, "logits")
     m = mount(case.path)
-    in_process = ggufs.transformers.from_pretrained(
-        case.path, tokenizer_too=False, dtype=torch.float32, attn_implementation="eager").eval()
+    in_process = _in_process(case.path)
     want = case.logits
     for model, where in ((_load_model(_hf(m, case.arch), case.arch, hf=True), "mount"),
                          (in_process, "ggufs.transformers")):
@@ -2043,6 +2052,9 @@ def test_generate(case, mount, request):
     assert want.shape[1] == prompt + N_NEW
     i = _first_difference(got[0].tolist(), want[0].tolist()) - prompt
     assert got.tolist() == want.tolist(), f"first difference at new token {i} of {N_NEW}"
+    # The Python package's in-process model of the file itself: the same tokens.
+    assert _in_process(case.path).generate(case.ids, **case.generate_kwargs).tolist() == \
+        want.tolist(), "ggufs.transformers"
 
 
 @pytest.fixture(scope="module", params=list(ARCHS))

@@ -254,6 +254,28 @@ def test_mlx_lm_loads_and_generates_as_on_hf(model, mount):
     assert tokens == greedy(fmodel)
 
 
+@pytest.mark.parametrize("dtype,mx_dtype", [("float32", "float32"), ("bfloat16", "bfloat16")])
+def test_ggufs_tensor_decodes_into_an_mlx_array(testdata, dtype, mx_dtype):
+    """Model.tensor(out=) into an MLX array (its writable buffer), equal to ggml's reference
+    (float32) and to torch's rounding of it, as the package's NumPy result (bfloat16)."""
+    import ggufs
+
+    t = next(t for t in json.loads((testdata / "conformance" / "manifest.json").read_text())["files"]
+             if t["file"] == "Q4_K.gguf")["tensors"][1]
+    ref = np.fromfile(testdata / "conformance" / t["ref"], dtype="<f4").reshape(t["ne"][::-1])
+    with ggufs.open(testdata / "conformance" / "Q4_K.gguf") as m:
+        out = mx.zeros(ref.shape, dtype=getattr(mx, mx_dtype))
+        mx.eval(out)
+        assert m.tensor(t["name"], dtype, out=out) is out
+        if dtype == "float32":
+            assert np.array_equal(np.array(out).view(np.uint32), ref.view(np.uint32))
+        else:
+            got = np.array(out.view(mx.uint16))
+            assert np.array_equal(got, m.tensor(t["name"], "bfloat16"))
+            # MLX's own rounding of the float32 values is the same round-to-nearest-even
+            assert mx.array_equal(out, mx.array(ref).astype(mx.bfloat16))
+
+
 def test_ggufs_mlx_load_is_mlx_lm_load_of_the_mount(model, mount):
     """The Python package's in-process load (src/python/ggufs/mlx.py) against mlx-lm's own load
     of the mounted folder: the same modules, parameters, tokenizer, logits and greedy tokens."""
