@@ -288,25 +288,34 @@ class Mount {
   const std::vector<std::string>& warnings() const { return warnings_; }
   bool is_library() const { return single_ == nullptr; }
 
-  // The node at `path` ('/'-separated below the root; "" or "/" the root).
+  // The node at `path` ('/'-separated below the root; "" or "/" the root). Walked without the
+  // GIL: a library's lookup opens and parses the model whose folder it enters.
   Library::Found find(const nb::bytes& bytes) const {
     const std::string_view path = path_of(bytes);
-    Ino ino = kRootIno;
-    std::size_t at = 0;
-    while (at < path.size()) {
-      std::size_t end = path.find('/', at);
-      if (end == std::string_view::npos) end = path.size();
-      const std::string_view name = path.substr(at, end - at);
-      at = end + 1;
-      if (name.empty() || name == ".") continue;
-      const Library::Found dir = library_->find(ino);
-      if (dir.node->kind != NodeKind::kDirectory) {
-        raise_os(PyExc_NotADirectoryError, ENOTDIR, path);
+    int err = 0;
+    Library::Found found;
+    {
+      nb::gil_scoped_release release;
+      Ino ino = kRootIno;
+      std::size_t at = 0;
+      while (err == 0 && at < path.size()) {
+        std::size_t end = path.find('/', at);
+        if (end == std::string_view::npos) end = path.size();
+        const std::string_view name = path.substr(at, end - at);
+        at = end + 1;
+        if (name.empty() || name == ".") continue;
+        if (library_->find(ino).node->kind != NodeKind::kDirectory) {
+          err = ENOTDIR;
+        } else if ((ino = name == ".." ? library_->parent(ino) : library_->lookup(ino, name)) ==
+                   0) {
+          err = ENOENT;
+        }
       }
-      ino = name == ".." ? library_->parent(ino) : library_->lookup(ino, name);
-      if (ino == 0) raise_os(PyExc_FileNotFoundError, ENOENT, path);
+      if (err == 0) found = library_->find(ino);
     }
-    return library_->find(ino);
+    if (err == ENOTDIR) raise_os(PyExc_NotADirectoryError, ENOTDIR, path);
+    if (err == ENOENT) raise_os(PyExc_FileNotFoundError, ENOENT, path);
+    return found;
   }
 
   nb::list listdir(const nb::bytes& path) const {

@@ -526,3 +526,23 @@ def test_ctrl_c_stops_a_long_decode(huge_model, tmp_path):
             assert len(fetched) < info.nbytes // (1 << 20) // 2, fetched
     finally:
         server.close()
+
+
+def test_a_folder_is_the_library_the_mount_shows(testdata, mount, tmp_path):
+    """A folder: one folder per model, each opened on first use, a broken one holding `error`;
+    the same names and bytes as the mount's, every file of each model's tree."""
+    lib = tmp_path / "models"
+    lib.mkdir()
+    (lib / "tiny.gguf").symlink_to(testdata / "real" / "llama-2-tiny-random.gguf")
+    (lib / "q4.gguf").symlink_to(testdata / "conformance" / "Q4_K.gguf")
+    (lib / "broken.gguf").write_bytes(b"not a GGUF file at all")
+    mnt = mount(lib)
+    with ggufs.open(lib) as m:
+        assert m.listdir("") == os.listdir(mnt.path)
+        assert dict(m.tensors) == {} and dict(m.metadata) == {}
+        for model in m.listdir(""):
+            for p in walk(m, model):
+                if not os.path.isdir(mnt / p):
+                    assert m.read(p) == (mnt / p).read_bytes(), p
+        assert m.read("broken/error") == (mnt / "broken" / "error").read_bytes()
+        assert b"not a GGUF file" in m.read("broken/error")
