@@ -1,8 +1,11 @@
 """mlx-lm's answer for two model folders, run in the MLX venv (MLX and torch share none): the
 original folder save_pretrained wrote and ggufs's mlx/ of its conversion. Usage:
-mlx_logits.py ORIGINAL MLX_DIR IDS_JSON; prints one JSON object: for each folder, "error" (why
+mlx_logits.py ORIGINAL MLX_DIR IDS_JSON [GGUF]; prints one JSON object: for each folder, "error" (why
 mlx_lm.load or the forward pass failed) or nothing, and where both ran, the logits' largest
-absolute difference and whether they are equal. Used by test_hf_roundtrip.py's test_mlx.
+absolute difference and whether they are equal; with GGUF, also whether the Python package's
+in-process ggufs.mlx.load of that file gives MLX_DIR's logits and 20 greedy tokens
+("ggufs_error", "ggufs_equal"; the package from PYTHONPATH). Used by test_hf_roundtrip.py's
+test_mlx.
 mlx_logits.py --save MLX_DIR IDS_JSON OUT_NPY: the logits of one folder, float32, saved with
 numpy (test_mlx_quantized).
 mlx_logits.py --compare MLX_DIR FLOAT_DIR IDS_JSON N_NEW OUT_DIR PROMPT: both folders loaded by
@@ -20,12 +23,17 @@ import mlx.core as mx
 from mlx_lm import load
 
 
-def logits(folder, ids):
+def logits(folder, ids, loader=load, tokens=False):
+    """The logits of `ids` (float32) of the model loader(folder) gives, and, with `tokens`, its 20
+    greedy tokens (stream_generate's default sampler); or why not."""
     try:
-        model, _ = load(folder)
+        model, tokenizer = loader(folder)
         out = model(mx.array([ids])).astype(mx.float32)
         mx.eval(out)
-        return out, None
+        if not tokens:
+            return out, None
+        from mlx_lm import stream_generate
+        return (out, [r.token for r in stream_generate(model, tokenizer, ids, max_tokens=20)]), None
     except BaseException as e:  # noqa: B036 (mlx-lm's olmo.py calls sys.exit on import)
         return None, f"{type(e).__name__}: {e}"[:600]
 
@@ -112,6 +120,13 @@ def main():
         if result["shape_equal"]:
             result["max_diff"] = mx.abs(want - got).max().item()
             result["equal"] = bool(mx.array_equal(want, got).item())
+    if len(sys.argv) > 4 and got is not None:
+        import ggufs.mlx
+        mine, result["ggufs_error"] = logits(sys.argv[4], ids, ggufs.mlx.load, tokens=True)
+        theirs, error = logits(mlx_dir, ids, tokens=True)
+        if mine is not None and theirs is not None:
+            result["ggufs_equal"] = bool(mx.array_equal(mine[0], theirs[0]).item()) and \
+                mine[1] == theirs[1]
     print(json.dumps(result))
 
 

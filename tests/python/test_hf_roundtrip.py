@@ -2351,12 +2351,16 @@ def test_mlx(originals, mount, request, tmp_path, arch):
         request.applymarker(pytest.mark.xfail(strict=True, reason=MLX_XFAIL[arch]))
     original = _mlx_reference(originals.original(arch), tmp_path / "original")
     tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
-    m = mount(originals.converted(arch, "f32"))
+    converted = originals.converted(arch, "f32")
+    m = mount(converted)
     offered = (m / "mlx").is_dir()
+    # With the file too: the Python package's ggufs.mlx.load of it against mlx_lm.load of mlx/.
     r = subprocess.run([str(MLX_PYTHON), str(pathlib.Path(__file__).with_name("mlx_logits.py")),
                         str(original), str(m / "mlx") if offered else "-",
-                        json.dumps(tok.encode(PROMPT))],
-                       capture_output=True, text=True, timeout=600)
+                        json.dumps(tok.encode(PROMPT)), str(converted)],
+                       capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=os.environ.get("GGUFS_PYTHONPATH") or str(
+                           pathlib.Path(__file__).resolve().parents[2] / "build" / "python")))
     assert r.returncode == 0, r.stderr[-2000:]
     result = json.loads(r.stdout.strip().splitlines()[-1])
     if not offered:
@@ -2365,6 +2369,9 @@ def test_mlx(originals, mount, request, tmp_path, arch):
         assert result["original_error"], f"mlx/ is not offered ({reason}), but mlx-lm loads " \
             "the original"
         return
+    assert result["mlx_error"] is None, f"mlx-lm fails on mlx/: {result['mlx_error']}"
+    assert result["ggufs_error"] is None, f"ggufs.mlx.load fails: {result['ggufs_error']}"
+    assert result["ggufs_equal"], "ggufs.mlx.load: not mlx_lm.load(MNT/mlx)'s logits and tokens"
     if arch in MLX_REFERENCE_FAILS:
         assert result["original_error"], "mlx-lm loads the original now: compare (remove the " \
             "row from MLX_REFERENCE_FAILS)"
