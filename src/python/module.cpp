@@ -445,11 +445,19 @@ class Mount {
   }
 
   // Reads of at least 32 MiB a chunk stream their output past the caches (kStreamingMinBytes).
+  // Smaller reads split into at least four chunks a thread, of 64 KiB to 4 MiB: a few output
+  // bytes can cost many input bytes (mlx/'s scales and biases read a whole block per group), so
+  // one 4 MiB chunk would leave the other threads idle.
   static std::size_t read_node(const Node& node, const ContentReader& reader, std::uint64_t offset,
                                char* dst, std::size_t size, unsigned threads) {
     if (offset >= node.size) return 0;
     size = static_cast<std::size_t>(std::min<std::uint64_t>(size, node.size - offset));
-    const std::size_t chunk = size >= 2 * kStreamingMinBytes ? kStreamingMinBytes : 4u << 20;
+    constexpr std::size_t kMinChunk = std::size_t{64} << 10, kMaxChunk = std::size_t{4} << 20;
+    const std::size_t even =
+        (size / (4 * std::size_t{std::max(1u, threads)}) + kMinChunk - 1) / kMinChunk * kMinChunk;
+    const std::size_t chunk = size >= 2 * kStreamingMinBytes
+                                  ? kStreamingMinBytes
+                                  : std::clamp(even, kMinChunk, kMaxChunk);
     const std::size_t n = (size + chunk - 1) / chunk;
     run_chunks(n, std::max(1u, threads), [&](std::size_t k) {
       const std::size_t at = k * chunk, len = std::min(chunk, size - at);

@@ -28,6 +28,13 @@ _TORCH = {
     "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool",
 }
 
+# safetensors' dtype names -> MLX's, for the dtypes read straight into an MLX array.
+_MLX = {
+    "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64", "I32": "int32",
+    "I16": "int16", "I8": "int8", "U64": "uint64", "U32": "uint32", "U16": "uint16", "U8": "uint8",
+    "BOOL": "bool_",
+}
+
 
 def _files(model: Model, view: str):
     if view == "model.safetensors":
@@ -137,6 +144,19 @@ class safe_open:
             raise OSError(5, f"{path}: {name}: {got} of {nbytes} bytes read")
         return t.view(getattr(torch, _TORCH[dtype])).reshape(shape)
 
+    def _mlx_array(self, name):
+        # Read straight into an array of MLX's own allocator (mx.load's), not through a NumPy
+        # array that mx.array would copy: one buffer. mx.zeros is lazy; eval gives it memory.
+        import mlx.core as mx
+
+        path, dtype, shape, offset, nbytes = self._entries[name]
+        a = mx.zeros(shape, getattr(mx, _MLX[dtype]))
+        mx.eval(a)
+        got = self._model.readinto(path, offset, a)
+        if got != nbytes:
+            raise OSError(5, f"{path}: {name}: {got} of {nbytes} bytes read")
+        return a
+
     def get_tensor(self, name):
         """Tensor `name` whole, in the framework's type. KeyError when there is none."""
         if name not in self._entries:
@@ -144,6 +164,8 @@ class safe_open:
         dtype = self._entries[name][1]
         if self._framework in ("pt", "torch") and dtype in _TORCH:
             return self._torch_tensor(name)
+        if self._framework == "mlx" and dtype in _MLX:
+            return self._mlx_array(name)
         return self._convert(self._array(name), dtype)
 
     def get_slice(self, name):
