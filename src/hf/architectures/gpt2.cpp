@@ -1,0 +1,51 @@
+// The rows of the classes llama.cpp's conversion/gpt2.py converts (table.h).
+#include "table.h"
+
+namespace ggufs::hf::table {
+namespace {
+
+// gpt2.py writes context_length from n_ctx, which every GPT-2 checkpoint has equal to
+// n_positions (the size of wpe); feed_forward_length (4·n_embd) has no GPT2Config field and is
+// kept under its own name, as transformers' own import keeps it.
+constexpr ConfigKey kGpt2Keys[] = {{"block_count", "n_layer"},
+                                   {"context_length", "n_ctx"},
+                                   {"context_length", "n_positions"},
+                                   {"embedding_length", "n_embd"},
+                                   {"feed_forward_length", "feed_forward_length"},
+                                   {"attention.head_count", "n_head"},
+                                   {"attention.layer_norm_epsilon", "layer_norm_epsilon", kNumber}};
+
+}  // namespace
+
+void gpt2(Rows& rows) {
+  auto add = [&rows](Architecture a) { rows.push_back(std::move(a)); };
+  add({.gguf_arch = "gpt2",
+       .model_type = "gpt2",
+       .class_name = "GPT2LMHeadModel",
+       .keys = kGpt2Keys,
+       .defaults = {.positions = 1024, .bos = 50256, .eos = 50256},
+       .transforms = Transforms::kGpt2,
+       .layer_prefix = "transformer.h.{}.",
+       .before = {{"token_embd.weight", "transformer.wte.weight", Shape::kVocabHidden},
+                  {"position_embd.weight", "transformer.wpe.weight", Shape::kPositionsHidden}},
+       .layer = {{"attn_norm.weight", "ln_1.weight", Shape::kHidden},
+                 {"attn_norm.bias", "ln_1.bias", Shape::kHidden},
+                 {"attn_qkv.weight", "attn.c_attn.weight", Shape::kConvQkv},
+                 {"attn_qkv.bias", "attn.c_attn.bias", Shape::kThreeHidden},
+                 {"attn_output.weight", "attn.c_proj.weight", Shape::kHiddenHidden},
+                 {"attn_output.bias", "attn.c_proj.bias", Shape::kHidden},
+                 {"ffn_norm.weight", "ln_2.weight", Shape::kHidden},
+                 {"ffn_norm.bias", "ln_2.bias", Shape::kHidden},
+                 {"ffn_up.weight", "mlp.c_fc.weight", Shape::kHiddenFf},
+                 {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
+                 {"ffn_down.weight", "mlp.c_proj.weight", Shape::kFfHidden},
+                 {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
+       .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
+                 {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
+                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .heads_divide_hidden = true,
+       .mlx = {.absent = "mlx-lm 0.32.2's gpt2.py takes the first GPT-2 checkpoint's names "
+                         "(h.N.*), not save_pretrained's (transformer.h.N.*)"}});
+}
+
+}  // namespace ggufs::hf::table
