@@ -293,13 +293,6 @@ struct Refusal {
   std::string_view name, why;
 };
 
-/// Where config.json's vocab_size_per_layer_input comes from, a field the converter does not
-/// write: kPadded, Gemma 3n's (gemma.py, Gemma3NModel.modify_tensors pads
-/// per_layer_token_embd.weight with zero rows up to vocab_size: rows other than vocab_size are
-/// it, else the class default 262144, at most vocab_size); kVocab, Gemma 4's (vocab_size, as in
-/// every Gemma 4 checkpoint).
-enum class PerLayerVocab : std::uint8_t { kNone, kPadded, kVocab };
-
 /// Layer tensors (after "blk.N.", `then` parts too) that come together in the layers of one kind:
 /// a layer holds every tensor of the group a required entry of the row names
 /// (WeightEntry::optional), or no tensor of the group; a name no entry of the row has is no part
@@ -357,6 +350,21 @@ struct MlxColumn {
   std::span<const MlxUnfused> unfused;
 };
 
+struct ConfigFields;  // config_fields.h
+
+/// Where a family's quirk runs in rendering config.json (hf_config.cpp, plan_config): once the
+/// keys are read (kAfterKeys), with the per-layer fields (kLayerFields), after every check of the
+/// fields (kChecks), once the special token ids are settled (kTokenIds).
+enum class QuirkStage : std::uint8_t { kAfterKeys, kLayerFields, kChecks, kTokenIds };
+
+/// A step of config.json that one family's rows alone take, defined in that family's file
+/// (architectures/<family>.cpp): it sets fields the converter does not write, or refuses a file
+/// the class would not run as the converter's input did; it returns why ("" when it holds).
+struct ConfigQuirk {
+  QuirkStage stage;
+  std::string (*run)(ConfigFields& f);
+};
+
 /// One architecture.
 struct Architecture {
   std::string_view gguf_arch;  ///< general.architecture as the converter writes it
@@ -398,9 +406,6 @@ struct Architecture {
   /// A key suffix whose count of layers the converter appended to block_count (glm.py,
   /// Glm4MoeModel.__init__: the MTP layers); the model's own layers are block_count less it.
   std::string_view appended_layers;
-  /// A config token id field the converter wrote as the eos id, over the tokenizer's (hunyuan.py,
-  /// HunYuanModel.set_vocab: eod_token_id); it gets the file's eos id.
-  std::string_view eos_from;
   /// An encoder-decoder (t5.py, T5Model): `layer` is the encoder's, its GGUF layers
   /// "enc.blk.N."; the decoder's layers are "dec.blk.N." (as many as the row's key
   /// decoder_block_count says), under `decoder_prefix`, with `decoder_layer`; `between` are the
@@ -414,23 +419,14 @@ struct Architecture {
   /// (uneven_layer).
   std::span<const LayerGroup> layer_groups;
   std::span<const Refusal> refusals;
-  PerLayerVocab per_layer_vocab = PerLayerVocab::kNone;
   /// A config field holding one character a layer from the per-layer head_count_kv and
   /// feed_forward_length arrays and the tensors (NemotronHConfig's hybrid_override_pattern;
   /// hf_config.cpp, hybrid_pattern), none when empty.
   std::string_view layer_pattern;
   MoeLayers moe_layers;  ///< none when `from` is empty
   LeadingLayers leading_layers;
-  /// Gemma 4's layer-type config (Gemma4TextConfig): the rope bases nested per layer type, the
-  /// full-attention layers' head_dim in per_layer_config, a per-layer feed_forward_length as
-  /// use_double_wide_mlp (hf_config.cpp, layer_type_config).
-  bool layer_type_config = false;
-  /// The layer count of the checkpoint whose query_pre_attn_scalar is hidden / heads, not
-  /// head_dim (Gemma 2 and 3's 27B: hf_config.cpp, query_scalar); 0 for rows without the field.
-  std::uint64_t query_scalar_layers = 0;
-  /// The class refuses a hidden size its heads do not divide (modeling_gpt2.py,
-  /// GPT2Attention.__init__), though every weight shape would fit.
-  bool heads_divide_hidden = false;
+  /// The family's own steps of config.json, in order within each stage.
+  std::span<const ConfigQuirk> quirks;
   MlxColumn mlx;  ///< mlx/'s column
 };
 

@@ -26,11 +26,18 @@
 #include <vector>
 #include <version>
 
+#include "config_fields.h"
 #include "ggufs/names.h"
 #include "hf_architectures.h"
 #include "hf_plan.h"
 
 namespace ggufs {
+
+using hf::count_field;
+using hf::field_for;
+using hf::field_json;
+using hf::is_positive;
+
 namespace {
 
 using nlohmann::json;
@@ -180,7 +187,9 @@ json scalar_json(const Value& v, std::string_view arch, std::string_view updated
 // hundred layers).
 constexpr std::size_t kMaxConfigListElements = 65536;
 
-json field_json(const Value& v, std::string_view arch, std::string_view updated) {
+}  // namespace
+
+json hf::field_json(const Value& v, std::string_view arch, std::string_view updated) {
   const auto* a = std::get_if<Array>(&v.data);
   if (!a) return scalar_json(v, arch, updated);
   if (a->size() == 1) return scalar_json(a->at(0), arch, updated);
@@ -194,6 +203,8 @@ json field_json(const Value& v, std::string_view arch, std::string_view updated)
   }
   return list;
 }
+
+namespace {
 
 // len() of the field's value as field_json holds it, without building it (a vocabulary can be
 // 256 000 strings): a list's size, a str's code points; nullopt where len() fails (a number).
@@ -217,10 +228,15 @@ bool all_finite(const json& j) {
 }
 
 bool is_integer(const json& j) { return j.is_number_integer(); }  // bool is not a number here
-bool is_positive(const json& j) {
+}  // namespace
+
+bool hf::is_positive(const json& j) {
   return j.is_number_unsigned() ? j.get<std::uint64_t>() > 0
                                 : j.is_number_integer() && j.get<std::int64_t>() > 0;
 }
+
+namespace {
+
 bool is_non_negative(const json& j) {
   return j.is_number_unsigned() || (j.is_number_integer() && j.get<std::int64_t>() >= 0);
 }
@@ -334,25 +350,7 @@ namespace {
 
 using hf::find_key;
 
-// The config under construction: its fields, and for each field set from a key the GGUF key
-// that set it and what it must hold.
-struct Fields {
-  const GgufFile& file;
-  const hf::Architecture& row;
-  std::string arch;     // general.architecture
-  std::string updated;  // the name load_gguf_checkpoint puts in place of `arch` in str values
-  json& config;
-  std::map<std::string, std::string> source;
-  std::map<std::string, hf::ValueKind> kinds;
-  std::uint64_t layers = 0;  // block_count as config.json holds it, at most 65536
-  const Value* find(std::string_view key) const { return find_key(file, key); }
-  const Value* find_arch(std::string_view suffix) const {
-    return find(fmt::format("{}.{}", arch, suffix));
-  }
-  auto finder() const {
-    return [this](std::string_view key) { return find(key); };
-  }
-};
+using Fields = hf::ConfigFields;
 
 // NemotronH's hybrid_override_pattern (hf_architectures.h, layer_pattern), one character a layer,
 // as the Hub configs hold it and the converter reads it (nemotron.py, NemotronHModel.__init__):
@@ -654,24 +652,6 @@ std::string key_fields(Fields& f, std::optional<std::optional<std::size_t>>& tok
   return "";
 }
 
-// Gemma 2 and 3 scale queries by 1/sqrt(query_pre_attn_scalar), which the converter does not
-// write; llama.cpp computes the scale as 1/sqrt(head_dim), but for the 27B models (46 and 62
-// layers: Architecture::query_scalar_layers) as 1/sqrt(hidden / heads) (src/models/gemma2.cpp and
-// gemma3.cpp, load_arch_hparams), as those checkpoints' query_pre_attn_scalar say. The model
-// llama.cpp runs is the one written here.
-void query_scalar(Fields& f) {
-  if (f.row.query_scalar_layers == 0) return;
-  json& config = f.config;
-  const bool is_27b = config.value("num_hidden_layers", json()) == json(f.row.query_scalar_layers);
-  const json& heads = config.value("num_attention_heads", json());
-  const json& hidden = config.value("hidden_size", json());
-  if (is_27b && is_positive(heads) && is_positive(hidden)) {
-    config["query_pre_attn_scalar"] = hidden.get<std::uint64_t>() / heads.get<std::uint64_t>();
-  } else if (is_positive(config.value("head_dim", json()))) {
-    config["query_pre_attn_scalar"] = config["head_dim"];
-  }
-}
-
 // The row's constants (where no key set the field), rope_scaling, and vocab_size: the mapped
 // key, else len(tokens) (a one-token list is its string: its length).
 std::string constant_fields(Fields& f,
@@ -883,76 +863,18 @@ std::string layer_periods(Fields& f) {
   return "";
 }
 
-// vocab_size_per_layer_input (hf_architectures.h, PerLayerVocab).
-void per_layer_vocab(Fields& f) {
-  if (f.row.per_layer_vocab == hf::PerLayerVocab::kNone) return;
-  const auto vocab = f.config["vocab_size"].get<std::uint64_t>();
-  std::uint64_t out = vocab;
-  if (f.row.per_layer_vocab == hf::PerLayerVocab::kPadded) {
-    out = std::min<std::uint64_t>(262144, vocab);
-    for (const TensorInfo& t : f.file.tensors) {
-      if (t.name == "per_layer_token_embd.weight" && t.n_dims == 2 && t.ne[1] != vocab) {
-        out = t.ne[1];
-      }
-    }
+// The row's quirks of stage `stage` (hf_architectures.h, ConfigQuirk), in order: the first
+// one's refusal, else "".
+std::string run_quirks(Fields& f, hf::QuirkStage stage) {
+  for (const hf::ConfigQuirk& q : f.row.quirks) {
+    if (q.stage != stage) continue;
+    if (std::string why = q.run(f); !why.empty()) return why;
   }
-  f.config["vocab_size_per_layer_input"] = out;
-}
-
-// Gemma 4's rope bases nested per layer type (configuration_gemma4.py, Gemma4TextConfig): the
-// full-attention layers' "proportional" rope with the class default partial_rotary_factor (the
-// converter asserts that type and writes the fraction only as rope_freqs.weight, gemma.py
-// Gemma4Model.generate_extra_tensors); their head_dim in per_layer_config, as __post_init__
-// builds it from global_head_dim.
-void layer_type_rope(Fields& f) {
-  json& config = f.config;
-  json full = {
-      {"partial_rotary_factor", 0.25}, {"rope_theta", 1000000.0}, {"rope_type", "proportional"}};
-  json sliding = {{"rope_theta", 10000.0}, {"rope_type", "default"}};
-  if (config.contains("rope_theta")) full["rope_theta"] = config["rope_theta"];
-  if (config.contains("rope_local_base_freq"))
-    sliding["rope_theta"] = config["rope_local_base_freq"];
-  config.erase("rope_theta");
-  config.erase("rope_local_base_freq");
-  config["rope_parameters"] = {{"full_attention", full}, {"sliding_attention", sliding}};
-  if (!config.contains("global_head_dim")) return;
-  json per_layer = json::object();
-  const json& types = config.value("layer_types", json::array());
-  for (std::size_t i = 0; i < types.size(); ++i) {
-    if (types[i] == "full_attention") {
-      per_layer[std::to_string(i)] = {{"head_dim", config["global_head_dim"]}};
-    }
-  }
-  config["per_layer_config"] = std::move(per_layer);
-  config.erase("global_head_dim");
-}
-
-// Gemma 4's per-layer feed_forward_length: intermediate_size, doubled for the layers that reuse
-// another's keys and values (use_double_wide_mlp; Gemma4Model.set_gguf_parameters writes it so);
-// anything else is no Gemma 4.
-std::string double_wide_mlp(Fields& f) {
-  const std::string ff_key = fmt::format("{}.feed_forward_length", f.arch);
-  const Value* v = f.find(ff_key);
-  if (!v || !std::holds_alternative<Array>(v->data)) return "";
-  const json ff = field_json(*v, f.arch, f.updated);
-  const std::uint64_t n = f.layers;
-  const std::uint64_t shared = f.config.value("num_kv_shared_layers", json(0)).get<std::uint64_t>();
-  const std::uint64_t width = f.config["intermediate_size"].get<std::uint64_t>();
-  bool fits = ff.size() == n && shared <= n;
-  for (std::uint64_t i = 0; fits && i < n; ++i)
-    fits = ff[i] == json(i < n - shared ? width : 2 * width);
-  if (!fits) {
-    return fmt::format(
-        "{} is not intermediate_size for the layers of their own KV, twice it for the {} "
-        "sharing layers",
-        printable(ff_key), shared);
-  }
-  f.config["use_double_wide_mlp"] = true;
   return "";
 }
 
 // The per-layer fields: layer_types, the layer pattern, offsets and periods, and the row's
-// layer-type config.
+// per-layer quirks.
 std::string layer_fields(Fields& f) {
   if (std::string why = tensor_dim_fields(f); !why.empty()) return why;
   if (std::string why = layer_types(f); !why.empty()) return why;
@@ -960,25 +882,25 @@ std::string layer_fields(Fields& f) {
     if (std::string why = hybrid_pattern(f); !why.empty()) return why;
   }
   if (std::string why = layer_periods(f); !why.empty()) return why;
-  per_layer_vocab(f);
-  if (!f.row.layer_type_config) return "";
-  layer_type_rope(f);
-  return double_wide_mlp(f);
+  return run_quirks(f, hf::QuirkStage::kLayerFields);
 }
 
+}  // namespace
+
 // Config field `field` where it holds a count (checked_kinds), else 0.
-std::uint64_t count_field(const json& config, const std::string& field) {
+std::uint64_t hf::count_field(const json& config, const std::string& field) {
   const auto it = config.find(field);
   return it != config.end() && is_non_negative(*it) ? it->get<std::uint64_t>() : 0;
 }
 
-// A field of the row's keys (its config name) for GGUF key suffix `gguf`, or "".
-std::string field_for(const hf::Architecture& row, std::string_view gguf) {
+std::string hf::field_for(const hf::Architecture& row, std::string_view gguf) {
   for (const hf::ConfigKey& k : row.keys) {
     if (k.gguf == gguf) return std::string(k.config);
   }
   return "";
 }
+
+namespace {
 
 // Rotary dimensions per head back to the fraction of hidden / heads they are (kRotaryFraction),
 // a product back to its factor (kQuotient: over config field `over`, an integer where it
@@ -1018,31 +940,16 @@ std::string factor_fields(Fields& f) {
   return "";
 }
 
-// Architecture::heads_divide_hidden.
-std::string heads_divide_hidden(Fields& f) {
-  if (!f.row.heads_divide_hidden) return "";
-  const std::string hidden = field_for(f.row, "embedding_length"),
-                    heads = field_for(f.row, "attention.head_count");
-  const std::uint64_t n = count_field(f.config, heads);
-  if (n == 0 || count_field(f.config, hidden) % n == 0) return "";
-  return fmt::format("{} does not divide {}: transformers' {} refuses it",
-                     printable(f.source[heads]), printable(f.source[hidden]), f.row.class_name);
-}
-
 // A special token id the file does not hold: llama.cpp's converter writes the original's
 // (gguf-py's vocab.py, SpecialVocab: its tokenizer's, else its config.json's *_token_id, one
 // inside the vocabulary), so the original had none. The class default (transformers'
 // configuration_<model>.py) would name a token all the same: Phi3Config's pad 32000 past a
 // smaller vocabulary, which from_pretrained refuses (nn.Embedding's padding_idx), CohereConfig's
 // pad 0, which generate masks out of a prompt (_prepare_attention_mask_for_generation). null
-// overrides it; the row's eos copy (eos_from, HunYuanDenseV1Config's eod_token_id 3) likewise.
-// Then generation_config.json: the config's token ids that are not None; GenerationConfig's own
-// defaults for them are None.
-json token_ids_and_generation(Fields& f) {
+// overrides it. Then the row's token-id quirks (kTokenIds), and generation_config.json: the
+// config's token ids that are not None; GenerationConfig's own defaults for them are None.
+std::string token_ids_and_generation(Fields& f, json& generation) {
   json& config = f.config;
-  if (!f.row.eos_from.empty() && config.contains("eos_token_id")) {
-    config[std::string(f.row.eos_from)] = config["eos_token_id"];
-  }
   const hf::ClassDefaults& d = f.row.defaults;
   const std::pair<const char*, std::int64_t> ids[] = {{"bos_token_id", d.bos},
                                                       {"eos_token_id", d.eos},
@@ -1051,15 +958,13 @@ json token_ids_and_generation(Fields& f) {
   for (const auto& [name, class_default] : ids) {
     if (!config.contains(name) && class_default >= 0) config[name] = nullptr;
   }
-  if (!f.row.eos_from.empty() && config.value("eos_token_id", json()).is_null()) {
-    config[std::string(f.row.eos_from)] = nullptr;
-  }
-  json generation = json::object();
+  if (std::string why = run_quirks(f, hf::QuirkStage::kTokenIds); !why.empty()) return why;
+  generation = json::object();
   generation["_from_model_config"] = true;
   for (const auto& [name, class_default] : ids) {
     if (config.contains(name) && !config[name].is_null()) generation[name] = config[name];
   }
-  return generation;
+  return "";
 }
 
 // mlx/'s config (HfConfig::mlx_config_json): hf/'s and the fields mlx-lm requires.
@@ -1124,16 +1029,15 @@ std::string plan_config(const GgufFile& file, Plan& plan) {
   std::optional<std::optional<std::size_t>> tokens_len;
   if (std::string why = key_fields(f, tokens_len); !why.empty()) return why;
   f.config["model_type"] = f.row.model_type;
-  query_scalar(f);
+  if (std::string why = run_quirks(f, QuirkStage::kAfterKeys); !why.empty()) return why;
   if (std::string why = constant_fields(f, tokens_len); !why.empty()) return why;
-  for (auto step : {required_fields, checked_kinds, layer_count, layer_fields, factor_fields,
-                    heads_divide_hidden}) {
+  for (auto step : {required_fields, checked_kinds, layer_count, layer_fields, factor_fields}) {
     if (std::string why = step(f); !why.empty()) return why;
   }
+  if (std::string why = run_quirks(f, QuirkStage::kChecks); !why.empty()) return why;
   // save_pretrained writes the model's class (transformers' own import writes none).
   f.config["architectures"] = json::array({std::string(f.row.class_name)});
-  plan.generation = token_ids_and_generation(f);
-  return "";
+  return token_ids_and_generation(f, plan.generation);
 }
 
 }  // namespace hf

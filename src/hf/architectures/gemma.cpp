@@ -1,8 +1,118 @@
 // The rows of the classes llama.cpp's conversion/gemma.py converts (table.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
+
+#include "../config_fields.h"
+#include "ggufs/names.h"
 #include "table.h"
 
 namespace ggufs::hf::table {
 namespace {
+
+using nlohmann::json;
+
+// Gemma 2 and 3 scale queries by 1/sqrt(query_pre_attn_scalar), which the converter does not
+// write; llama.cpp computes the scale as 1/sqrt(head_dim), but for the 27B models (46 and 62
+// layers) as 1/sqrt(hidden / heads) (src/models/gemma2.cpp and gemma3.cpp, load_arch_hparams), as
+// those checkpoints' query_pre_attn_scalar say. The model llama.cpp runs is the one written here.
+template <std::uint64_t kLayersOf27b>
+std::string query_scalar(ConfigFields& f) {
+  json& config = f.config;
+  const bool is_27b = config.value("num_hidden_layers", json()) == json(kLayersOf27b);
+  const json& heads = config.value("num_attention_heads", json());
+  const json& hidden = config.value("hidden_size", json());
+  if (is_27b && is_positive(heads) && is_positive(hidden)) {
+    config["query_pre_attn_scalar"] = hidden.get<std::uint64_t>() / heads.get<std::uint64_t>();
+  } else if (is_positive(config.value("head_dim", json()))) {
+    config["query_pre_attn_scalar"] = config["head_dim"];
+  }
+  return "";
+}
+
+// vocab_size_per_layer_input, a field the converter does not write: Gemma 3n's (gemma.py,
+// Gemma3NModel.modify_tensors pads per_layer_token_embd.weight with zero rows up to vocab_size:
+// rows other than vocab_size are it, else the class default 262144, at most vocab_size).
+std::string padded_per_layer_vocab(ConfigFields& f) {
+  const auto vocab = f.config["vocab_size"].get<std::uint64_t>();
+  std::uint64_t out = std::min<std::uint64_t>(262144, vocab);
+  for (const TensorInfo& t : f.file.tensors) {
+    if (t.name == "per_layer_token_embd.weight" && t.n_dims == 2 && t.ne[1] != vocab) {
+      out = t.ne[1];
+    }
+  }
+  f.config["vocab_size_per_layer_input"] = out;
+  return "";
+}
+
+// Gemma 4's vocab_size_per_layer_input: vocab_size, as in every Gemma 4 checkpoint.
+std::string per_layer_vocab(ConfigFields& f) {
+  f.config["vocab_size_per_layer_input"] = f.config["vocab_size"];
+  return "";
+}
+
+// Gemma 4's rope bases nested per layer type (configuration_gemma4.py, Gemma4TextConfig): the
+// full-attention layers' "proportional" rope with the class default partial_rotary_factor (the
+// converter asserts that type and writes the fraction only as rope_freqs.weight, gemma.py
+// Gemma4Model.generate_extra_tensors); their head_dim in per_layer_config, as __post_init__
+// builds it from global_head_dim.
+std::string layer_type_rope(ConfigFields& f) {
+  json& config = f.config;
+  json full = {
+      {"partial_rotary_factor", 0.25}, {"rope_theta", 1000000.0}, {"rope_type", "proportional"}};
+  json sliding = {{"rope_theta", 10000.0}, {"rope_type", "default"}};
+  if (config.contains("rope_theta")) full["rope_theta"] = config["rope_theta"];
+  if (config.contains("rope_local_base_freq"))
+    sliding["rope_theta"] = config["rope_local_base_freq"];
+  config.erase("rope_theta");
+  config.erase("rope_local_base_freq");
+  config["rope_parameters"] = {{"full_attention", full}, {"sliding_attention", sliding}};
+  if (!config.contains("global_head_dim")) return "";
+  json per_layer = json::object();
+  const json& types = config.value("layer_types", json::array());
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == "full_attention") {
+      per_layer[std::to_string(i)] = {{"head_dim", config["global_head_dim"]}};
+    }
+  }
+  config["per_layer_config"] = std::move(per_layer);
+  config.erase("global_head_dim");
+  return "";
+}
+
+// Gemma 4's per-layer feed_forward_length: intermediate_size, doubled for the layers that reuse
+// another's keys and values (use_double_wide_mlp; Gemma4Model.set_gguf_parameters writes it so);
+// anything else is no Gemma 4.
+std::string double_wide_mlp(ConfigFields& f) {
+  const std::string ff_key = fmt::format("{}.feed_forward_length", f.arch);
+  const Value* v = f.find(ff_key);
+  if (!v || !std::holds_alternative<Array>(v->data)) return "";
+  const json ff = field_json(*v, f.arch, f.updated);
+  const std::uint64_t n = f.layers;
+  const std::uint64_t shared = f.config.value("num_kv_shared_layers", json(0)).get<std::uint64_t>();
+  const std::uint64_t width = f.config["intermediate_size"].get<std::uint64_t>();
+  bool fits = ff.size() == n && shared <= n;
+  for (std::uint64_t i = 0; fits && i < n; ++i)
+    fits = ff[i] == json(i < n - shared ? width : 2 * width);
+  if (!fits) {
+    return fmt::format(
+        "{} is not intermediate_size for the layers of their own KV, twice it for the {} "
+        "sharing layers",
+        printable(ff_key), shared);
+  }
+  f.config["use_double_wide_mlp"] = true;
+  return "";
+}
+
+constexpr ConfigQuirk kGemma2Quirks[] = {{QuirkStage::kAfterKeys, query_scalar<46>}};
+constexpr ConfigQuirk kGemma3Quirks[] = {{QuirkStage::kAfterKeys, query_scalar<62>}};
+constexpr ConfigQuirk kGemma4Quirks[] = {{QuirkStage::kLayerFields, per_layer_vocab},
+                                         {QuirkStage::kLayerFields, layer_type_rope},
+                                         {QuirkStage::kLayerFields, double_wide_mlp}};
+constexpr ConfigQuirk kGemma3nQuirks[] = {{QuirkStage::kLayerFields, padded_per_layer_vocab}};
 
 // gemma.py, Gemma2Model and Gemma3Model.set_gguf_parameters: the logit soft-caps, and Gemma 3's
 // rope base of its sliding-window layers (rope_local_base_freq; 5.x reads it into
@@ -114,7 +224,7 @@ void gemma(Rows& rows) {
        .before = embed,
        .layer = cat({llama_attention, gated_mlp, gemma_norms}),
        .after = {{"output_norm.weight", "model.norm.weight", Shape::kHidden}},
-       .query_scalar_layers = 46});
+       .quirks = kGemma2Quirks});
   add({.gguf_arch = "gemma3",
        .model_type = "gemma3_text",
        .class_name = "Gemma3ForCausalLM",
@@ -125,7 +235,7 @@ void gemma(Rows& rows) {
        .before = embed,
        .layer = cat({llama_attention, qk_norms, gated_mlp, gemma_norms}),
        .after = norm_head,
-       .query_scalar_layers = 62});
+       .quirks = kGemma3Quirks});
   // Gemma4RMSNorm scales by w, not 1 + w: the converter adds nothing (gemma.py,
   // Gemma4Model.norm_shift). The full layers' attention has its own head_dim (hf_weights.cpp,
   // per_layer_config); the per-layer inputs (PLE) are added after each layer, scaled by its
@@ -163,9 +273,8 @@ void gemma(Rows& rows) {
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
        .layer_groups = kKvSharing,
        .refusals = kGemma4Refusals,
-       .per_layer_vocab = PerLayerVocab::kVocab,
        .leading_layers = kUnsharedKv,
-       .layer_type_config = true});
+       .quirks = kGemma4Quirks});
   // Gemma 3n (modeling_gemma3n.py, Gemma3nTextModel): Gemma3nRMSNorm scales by w (the converter
   // adds nothing: gemma.py, Gemma3NModel.norm_shift); each layer's AltUp (predict, correct), its
   // LAuReL block and its per-layer input; the KV-sharing layers hold no k/v weights under
@@ -218,8 +327,8 @@ void gemma(Rows& rows) {
        .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
        .tensor_dims = kGemma3nDims,
        .layer_groups = kKvSharing,
-       .per_layer_vocab = PerLayerVocab::kPadded,
        .leading_layers = kUnsharedKv,
+       .quirks = kGemma3nQuirks,
        .mlx = {.absent =
                    "mlx-lm 0.32.2 has no model of model_type gemma3n_text (mlx_lm/models/)"}});
 }

@@ -1,8 +1,26 @@
 // The rows of the classes llama.cpp's conversion/gpt2.py converts (table.h).
+#include <fmt/format.h>
+
+#include <string>
+
+#include "../config_fields.h"
+#include "ggufs/names.h"
 #include "table.h"
 
 namespace ggufs::hf::table {
 namespace {
+
+// The class refuses a hidden size its heads do not divide (modeling_gpt2.py,
+// GPT2Attention.__init__), though every weight shape would fit.
+std::string heads_divide_hidden(ConfigFields& f) {
+  const std::string hidden = field_for(f.row, "embedding_length"),
+                    heads = field_for(f.row, "attention.head_count");
+  const std::uint64_t n = count_field(f.config, heads);
+  if (n == 0 || count_field(f.config, hidden) % n == 0) return "";
+  return fmt::format("{} does not divide {}: transformers' {} refuses it",
+                     printable(f.source[heads]), printable(f.source[hidden]), f.row.class_name);
+}
+constexpr ConfigQuirk kGpt2Quirks[] = {{QuirkStage::kChecks, heads_divide_hidden}};
 
 // gpt2.py writes context_length from n_ctx, which every GPT-2 checkpoint has equal to
 // n_positions (the size of wpe); feed_forward_length (4·n_embd) has no GPT2Config field and is
@@ -43,7 +61,7 @@ void gpt2(Rows& rows) {
        .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
                  {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
                  {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
-       .heads_divide_hidden = true,
+       .quirks = kGpt2Quirks,
        .mlx = {.absent = "mlx-lm 0.32.2's gpt2.py takes the first GPT-2 checkpoint's names "
                          "(h.N.*), not save_pretrained's (transformer.h.N.*)"}});
 }

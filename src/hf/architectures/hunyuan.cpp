@@ -1,7 +1,21 @@
 // The rows of the classes llama.cpp's conversion/hunyuan.py converts (table.h).
+#include <string>
+
+#include "../config_fields.h"
 #include "table.h"
 
 namespace ggufs::hf::table {
+namespace {
+
+// The converter writes eod_token_id as the eos id (hunyuan.py, HunYuanModel.set_vocab); the
+// config's eod_token_id (HunYuanDenseV1Config's default 3) is the file's eos id, null without one.
+std::string eod_is_eos(ConfigFields& f) {
+  if (f.config.contains("eos_token_id")) f.config["eod_token_id"] = f.config["eos_token_id"];
+  return "";
+}
+constexpr ConfigQuirk kHunyuanQuirks[] = {{QuirkStage::kTokenIds, eod_is_eos}};
+
+}  // namespace
 
 void hunyuan(Rows& rows) {
   const Blocks& b = blocks();
@@ -27,7 +41,7 @@ void hunyuan(Rows& rows) {
                      gated_mlp,
                      two_norms}),
        .after = norm_head,
-       .eos_from = "eod_token_id"});
+       .quirks = kHunyuanQuirks});
 }
 
 }  // namespace ggufs::hf::table
