@@ -112,6 +112,7 @@ enum class Shape {
   kOneExperts,             // (1, E): ernie4_5_moe's e_score_correction_bias
   kExperts,                // (E): dots1's e_score_correction_bias
   kFusedQkv,               // (nh·hd + 2·nkv·hd, H): phi3's qkv_proj
+  kFusedQkvBias,           // (nh·hd + 2·nkv·hd): GPTBigCode's c_attn bias
   kFusedGateUp,            // (2F, H): phi3's gate_up_proj
   kConvQkv,                // (H, 3H): gpt2's Conv1D c_attn
   kThreeHidden,            // (3H)

@@ -1,6 +1,6 @@
 // config.json and generation_config.json of a GGUF model as the config of the Hugging Face model
 // llama.cpp's converter converted: each config field the converter wrote as a GGUF key
-// (hf_architectures.cpp, one row per architecture) read back, the fields it does not write from
+// (architectures/, one row per architecture) read back, the fields it does not write from
 // the row or the class defaults. Where transformers' own GGUF import (4.57.6:
 // modeling_gguf_pytorch_utils.py, load_gguf_checkpoint; integrations/ggml.py) reads the same file
 // the same way, the output is that import's, key for key; tests/python/test_hf_config.py names

@@ -90,6 +90,8 @@ std::optional<std::vector<std::uint64_t>> transformer_shape(Shape s, const Dims&
       return dims(d.vocab);
     case Shape::kFusedQkv:
       return dims(sum(q, mul(kv, 2)), d.hidden);
+    case Shape::kFusedQkvBias:
+      return dims(sum(q, mul(kv, 2)));
     case Shape::kFusedGateUp:
       return dims(mul(d.ff, 2), d.hidden);
     case Shape::kConvQkv:

@@ -492,6 +492,16 @@ ARCHS = {
                     layer_norm_epsilon=1e-5, tie_word_embeddings=True),
         file=dict(transposed=(".c_attn.weight", ".c_proj.weight", ".c_fc.weight")),
     ),
+    "starcoder": dict(
+        cls="GPTBigCodeForCausalLM",
+        tokenizer="gpt2",
+        # multi-query attention (one key and value head), as every GPTBigCode checkpoint
+        config=dict(n_embd=64, n_layer=2, n_head=4, n_positions=512, layer_norm_epsilon=1e-5,
+                    multi_query=True, tie_word_embeddings=True),
+        # n_inner None is 4 x n_embd (modeling_gpt_bigcode.py, GPTBigCodeBlock); mlx-lm's
+        # gpt_bigcode.py needs the number
+        mlx_reference=dict(n_inner=256),
+    ),
     "gptneox": dict(
         cls="GPTNeoXForCausalLM",
         tokenizer="gpt2",
@@ -2324,15 +2334,17 @@ MLX_REFERENCE_FAILS = {
 }
 
 
-def _mlx_reference(original, root):
+def _mlx_reference(original, root, arch):
     """The original folder with config.json as the class's to_dict() (every field, defaults
     included; save_pretrained leaves out those equal to PretrainedConfig's, tie_word_embeddings
-    among them, which mlx-lm's ModelArgs require): the same model, the files linked."""
+    among them, which mlx-lm's ModelArgs require), and the row's mlx_reference fields (a None the
+    class reads as a number, written as that number): the same model, the files linked."""
     root.mkdir()
     for f in original.iterdir():
         if f.name != "config.json":
             (root / f.name).symlink_to(f)
     config = AutoConfig.from_pretrained(str(original)).to_dict()
+    config.update(ARCHS[arch].get("mlx_reference", {}))
     (root / "config.json").write_text(json.dumps(config, indent=2))
     return root
 
@@ -2349,7 +2361,7 @@ def test_mlx(originals, mount, request, tmp_path, arch):
         pytest.skip("mlx-lm 0.32.2's models read transformers 4's checkpoints (per-expert names)")
     if arch in MLX_XFAIL:
         request.applymarker(pytest.mark.xfail(strict=True, reason=MLX_XFAIL[arch]))
-    original = _mlx_reference(originals.original(arch), tmp_path / "original")
+    original = _mlx_reference(originals.original(arch), tmp_path / "original", arch)
     tok, _ = originals.tokenizer(ARCHS[arch]["tokenizer"])
     converted = originals.converted(arch, "f32")
     m = mount(converted)

@@ -503,7 +503,7 @@ TEST(HfConfig, TokenIdsTheFileDoesNotHoldAreNull) {
 
 // The README's table of hf/'s architectures (one row each: general.architecture, the class, its
 // first transformers release, the pinned lines that load it, ...) and the architecture table of
-// src/hf/hf_architectures.cpp name the same architectures: a row added to one is in the other.
+// src/hf/architectures/ name the same architectures: a row added to one is in the other.
 TEST(HfArchitectures, TheReadmeTableHasOneRowPerArchitecture) {
   std::ifstream in(std::filesystem::path(GGUFS_SOURCE_DIR) / "README.md");
   ASSERT_TRUE(in) << "cannot read README.md";
