@@ -35,8 +35,31 @@ constexpr ConfigKey kGpt2Keys[] = {{"block_count", "n_layer"},
 
 }  // namespace
 
+Gpt2Layout gpt2_layout(Shape qkv, Shape qkv_bias, Shape fc, Shape proj) {
+  return {.before = {{"token_embd.weight", "transformer.wte.weight", Shape::kVocabHidden},
+                     {"position_embd.weight", "transformer.wpe.weight", Shape::kPositionsHidden}},
+          .layer = {{"attn_norm.weight", "ln_1.weight", Shape::kHidden},
+                    {"attn_norm.bias", "ln_1.bias", Shape::kHidden},
+                    {"attn_qkv.weight", "attn.c_attn.weight", qkv},
+                    {"attn_qkv.bias", "attn.c_attn.bias", qkv_bias},
+                    {"attn_output.weight", "attn.c_proj.weight", Shape::kHiddenHidden},
+                    {"attn_output.bias", "attn.c_proj.bias", Shape::kHidden},
+                    {"ffn_norm.weight", "ln_2.weight", Shape::kHidden},
+                    {"ffn_norm.bias", "ln_2.bias", Shape::kHidden},
+                    {"ffn_up.weight", "mlp.c_fc.weight", fc},
+                    {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
+                    {"ffn_down.weight", "mlp.c_proj.weight", proj},
+                    {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
+          .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
+                    {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
+                    {"output.weight", "lm_head.weight", Shape::kVocabHidden}}};
+}
+
 void gpt2(Rows& rows) {
   auto add = [&rows](Architecture a) { rows.push_back(std::move(a)); };
+  // Conv1D holds c_attn, c_fc and mlp.c_proj as (in, out).
+  const Gpt2Layout layout =
+      gpt2_layout(Shape::kConvQkv, Shape::kThreeHidden, Shape::kHiddenFf, Shape::kFfHidden);
   add({.gguf_arch = "gpt2",
        .model_type = "gpt2",
        .class_name = "GPT2LMHeadModel",
@@ -44,23 +67,9 @@ void gpt2(Rows& rows) {
        .defaults = {.positions = 1024, .bos = 50256, .eos = 50256},
        .transforms = Transforms::kGpt2,
        .layer_prefix = "transformer.h.{}.",
-       .before = {{"token_embd.weight", "transformer.wte.weight", Shape::kVocabHidden},
-                  {"position_embd.weight", "transformer.wpe.weight", Shape::kPositionsHidden}},
-       .layer = {{"attn_norm.weight", "ln_1.weight", Shape::kHidden},
-                 {"attn_norm.bias", "ln_1.bias", Shape::kHidden},
-                 {"attn_qkv.weight", "attn.c_attn.weight", Shape::kConvQkv},
-                 {"attn_qkv.bias", "attn.c_attn.bias", Shape::kThreeHidden},
-                 {"attn_output.weight", "attn.c_proj.weight", Shape::kHiddenHidden},
-                 {"attn_output.bias", "attn.c_proj.bias", Shape::kHidden},
-                 {"ffn_norm.weight", "ln_2.weight", Shape::kHidden},
-                 {"ffn_norm.bias", "ln_2.bias", Shape::kHidden},
-                 {"ffn_up.weight", "mlp.c_fc.weight", Shape::kHiddenFf},
-                 {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
-                 {"ffn_down.weight", "mlp.c_proj.weight", Shape::kFfHidden},
-                 {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
-       .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
-                 {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
-                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .before = layout.before,
+       .layer = layout.layer,
+       .after = layout.after,
        .quirks = kGpt2Quirks,
        .mlx = {.absent = "mlx-lm 0.32.2's gpt2.py takes the first GPT-2 checkpoint's names "
                          "(h.N.*), not save_pretrained's (transformer.h.N.*)"}});

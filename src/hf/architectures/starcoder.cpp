@@ -19,13 +19,13 @@ constexpr ConfigKey kStarcoder2Keys[] = {{"block_count", "num_hidden_layers"},
 // row's shape refuses, as llama.cpp's loader does); feed_forward_length 4·n_embd whatever n_inner
 // says, kept under its own name as GPT-2's row keeps it (n_inner None is 4·n_embd, and a file
 // whose MLP is wider than that has the shape the row refuses).
-constexpr ConfigKey kStarcoderKeys[] = {{"block_count", "n_layer"},
-                                        {"context_length", "n_positions"},
-                                        {"embedding_length", "n_embd"},
-                                        {"feed_forward_length", "feed_forward_length"},
-                                        {"attention.head_count", "n_head"},
-                                        {"attention.layer_norm_epsilon", "layer_norm_epsilon",
-                                         kNumber}};
+constexpr ConfigKey kStarcoderKeys[] = {
+    {"block_count", "n_layer"},
+    {"context_length", "n_positions"},
+    {"embedding_length", "n_embd"},
+    {"feed_forward_length", "feed_forward_length"},
+    {"attention.head_count", "n_head"},
+    {"attention.layer_norm_epsilon", "layer_norm_epsilon", kNumber}};
 // mlx-lm's gpt_bigcode.py needs n_inner as an int (ModelArgs has no default).
 constexpr std::pair<std::string_view, std::string_view> kMlxStarcoderRenamed[] = {
     {"n_inner", "feed_forward_length"}};
@@ -57,29 +57,17 @@ void starcoder(Rows& rows) {
   // GPTBigCode (modeling_gpt_bigcode.py): GPT-2's layout with nn.Linear weights (no transpose)
   // and one fused c_attn of the queries and the one key and value head; the converter renames
   // only (gguf-py's tensor_mapping.py, MODEL_ARCH.STARCODER).
+  const Gpt2Layout gpt =
+      gpt2_layout(Shape::kFusedQkv, Shape::kFusedQkvBias, Shape::kFfHidden, Shape::kHiddenFf);
   add({.gguf_arch = "starcoder",
        .model_type = "gpt_bigcode",
        .class_name = "GPTBigCodeForCausalLM",
        .keys = kStarcoderKeys,
        .defaults = {.kv_heads = 1, .positions = 1024, .bos = 50256, .eos = 50256},
        .layer_prefix = "transformer.h.{}.",
-       .before = {{"token_embd.weight", "transformer.wte.weight", Shape::kVocabHidden},
-                  {"position_embd.weight", "transformer.wpe.weight", Shape::kPositionsHidden}},
-       .layer = {{"attn_norm.weight", "ln_1.weight", Shape::kHidden},
-                 {"attn_norm.bias", "ln_1.bias", Shape::kHidden},
-                 {"attn_qkv.weight", "attn.c_attn.weight", Shape::kFusedQkv},
-                 {"attn_qkv.bias", "attn.c_attn.bias", Shape::kFusedQkvBias},
-                 {"attn_output.weight", "attn.c_proj.weight", Shape::kHiddenHidden},
-                 {"attn_output.bias", "attn.c_proj.bias", Shape::kHidden},
-                 {"ffn_norm.weight", "ln_2.weight", Shape::kHidden},
-                 {"ffn_norm.bias", "ln_2.bias", Shape::kHidden},
-                 {"ffn_up.weight", "mlp.c_fc.weight", Shape::kFfHidden},
-                 {"ffn_up.bias", "mlp.c_fc.bias", Shape::kFf},
-                 {"ffn_down.weight", "mlp.c_proj.weight", Shape::kHiddenFf},
-                 {"ffn_down.bias", "mlp.c_proj.bias", Shape::kHidden}},
-       .after = {{"output_norm.weight", "transformer.ln_f.weight", Shape::kHidden},
-                 {"output_norm.bias", "transformer.ln_f.bias", Shape::kHidden},
-                 {"output.weight", "lm_head.weight", Shape::kVocabHidden}},
+       .before = gpt.before,
+       .layer = gpt.layer,
+       .after = gpt.after,
        .mlx = {.renamed = kMlxStarcoderRenamed}});
 }
 

@@ -136,6 +136,14 @@ struct Blocks {
 };
 const Blocks& blocks();
 
+/// GPT-2's state_dict names (modeling_gpt2.py), which GPTBigCode keeps: wte and wpe; a layer's
+/// ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc and mlp.c_proj; ln_f and lm_head. The shapes of
+/// c_attn, its bias, mlp.c_fc and mlp.c_proj are the class's (gpt2.cpp).
+struct Gpt2Layout {
+  std::vector<WeightEntry> before, layer, after;
+};
+Gpt2Layout gpt2_layout(Shape qkv, Shape qkv_bias, Shape fc, Shape proj);
+
 /// Each family's rows, appended to `rows` in the order hf_config.cpp prefers among a
 /// general.architecture's rows (Architecture::required_key, required_tensor).
 void llama(Rows& rows);
