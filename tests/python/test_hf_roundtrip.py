@@ -304,6 +304,18 @@ ARCHS = {
         config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-5,
                     rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
     ),
+    "chatglm": dict(
+        cls="GlmForCausalLM",
+        tokenizer="glm4",
+        # head_dim hidden / heads (the converter assumes it, as GLM-4-9B's 128 of 4096 / 32); half
+        # of it rotary (the class default); rms_norm_eps 1e-5 and rope_theta 10000, the values
+        # the converter writes whatever the config says (llama.cpp runs those); grouped KV;
+        # q/k/v biases (the class default); untied output
+        config=dict(SMALL, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False),
+        # context_length is seq_length, which GlmConfig lacks, else hidden_size (chatglm.py)
+        not_carried=("max_position_embeddings",),
+    ),
     "arcee": dict(
         cls="ArceeForCausalLM",
         tokenizer="gpt2",

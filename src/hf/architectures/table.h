@@ -152,6 +152,7 @@ void gemma(Rows& rows);
 void phi(Rows& rows);
 void granite(Rows& rows);
 void olmo(Rows& rows);
+void chatglm(Rows& rows);
 void ernie(Rows& rows);
 void dots1(Rows& rows);
 void gpt2(Rows& rows);
@@ -176,8 +177,8 @@ void t5(Rows& rows);
 
 /// Every family, in the table's order.
 inline constexpr void (*kFamilies[])(Rows&) = {
-    llama,     qwen,     gemma,   phi,       granite, olmo,      ernie, dots1,    gpt2,
-    starcoder, stablelm, glm,     command_r, gptneox, falcon,    bloom, nemotron, exaone,
-    minimax,   lfm2,     hunyuan, mamba,     gpt_oss, falcon_h1, jamba, deepseek, t5};
+    llama,    qwen,  gemma,     phi,       granite, olmo,     ernie,    dots1,  gpt2,    starcoder,
+    stablelm, glm,   command_r, gptneox,   falcon,  bloom,    nemotron, exaone, minimax, lfm2,
+    hunyuan,  mamba, gpt_oss,   falcon_h1, jamba,   deepseek, t5,       chatglm};
 
 }  // namespace ggufs::hf::table
