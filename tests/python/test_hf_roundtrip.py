@@ -629,6 +629,23 @@ ARCHS = {
                     block_auto_adjust_ff_dim=False, norm_eps=1e-5, rope_theta=1000000.0,
                     max_position_embeddings=512, tie_word_embeddings=True),
     ),
+    "lfm2moe": dict(
+        # transformers 5's class only (4.57.6 has no models/lfm2_moe: the case skips itself)
+        cls="Lfm2MoeForCausalLM",
+        # its mlx/ checked under transformers 5, which saves the experts one by one as mlx-lm
+        # reads them
+        mlx_under_5=True,
+        tokenizer="gpt2-pad",
+        outtypes=("f32", "bf16"),
+        # LFM2's mixers (convolution, attention, convolution); a dense first layer, then the
+        # experts with the router's expert_bias; a convolution cache other than the class
+        # default 3; grouped KV; tied output (the class default)
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, conv_L_cache=4,
+                    layer_types=["conv", "full_attention", "conv"], num_dense_layers=1,
+                    num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                    norm_eps=1e-5, rope_theta=1000000.0, max_position_embeddings=512,
+                    tie_word_embeddings=True),
+    ),
     "hunyuan_v1_dense": dict(
         cls="HunYuanDenseV1ForCausalLM",
         # HunYuanDenseV1Config's pad id defaults to 0, not None: a tokenizer naming a pad token
@@ -1627,6 +1644,8 @@ RENAMED_AT_LOAD = (
     (r"mlp\.gate\.moe_statics\.", "mlp.moe_statics."),
     # not transformers': the converter's own (base.py, ModelBase.filter_tensors)
     (r"e_score_correction_bias$", "e_score_correction.bias"),
+    # and lfm2.py's (LFM2MoeModel.filter_tensors)
+    (r"feed_forward\.expert_bias$", "feed_forward.expert_bias.bias"),
     # the converter's own too (mamba.py, Mamba2Model.filter_tensors)
     (r"(mixer|mamba)\.dt_bias$", r"\1.dt_proj.bias"),
     (r"mixer\.dt_bias$", "mixer.dt_proj.bias"),
@@ -2369,7 +2388,7 @@ def test_mlx(originals, mount, request, tmp_path, arch):
     (user.ggufs.mlx). mlx-lm runs in its own venv (tests/python/mlx_logits.py)."""
     if not MLX_PYTHON.is_file():
         pytest.skip(f"no MLX venv ({MLX_PYTHON}; scripts/install-deps --tests, or GGUFS_MLX_PYTHON)")
-    if transformers.__version__.split(".")[0] != "4":
+    if transformers.__version__.split(".")[0] != "4" and not ARCHS[arch].get("mlx_under_5"):
         pytest.skip("mlx-lm 0.32.2's models read transformers 4's checkpoints (per-expert names)")
     if arch in MLX_XFAIL:
         request.applymarker(pytest.mark.xfail(strict=True, reason=MLX_XFAIL[arch]))
