@@ -662,6 +662,23 @@ ARCHS = {
                     num_shared_experts=1, moe_intermediate_size=32, routed_scaling_factor=2.5,
                     norm_topk_prob=True, tie_word_embeddings=False),
     ),
+    "afmoe": dict(
+        # transformers 5's class only (4.57.6 has no models/afmoe: the case skips itself)
+        cls="AfmoeForCausalLM",
+        mlx_under_5=True,
+        tokenizer="gpt2",
+        outtypes=("f32", "bf16"),
+        # a dense first layer, then the experts with their expert_bias and a shared expert; the
+        # attention's output gate and q/k norms; 4 layers, a window on all but the 4th (the
+        # class default global_attn_every_n_layers, which the converter does not write and
+        # llama.cpp takes so); MuP on (llama.cpp always scales the embeddings, as Trinity's
+        # configs say); head_dim 32 != hidden_size / heads; grouped KV; untied output
+        config=dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    sliding_window=4, num_dense_layers=1, num_experts=4,
+                    num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=32,
+                    route_scale=2.0, mup_enabled=True, tie_word_embeddings=False),
+    ),
     "hunyuan_v1_dense": dict(
         cls="HunYuanDenseV1ForCausalLM",
         # HunYuanDenseV1Config's pad id defaults to 0, not None: a tokenizer naming a pad token
@@ -1662,6 +1679,8 @@ RENAMED_AT_LOAD = (
     (r"e_score_correction_bias$", "e_score_correction.bias"),
     # and lfm2.py's (LFM2MoeModel.filter_tensors)
     (r"feed_forward\.expert_bias$", "feed_forward.expert_bias.bias"),
+    # and afmoe.py's (AfmoeModel.filter_tensors)
+    (r"mlp\.expert_bias$", "mlp.expert_bias.bias"),
     # the converter's own too (mamba.py, Mamba2Model.filter_tensors)
     (r"(mixer|mamba)\.dt_bias$", r"\1.dt_proj.bias"),
     (r"mixer\.dt_bias$", "mixer.dt_proj.bias"),

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "architectures/table.h"
 #include "ggufs/gguf.h"
 #include "ggufs/hf_config.h"
 #include "hf_architectures.h"
@@ -540,6 +541,27 @@ TEST(HfArchitectures, TheReadmeTableHasOneRowPerArchitecture) {
     EXPECT_FALSE((*row)[3].empty()) << cls << ": which transformers lines load it";
   }
   EXPECT_EQ(rows.size(), with_weights.size()) << "a README row names no architecture of the table";
+}
+
+// Each family file of src/hf/architectures/ (but common.cpp) adds its rows through a function
+// the table lists (table.h, kFamilies): a file whose function the list lacks would add none.
+TEST(HfArchitectures, EveryFamilyFileIsInTheTable) {
+  const std::filesystem::path dir =
+      std::filesystem::path(GGUFS_SOURCE_DIR) / "src/hf/architectures";
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".cpp" && e.path().filename() != "common.cpp") ++files;
+  }
+  EXPECT_EQ(std::size(hf::table::kFamilies), files);
+  std::set<void (*)(hf::table::Rows&)> distinct(std::begin(hf::table::kFamilies),
+                                                std::end(hf::table::kFamilies));
+  EXPECT_EQ(distinct.size(), files);
+  // Each family adds at least one row.
+  for (const auto family : hf::table::kFamilies) {
+    hf::table::Rows rows;
+    family(rows);
+    EXPECT_FALSE(rows.empty());
+  }
 }
 
 TEST(HfConfig, AGemma4DoubleWideMlpFromItsWidthsALayer) {

@@ -39,6 +39,20 @@ const Blocks& blocks() {
         {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
         {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf, true},
     };
+    // The stacked experts alone, and the shared experts as one MLP moe_intermediate_size ·
+    // their count wide (exaone-moe's and afmoe's, whose routers are named otherwise).
+    const std::vector<WeightEntry> stacked_experts = {
+        {"ffn_gate_exps.weight", "mlp.experts.{}.gate_proj.weight", Shape::kExpertFfHidden, true},
+        {"ffn_up_exps.weight", "mlp.experts.{}.up_proj.weight", Shape::kExpertFfHidden, true},
+        {"ffn_down_exps.weight", "mlp.experts.{}.down_proj.weight", Shape::kExpertHiddenFf, true},
+    };
+    const std::vector<WeightEntry> shared_experts = {
+        {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight",
+         Shape::kSharedExpertsFfHidden},
+        {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight", Shape::kSharedExpertsFfHidden},
+        {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight",
+         Shape::kHiddenSharedExpertsFf},
+    };
     // Mixtral's naming of the router and the stacked experts (w1 gate, w2 down, w3 up), each
     // expert intermediate_size wide; PhiMoE's too.
     const std::vector<WeightEntry> block_sparse_moe = {
@@ -97,10 +111,10 @@ const Blocks& blocks() {
         {"ssm_in.weight", "mamba.in_proj.weight", Shape::kMamba2InProj},
         {"ssm_norm.weight", "mamba.norm.weight", Shape::kInner},
         {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner}};
-    return Blocks{llama_attention, biased_attention, gated_mlp,      ungated_mlp,
-                  experts,         block_sparse_moe, scored_experts, two_norms,
-                  biased_norms,    qk_norms,         embed,          norm_head,
-                  norm_bias_head,  mamba2_mixer};
+    return Blocks{stacked_experts, shared_experts, llama_attention, biased_attention,
+                  gated_mlp,       ungated_mlp,    experts,         block_sparse_moe,
+                  scored_experts,  two_norms,      biased_norms,    qk_norms,
+                  embed,           norm_head,      norm_bias_head,  mamba2_mixer};
   }();
   return kBlocks;
 }

@@ -130,9 +130,9 @@ inline constexpr std::string_view kModelLayer = "model.layers.{}.";
 
 /// The state_dict blocks several families' layers are made of (architectures/common.cpp).
 struct Blocks {
-  std::vector<WeightEntry> llama_attention, biased_attention, gated_mlp, ungated_mlp, experts,
-      block_sparse_moe, scored_experts, two_norms, biased_norms, qk_norms, embed, norm_head,
-      norm_bias_head, mamba2_mixer;
+  std::vector<WeightEntry> stacked_experts, shared_experts, llama_attention, biased_attention,
+      gated_mlp, ungated_mlp, experts, block_sparse_moe, scored_experts, two_norms, biased_norms,
+      qk_norms, embed, norm_head, norm_bias_head, mamba2_mixer;
 };
 const Blocks& blocks();
 
@@ -153,6 +153,7 @@ void phi(Rows& rows);
 void granite(Rows& rows);
 void olmo(Rows& rows);
 void chatglm(Rows& rows);
+void afmoe(Rows& rows);
 void ernie(Rows& rows);
 void dots1(Rows& rows);
 void gpt2(Rows& rows);
@@ -177,8 +178,8 @@ void t5(Rows& rows);
 
 /// Every family, in the table's order.
 inline constexpr void (*kFamilies[])(Rows&) = {
-    llama,    qwen,  gemma,     phi,       granite, olmo,     ernie,    dots1,  gpt2,    starcoder,
-    stablelm, glm,   command_r, gptneox,   falcon,  bloom,    nemotron, exaone, minimax, lfm2,
-    hunyuan,  mamba, gpt_oss,   falcon_h1, jamba,   deepseek, t5,       chatglm};
+    llama,    qwen,  gemma,     phi,       granite, olmo,     ernie,    dots1,   gpt2,    starcoder,
+    stablelm, glm,   command_r, gptneox,   falcon,  bloom,    nemotron, exaone,  minimax, lfm2,
+    hunyuan,  mamba, gpt_oss,   falcon_h1, jamba,   deepseek, t5,       chatglm, afmoe};
 
 }  // namespace ggufs::hf::table
