@@ -67,10 +67,12 @@ import os
 import pathlib
 import random
 import re
+import importlib
 import shutil
 import struct
 import subprocess
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -678,6 +680,28 @@ ARCHS = {
                     sliding_window=4, num_dense_layers=1, num_experts=4,
                     num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=32,
                     route_scale=2.0, mup_enabled=True, tie_word_embeddings=False),
+    ),
+    "mellum": dict(
+        # transformers 5's class only (4.57.6 has no models/mellum: the case skips itself)
+        cls="MellumForCausalLM",
+        mlx_under_5=True,
+        tokenizer="gpt2",
+        outtypes=("f32", "bf16"),
+        # a sliding then a full attention layer with their own rope bases; every layer's MLP the
+        # experts (the class default mlp_layer_types, which the converter does not write);
+        # head_dim 32 != hidden_size / heads; grouped KV; untied output
+        config=dict(SMALL, num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6,
+                    max_position_embeddings=512, sliding_window=4,
+                    layer_types=["sliding_attention", "full_attention"],
+                    rope_parameters={"full_attention": dict(rope_type="default",
+                                                            rope_theta=500000.0),
+                                     "sliding_attention": dict(rope_type="default",
+                                                               rope_theta=20000.0)},
+                    num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                    tie_word_embeddings=False),
+        # mlx-lm's mellum.py reads the experts' count as num_experts (MellumConfig's
+        # num_local_experts)
+        mlx_reference=dict(num_experts=4),
     ),
     "hunyuan_v1_dense": dict(
         cls="HunYuanDenseV1ForCausalLM",
@@ -1662,10 +1686,29 @@ def _load_model(path, arch, hf=False):
 # The reference weights: the original's as the converter's file holds them
 
 
-def _arch_enum(name):
+def _converter_names():
+    """(constants, tensor_mapping) of llama.cpp's own gguf-py (LLAMA_CPP/gguf-py; the two import
+    nothing else), the one its converter wrote the file with, loaded as the package
+    gguf_converter beside the pinned gguf: they hold the architectures newer than the pinned
+    release."""
+    if "gguf_converter" not in sys.modules:
+        package = types.ModuleType("gguf_converter")
+        package.__path__ = [str(LLAMA_CPP / "gguf-py" / "gguf")]
+        sys.modules["gguf_converter"] = package
+    return (importlib.import_module("gguf_converter.constants"),
+            importlib.import_module("gguf_converter.tensor_mapping"))
+
+
+def _tensor_name_map(name, n_blocks):
+    """gguf-py's tensor name map of general.architecture `name`: the pinned gguf's, else (an
+    architecture newer than it) the converter's own."""
     for arch, arch_name in gguf.MODEL_ARCH_NAMES.items():
         if arch_name == name:
-            return arch
+            return gguf.get_tensor_name_map(arch, n_blocks)
+    constants, mapping = _converter_names()
+    for arch, arch_name in constants.MODEL_ARCH_NAMES.items():
+        if arch_name == name:
+            return mapping.get_tensor_name_map(arch, n_blocks)
     raise AssertionError(f"gguf-py does not know the architecture {name}")
 
 
@@ -1709,8 +1752,7 @@ class Reference:
     def __init__(self, gguf_path, arch, config):
         self.meta, self.tensors = read_gguf(gguf_path)
         name = self.meta["general.architecture"]
-        self.names = gguf.get_tensor_name_map(_arch_enum(name),
-                                              self.meta[f"{name}.block_count"])
+        self.names = _tensor_name_map(name, self.meta[f"{name}.block_count"])
         self.layout = ARCHS[arch].get("file", {})
         # query heads and KV groups of a fused query_key_value (modeling_gpt_neox.py,
         # modeling_bloom.py: per head; modeling_falcon.py, FalconAttention: per KV group, one

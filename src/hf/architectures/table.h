@@ -154,6 +154,7 @@ void granite(Rows& rows);
 void olmo(Rows& rows);
 void chatglm(Rows& rows);
 void afmoe(Rows& rows);
+void mellum(Rows& rows);
 void ernie(Rows& rows);
 void dots1(Rows& rows);
 void gpt2(Rows& rows);
@@ -180,6 +181,6 @@ void t5(Rows& rows);
 inline constexpr void (*kFamilies[])(Rows&) = {
     llama,    qwen,  gemma,     phi,       granite, olmo,     ernie,    dots1,   gpt2,    starcoder,
     stablelm, glm,   command_r, gptneox,   falcon,  bloom,    nemotron, exaone,  minimax, lfm2,
-    hunyuan,  mamba, gpt_oss,   falcon_h1, jamba,   deepseek, t5,       chatglm, afmoe};
+    hunyuan,  mamba, gpt_oss,   falcon_h1, jamba,   deepseek, t5,       chatglm, afmoe,   mellum};
 
 }  // namespace ggufs::hf::table
