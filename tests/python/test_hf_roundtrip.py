@@ -412,6 +412,19 @@ ARCHS = {
                     embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0,
                     tie_word_embeddings=True),
     ),
+    "granite_swa": dict(
+        # transformers 5's class only (4.57.6 has no models/granite_swa: the case skips itself)
+        cls="GraniteSWAForCausalLM",
+        mlx_under_5=True,
+        tokenizer="gpt2",
+        # a full then a sliding attention layer (as the class default pattern begins), per-head
+        # sinks; Granite's multipliers; grouped KV; tied output
+        config=dict(SMALL, num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=10000.0,
+                    max_position_embeddings=512, sliding_window=4,
+                    layer_types=["full_attention", "sliding_attention"],
+                    attention_multiplier=0.0078125, embedding_multiplier=12.0,
+                    residual_multiplier=0.22, logits_scaling=8.0, tie_word_embeddings=True),
+    ),
     "granitemoe": dict(
         cls="GraniteMoeForCausalLM",
         outtypes=("f32", "bf16"),

@@ -22,6 +22,13 @@ constexpr ConfigKey kGraniteShared[] = {
 constexpr auto kGraniteMoeSharedKeys =
     join(kBaseKeys, kGraniteScales, kLocalExperts, kGraniteShared);
 
+// granite.py, GraniteSWAModel.set_gguf_parameters: Granite's keys, the window and its layer
+// pattern as one flag a layer (layer_types). Not written: layer_rope_theta (the class default,
+// rope_theta in every layer, as llama.cpp runs the model), a pattern of NoPE layers where the
+// config has none (rope_pattern, from no_rope_layers).
+constexpr ConfigKey kGraniteWindow[] = {{"attention.sliding_window", "sliding_window"}};
+constexpr auto kGraniteSwaKeys = join(kBaseKeys, kGraniteScales, kGraniteWindow);
+
 constexpr ConfigConstant kMlxGranite[] = {{"attention_bias", "false"}, {"mlp_bias", "false"}};
 
 constexpr ConfigConstant kMlxNoAttentionBias[] = {{"attention_bias", "false"}};
@@ -90,6 +97,24 @@ void granite(Rows& rows) {
        .layer = cat({llama_attention, gated_mlp, two_norms}),
        .after = norm_head,
        .mlx = {.defaults = kMlxGranite}});
+  // Granite with interleaved sliding-window attention (modeling_granite_swa.py): Granite's
+  // layers and per-head attention sinks (granite.py, GraniteSWAModel.filter_tensors names them
+  // sinks.weight); q/k rows are LlamaModel's permutation, undone.
+  add({.gguf_arch = "granite_swa",
+       .model_type = "granite_swa",
+       .class_name = "GraniteSWAForCausalLM",
+       .keys = kGraniteSwaKeys,
+       .defaults = {.kv_heads = 4, .ff = 8192, .bos = 100257, .eos = 100257},
+       .transforms = Transforms::kLlama,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({llama_attention,
+                     {{"attn_sinks.weight", "self_attn.sinks", Shape::kHeads}},
+                     gated_mlp,
+                     two_norms}),
+       .after = norm_head,
+       .layer_types = {"attention.sliding_window_pattern", "sliding_attention", "full_attention"},
+       .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type granite_swa (mlx_lm/models/)"}});
   // GraniteMoe keeps its experts stacked, gate and up fused in input_linear (E, 2F, H) with F its
   // intermediate_size: the converter splits that into ffn_gate_exps and ffn_up_exps
   // (granite.py, GraniteMoeModel.modify_tensors).
