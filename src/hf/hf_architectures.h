@@ -155,16 +155,21 @@ enum class Shape {
   kKvLora,            // (Lkv): kv_a_layernorm
   kMlaKvB,            // (nh·(dn + dv), Lkv): kv_b_proj
   kMlaO,              // (H, nh·dv): o_proj
-  kQGate,             // (2·nh·hd, H): qwen3next's q_proj, queries and output gate
-  kLinearQkvz,        // (2GN + 2I, H): qwen3next's in_proj_qkvz (G key heads of N)
-  kTwoRankHidden,     // (2R, H): qwen3next's in_proj_ba (R value heads)
-  kValueHeadDim,      // (I / R): qwen3next's gated norm, one value head's
-  kLinearQkv,         // (2GN + I, H): qwen35's in_proj_qkv
-  kInnerHidden,       // (I, H): qwen35's in_proj_z
-  kRankHidden,        // (R, H): qwen35's in_proj_a, in_proj_b
-  kBucketsHeads,      // (B, nh): t5's relative_attention_bias, B its buckets
-  kStates,            // (N): jamba's b_layernorm, c_layernorm (its dt_layernorm: kSsmHeads)
-  kTwoInner,          // (2I): jamba's in_proj bias (mamba_proj_bias)
+  // DSA's indexer (modeling_deepseek_v32.py, DeepseekV32Indexer): nI its heads of dI
+  kIndexerQB,           // (nI·dI, Lq): wq_b
+  kIndexerHeadHidden,   // (dI, H): wk
+  kIndexerHead,         // (dI): k_norm's weight and bias
+  kIndexerHeadsHidden,  // (nI, H): weights_proj
+  kQGate,               // (2·nh·hd, H): qwen3next's q_proj, queries and output gate
+  kLinearQkvz,          // (2GN + 2I, H): qwen3next's in_proj_qkvz (G key heads of N)
+  kTwoRankHidden,       // (2R, H): qwen3next's in_proj_ba (R value heads)
+  kValueHeadDim,        // (I / R): qwen3next's gated norm, one value head's
+  kLinearQkv,           // (2GN + I, H): qwen35's in_proj_qkv
+  kInnerHidden,         // (I, H): qwen35's in_proj_z
+  kRankHidden,          // (R, H): qwen35's in_proj_a, in_proj_b
+  kBucketsHeads,        // (B, nh): t5's relative_attention_bias, B its buckets
+  kStates,              // (N): jamba's b_layernorm, c_layernorm (its dt_layernorm: kSsmHeads)
+  kTwoInner,            // (2I): jamba's in_proj bias (mamba_proj_bias)
   // Gemma 3n (modeling_gemma3n.py): A altup_num_inputs, Lr laurel_rank
   kAltupInputs,        // (A, A): altup.correction_coefs
   kAltupPredictions,   // (A², A): altup.prediction_coefs
@@ -245,12 +250,14 @@ struct TensorFlag {
   std::string_view config;
 };
 
-/// config.json's layer_types from a per-layer GGUF array `<arch>.<gguf>`: a true or non-zero
-/// element is `nonzero`, else `zero` (exaone.py writes the sliding layers as true; lfm2.py the
-/// attention layers' KV heads, 0 for a convolution layer). Without the key every layer is `zero`.
+/// config.json's layer_types (or `field`) from a per-layer GGUF array `<arch>.<gguf>`: a true or
+/// non-zero element is `nonzero`, else `zero` (exaone.py writes the sliding layers as true; lfm2.py
+/// the attention layers' KV heads, 0 for a convolution layer; glm.py, GlmMoeDsaModel, the layers
+/// running their own DSA indexer as true in indexer_types). Without the key every layer is `zero`.
 struct LayerTypes {
   std::string_view gguf;
   std::string_view nonzero, zero;
+  std::string_view field = "layer_types";
 };
 
 /// A config offset and period whose layers (i % period == offset) have a part the converter

@@ -817,7 +817,8 @@ std::string nonzero_layers(const Fields& f, const std::string& key,
   return "";
 }
 
-// layer_types from the per-layer array (hf_architectures.h, LayerTypes): one element a layer.
+// layer_types (or the row's field) from the per-layer array (hf_architectures.h, LayerTypes): one
+// element a layer.
 // Without the key every layer is `zero`.
 std::string layer_types(Fields& f) {
   const hf::LayerTypes& lt = f.row.layer_types;
@@ -833,7 +834,7 @@ std::string layer_types(Fields& f) {
     next += on;
     types.push_back(on ? lt.nonzero : lt.zero);
   }
-  f.config["layer_types"] = std::move(types);
+  f.config[std::string(lt.field)] = std::move(types);
   return "";
 }
 

@@ -114,6 +114,8 @@ void other_dims(Plan& plan) {
   d.rope = dim(plan, "rope.dimension_count").value_or(0);
   d.nope = count(plan.config, "qk_nope_head_dim").value_or(0);
   d.v_head = dim(plan, "attention.value_length_mla").value_or(0);
+  d.index_heads = dim(plan, "attention.indexer.head_count").value_or(0);
+  d.index_head = dim(plan, "attention.indexer.key_length").value_or(0);
   d.buckets = dim(plan, "attention.relative_buckets_count").value_or(0);
   d.altup = dim(plan, "altup.num_inputs").value_or(0);
   d.laurel = count(plan.config, "laurel_rank").value_or(0);
@@ -238,9 +240,10 @@ LayerKinds config_layer_kinds(const Plan& plan, std::uint64_t layers) {
     }));
   }
   if (!row.layer_types.gguf.empty()) {
-    const auto it = plan.config.find("layer_types");
+    const std::string field(row.layer_types.field);
+    const auto it = plan.config.find(field);
     if (it != plan.config.end() && it->is_array()) {
-      kinds.axes.push_back(kind_axis("layer_types", it->size(), [&](std::uint64_t n) {
+      kinds.axes.push_back(kind_axis(field, it->size(), [&](std::uint64_t n) {
         const nlohmann::json& t = (*it)[n];
         return t.is_string() ? std::string_view(t.get_ref<const std::string&>())
                              : std::string_view();

@@ -47,8 +47,9 @@ struct Dims {
   std::uint64_t per_layer = 0, per_layer_vocab = 0, layers = 0;
   // MLA: the query and KV LoRA ranks, a head's nope, rope and value dims.
   std::uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0;
-  std::uint64_t buckets = 0;            // t5's relative attention buckets
-  std::uint64_t altup = 0, laurel = 0;  // Gemma 3n's altup_num_inputs and laurel_rank
+  std::uint64_t index_heads = 0, index_head = 0;  // DSA's indexer: its heads, a head's dims
+  std::uint64_t buckets = 0;                      // t5's relative attention buckets
+  std::uint64_t altup = 0, laurel = 0;            // Gemma 3n's altup_num_inputs and laurel_rank
 };
 
 /// What differs from layer to layer (elements): Gemma 4's per_layer_config head_dim and

@@ -254,6 +254,14 @@ std::optional<std::vector<std::uint64_t>> other_shape(Shape s, const Dims& d) {
       return dims(sum(d.kv_lora, d.rope), d.hidden);
     case Shape::kKvLora:
       return dims(d.kv_lora);
+    case Shape::kIndexerQB:
+      return dims(mul(d.index_heads, d.index_head), d.q_lora);
+    case Shape::kIndexerHeadHidden:
+      return dims(d.index_head, d.hidden);
+    case Shape::kIndexerHead:
+      return dims(d.index_head);
+    case Shape::kIndexerHeadsHidden:
+      return dims(d.index_heads, d.hidden);
     default:
       return std::nullopt;
   }

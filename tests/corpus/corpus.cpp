@@ -1957,19 +1957,23 @@ std::vector<HfRowSeed> hf_row_seeds() {
     const hf::LeadingLayers& lead = row.leading_layers;
     const std::uint64_t leading =
         lead.count != 0 ? std::min(lead.count, setup.layers) : setup.layers;
+    // Whether layer n is of a group's kind: the leading layers of lead.kind, or layer 0 where the
+    // kind is the row's layer_types' nonzero one (row_keys sets layer 0's element only).
+    auto of_kind = [&](const hf::LayerGroup& g, std::uint64_t n) {
+      if (g.layer_type == lead.kind) return n < leading;
+      return g.layer_type == row.layer_types.nonzero && n == 0;
+    };
     auto fill = [&](const std::vector<hf::WeightEntry>& entries, std::string_view under) {
       std::set<std::string_view> hf_names;
       for (const hf::WeightEntry& e : entries) {
         // A group of alternatives in every layer too (each layer holds one of them wholly:
-        // hf::LayerGroup); one a layer may lack in the leading layers of its kind only (T5's
-        // relative attention bias past layer 0 makes it UMT5), else in none.
+        // hf::LayerGroup); one a layer may lack in the layers of its kind only (T5's relative
+        // attention bias past layer 0 makes it UMT5; GLM-5's indexer in its "full" layers).
         const hf::LayerGroup* group = group_of(row, e.gguf);
         const bool may_lack = group && group->choice == 0;
-        if (e.optional || !hf_names.insert(e.hf).second ||
-            (may_lack && group->layer_type != lead.kind)) {
-          continue;
-        }
-        for (std::uint64_t n = 0; n < (may_lack ? leading : setup.layers); ++n) {
+        if (e.optional || !hf_names.insert(e.hf).second) continue;
+        for (std::uint64_t n = 0; n < setup.layers; ++n) {
+          if (may_lack && !of_kind(*group, n)) continue;
           for (const std::string_view name : {e.gguf, e.then[0], e.then[1]}) {
             if (!name.empty()) fill_one(fmt::format("{}{}.{}", under, n, name), e.expert);
           }

@@ -1016,6 +1016,57 @@ ARCHS = {
                     tie_word_embeddings=True),
         file=dict(mla=True),
     ),
+    "deepseek_v32": dict(
+        # transformers 5's class only (4.57.6 has no models/deepseek_v32: the case skips itself)
+        cls="DeepseekV32ForCausalLM",
+        mlx_under_5=True,
+        tokenizer="llama3",
+        # the converter asserts add_bos_token (deepseek.py, DeepseekV32Model.set_vocab), which
+        # DeepSeek-V3.2's tokenizer_config.json has, as Llama 3's, under LlamaTokenizerFast; 5.x
+        # ignores the field beside a tokenizer.json (tokenization_utils_base.py,
+        # from_pretrained), 4.57.6 reads it: converted under 4.57.6 (no unk_token: the class
+        # would add its <unk>)
+        tokenizer_config=dict(add_bos_token=True, tokenizer_class="LlamaTokenizerFast",
+                              unk_token=None),
+        convert_under_transformers4=True,
+        outtypes=("f32", "bf16"),
+        # DeepSeek-V3's MLA with the query LoRA, and the DSA indexer in every layer: 2 heads of
+        # 16 (the rope part 8), its top-k 4 below the prompt's length, so that the sparse mask
+        # changes the logits; layer 0 dense; sigmoid routing over 2 groups; untied output
+        config=dict(SMALL, num_key_value_heads=4, q_lora_rank=48, kv_lora_rank=32,
+                    qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, index_n_heads=2,
+                    index_head_dim=16, index_topk=4, moe_intermediate_size=32,
+                    n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, n_group=2,
+                    topk_group=1, norm_topk_prob=False, first_k_dense_replace=1,
+                    routed_scaling_factor=1.5, rms_norm_eps=1e-5, rope_theta=10000.0,
+                    max_position_embeddings=512,
+                    rope_scaling=dict(DEEPSEEK_YARN, mscale=1.0, mscale_all_dim=1.0),
+                    tie_word_embeddings=False),
+        file=dict(mla=True),
+        # mlx-lm's deepseek_v32.py reads rope_scaling and rope_theta, which 5.x's config writes
+        # in rope_parameters only: the Hub's config.json has them
+        mlx_reference=dict(rope_scaling=dict(DEEPSEEK_YARN, mscale=1.0, mscale_all_dim=1.0),
+                           rope_theta=10000.0),
+    ),
+    "glm_moe_dsa": dict(
+        # transformers 5's class only (4.57.6 has no models/glm_moe_dsa: the case skips itself)
+        cls="GlmMoeDsaForCausalLM",
+        mlx_under_5=True,
+        tokenizer="glm4moe",
+        outtypes=("f32", "bf16"),
+        # DeepSeek-V3.2's model with the indexer in layers 0 and 2 ("full") and none in layer 1
+        # ("shared": it reuses layer 0's top-k); the indexer's 2 heads of 16, its top-k 4 below
+        # the prompt's length; layer 0 dense; sigmoid routing, norm_topk_prob false; untied
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=48,
+                    kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                    index_n_heads=2, index_head_dim=16, index_topk=4,
+                    indexer_types=["full", "shared", "full"], moe_intermediate_size=32,
+                    n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
+                    norm_topk_prob=False, first_k_dense_replace=1, routed_scaling_factor=2.5,
+                    rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=512,
+                    tie_word_embeddings=False),
+        file=dict(mla=True),
+    ),
     "qwen3next": dict(
         cls="Qwen3NextForCausalLM",
         tokenizer="qwen2",
@@ -1408,6 +1459,36 @@ def _gpt2(path):
     return _bpe_from_llama_cpp(path, "gpt-2", ("GPT2TokenizerFast", "GPT2Tokenizer"))
 
 
+def _llama3(path):
+    """Llama 3's tokenizer (llama.cpp's llama-bpe: ggml-vocab-llama-bpe.gguf's vocabulary and
+    merges, Meta-Llama-3's pre-tokenizer pattern, merges ignored for whole-vocabulary words,
+    <|begin_of_text|> added before every text) as Meta's tokenizer_config.json names it:
+    LlamaTokenizerFast with add_bos_token, which DeepSeek-V3.2's converter asserts (deepseek.py,
+    DeepseekV32Model.set_vocab)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+    meta, _ = read_gguf(LLAMA_CPP / "models" / "ggml-vocab-llama-bpe.gguf")
+    tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
+    vocab = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty == gguf.TokenType.NORMAL}
+    control = [t for t, ty in zip(tokens, types) if ty == gguf.TokenType.CONTROL]
+    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
+    pattern = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+               r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
+    backend.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    backend.decoder = decoders.ByteLevel()
+    backend.add_special_tokens(control)
+    bos = "<|begin_of_text|>"
+    backend.post_processor = processors.TemplateProcessing(
+        single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, tokens.index(bos))])
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=bos,
+                                               eos_token="<|end_of_text|>")
+    for t in control:
+        assert tok.convert_tokens_to_ids(t) == tokens.index(t), f"{t} is not at its GGUF id"
+    return tok, None
+
+
 def _gpt2_pad(path):
     """GPT-2's with <|endoftext|> as its pad token too: it names bos, eos and pad, for the
     classes whose config defaults them to ids other than None (and OLMoE's tokenizer has a
@@ -1470,7 +1551,7 @@ def _spm_t5(path):
 
 
 TOKENIZERS = {"spm-llama": _spm_llama, "spm-llama-pad": _spm_llama_pad, "spm-phi3": _spm_phi3,
-              "spm-gemma": _spm_gemma, "gpt2": _gpt2, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
+              "spm-gemma": _spm_gemma, "gpt2": _gpt2, "llama3": _llama3, "gpt2-pad": _gpt2_pad, "qwen2": _qwen2,
               "glm4": _glm4, "spm-nemotron": _spm_nemotron,
               "glm4moe": _glm4moe, "spm-gemma4": _spm_gemma4, "spm-t5": _spm_t5}
 
@@ -1586,6 +1667,10 @@ class Originals:
                 config_json = {k: v for k, v in config_json.items() if v is not None}
                 (path / "config.json").write_text(json.dumps(config_json, indent=2))
             tok.save_pretrained(str(path))
+            if "tokenizer_config" in row:  # fields the Hub's tokenizer_config.json has
+                tok_json = json.loads((path / "tokenizer_config.json").read_text())
+                tok_json.update(row["tokenizer_config"])
+                (path / "tokenizer_config.json").write_text(json.dumps(tok_json, indent=2))
             if sp_model is not None and not (path / "tokenizer.model").exists():
                 shutil.copy(sp_model, path / "tokenizer.model")
             self.dirs[(arch, unpadded, wide)] = path

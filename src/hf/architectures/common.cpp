@@ -111,10 +111,31 @@ const Blocks& blocks() {
         {"ssm_in.weight", "mamba.in_proj.weight", Shape::kMamba2InProj},
         {"ssm_norm.weight", "mamba.norm.weight", Shape::kInner},
         {"ssm_out.weight", "mamba.out_proj.weight", Shape::kHiddenInner}};
+    const std::vector<WeightEntry> mla_query_lora = {
+        {"attn_q_a.weight", "self_attn.q_a_proj.weight", Shape::kQLoraHidden},
+        {"attn_q_a_norm.weight", "self_attn.q_a_layernorm.weight", Shape::kQLora},
+        {"attn_q_b.weight", "self_attn.q_b_proj.weight", Shape::kMlaQB}};
+    const std::vector<WeightEntry> mla_kv_lora = {
+        {"attn_kv_a_mqa.weight", "self_attn.kv_a_proj_with_mqa.weight", Shape::kKvLoraRopeHidden},
+        {"attn_kv_a_norm.weight", "self_attn.kv_a_layernorm.weight", Shape::kKvLora},
+        {"attn_k_b.weight",
+         "self_attn.kv_b_proj.weight",
+         Shape::kMlaKvB,
+         false,
+         {"attn_v_b.weight"}},
+        {"attn_output.weight", "self_attn.o_proj.weight", Shape::kMlaO}};
+    const std::vector<WeightEntry> dsa_indexer = {
+        {"indexer.attn_q_b.weight", "self_attn.indexer.wq_b.weight", Shape::kIndexerQB},
+        {"indexer.attn_k.weight", "self_attn.indexer.wk.weight", Shape::kIndexerHeadHidden},
+        {"indexer.k_norm.weight", "self_attn.indexer.k_norm.weight", Shape::kIndexerHead},
+        {"indexer.k_norm.bias", "self_attn.indexer.k_norm.bias", Shape::kIndexerHead},
+        {"indexer.proj.weight", "self_attn.indexer.weights_proj.weight",
+         Shape::kIndexerHeadsHidden}};
     return Blocks{stacked_experts, shared_experts, llama_attention, biased_attention,
                   gated_mlp,       ungated_mlp,    experts,         block_sparse_moe,
                   scored_experts,  two_norms,      biased_norms,    qk_norms,
-                  embed,           norm_head,      norm_bias_head,  mamba2_mixer};
+                  embed,           norm_head,      norm_bias_head,  mamba2_mixer,
+                  mla_query_lora,  mla_kv_lora,    dsa_indexer};
   }();
   return kBlocks;
 }

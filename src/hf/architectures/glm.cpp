@@ -26,6 +26,16 @@ constexpr auto kGlm4MoeKeys = base_and({{"attention.key_length", "head_dim"},
                                         {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
                                         {"nextn_predict_layers", "num_nextn_predict_layers"}});
 
+// glm.py, GlmMoeDsaModel.set_gguf_parameters: DeepSeek-V2's keys (it is a DeepseekV2Model) and
+// DSA's (kDsaKeys); rope.dimension_count the rope part · partial_rotary_factor, which
+// GlmMoeDsaConfig does not have (1). The layers running their own indexer ("full") as true in
+// attention.indexer.types, the others ("shared") reusing the previous full layer's top-k
+// (modeling_glm_moe_dsa.py, GlmMoeDsaAttention: no indexer).
+constexpr auto kGlmDsaKeys = join(kDeepseek2Keys, kDsaKeys);
+constexpr ConfigConstant kGlmDsaConstants[] = {{"norm_topk_prob", "false"}};
+constexpr LayerGroup kGlmDsaGroups[] = {
+    {kDenseMlpTensors, 1, "dense"}, {kMoeTensors, 1, "moe"}, {kDsaIndexerTensors, 0, "full"}};
+
 constexpr TensorFlag kGlm4MoeFlags[] = {{"attn_q_norm.weight", "use_qk_norm"},
                                         {"attn_q.bias", "attention_bias"}};
 
@@ -90,6 +100,31 @@ void glm(Rows& rows) {
        .layer_groups = kDenseOrMoe,
        .moe_layers = {"first_k_dense_replace", "", 1},
        .mlx = {.defaults = kMlxGlm4Moe, .experts = kMlxSwitchMlp}});
+  // GLM-5: DeepSeek-V3.2's model (MLA with the query LoRA, the DSA indexer, dense then
+  // scored experts) with the indexer in the "full" layers only (indexer_types).
+  add({.gguf_arch = "glm-dsa",
+       .model_type = "glm_moe_dsa",
+       .class_name = "GlmMoeDsaForCausalLM",
+       .keys = kGlmDsaKeys,
+       .constants = kGlmDsaConstants,
+       .defaults = {.ff = 12288,
+                    .experts = 256,
+                    .expert_ff = 2048,
+                    .shared_experts = 1,
+                    .bos = 0,
+                    .eos = 1},
+       .transforms = Transforms::kMla,
+       .layer_prefix = kModelLayer,
+       .before = embed,
+       .layer = cat({b.mla_query_lora, b.mla_kv_lora, b.dsa_indexer, gated_mlp, scored_experts,
+                     b.two_norms}),
+       .after = norm_head,
+       .layer_types = {"attention.indexer.types", "full", "shared", "indexer_types"},
+       .appended_layers = "nextn_predict_layers",
+       .layer_groups = kGlmDsaGroups,
+       .moe_layers = {"first_k_dense_replace", "", 3},
+       .mlx = {.absent = "mlx-lm 0.32.2's glm_moe_dsa.py builds the indexer in every layer (it "
+                         "has no indexer_types: a 'shared' layer reuses another's top-k)"}});
 }
 
 }  // namespace ggufs::hf::table

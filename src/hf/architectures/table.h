@@ -61,6 +61,51 @@ inline constexpr ConfigKey kLocalExperts[] = {{"expert_count", "num_local_expert
 // model's.
 inline constexpr auto kQwen3Keys = base_and({{"attention.key_length", "head_dim"}});
 
+// deepseek.py, DeepseekV2Model.set_gguf_parameters (after base.py's): head_count_kv forced to 1
+// (MLA as MQA), num_key_value_heads from head_count (the converter's kv_b split views the
+// tensor by it, the class builds it by num_attention_heads: both equal); the leading dense
+// layers, the LoRA ranks, the rope part of a head and the value head (key_length and
+// value_length, Lkv + dr and Lkv, have no field), the nope part as key_length_mla less the rope
+// part; the routing (base.py writes the groups); norm_topk_prob only when true. YaRN (every
+// DeepSeek-V2, -V3 and -R1 config.json): base.py writes the rope_scaling keys; mscale_all_dim
+// as a tenth of it, mscale not at all. llama.cpp runs deepseek2 with mscale = mscale_all_dim
+// (src/llama-context.cpp, the yarn_attn_factor's DeepSeek-V2 case; 1.0 stays 1.0), as those
+// configs have them (0.707 and 0.707, 1.0 and 1.0): hf/ writes that model.
+inline constexpr ConfigKey kDeepseek2Keys[] = {
+    {"context_length", "max_position_embeddings"},
+    {"block_count", "num_hidden_layers"},
+    {"feed_forward_length", "intermediate_size"},
+    {"embedding_length", "hidden_size"},
+    {"rope.freq_base", "rope_theta", kNumber},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count", "num_key_value_heads"},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", kNumber},
+    {"vocab_size", "vocab_size"},
+    {"leading_dense_block_count", "first_k_dense_replace"},
+    {"attention.q_lora_rank", "q_lora_rank"},
+    {"attention.kv_lora_rank", "kv_lora_rank"},
+    {"rope.dimension_count", "qk_rope_head_dim"},
+    {"attention.key_length_mla", "qk_nope_head_dim", ValueKind::kDifference, "qk_rope_head_dim"},
+    {"attention.value_length_mla", "v_head_dim"},
+    {"expert_feed_forward_length", "moe_intermediate_size"},
+    {"expert_count", "n_routed_experts"},
+    {"expert_used_count", "num_experts_per_tok"},
+    {"expert_group_count", "n_group"},
+    {"expert_group_used_count", "topk_group"},
+    {"expert_shared_count", "n_shared_experts"},
+    {"expert_weights_scale", "routed_scaling_factor", kNumber},
+    {"expert_weights_norm", "norm_topk_prob", ValueKind::kAny},
+    {"rope.scaling.yarn_log_multiplier", "rope_scaling.mscale_all_dim", ValueKind::kTenth},
+    {"rope.scaling.yarn_log_multiplier", "rope_scaling.mscale", ValueKind::kTenth}};
+
+// DeepSeek-V3.2's indexer (deepseek.py, DeepseekV32Model.set_gguf_parameters; glm.py's
+// GlmMoeDsaModel alike): its heads, head dims and top-k, and the MTP layers the converter
+// appends to block_count (Architecture::appended_layers; none served).
+inline constexpr ConfigKey kDsaKeys[] = {{"attention.indexer.head_count", "index_n_heads"},
+                                         {"attention.indexer.key_length", "index_head_dim"},
+                                         {"attention.indexer.top_k", "index_topk"},
+                                         {"nextn_predict_layers", "num_nextn_predict_layers"}};
+
 // MlxColumn::experts: mlx-lm's stacked expert modules (mlx_lm/models/switch_layers.py, SwitchGLU
 // and SwitchMLP), as each model's sanitize names what it stacks from hf/'s per-expert weights.
 // qwen2_moe.py, qwen3_moe.py, olmoe.py, ernie4_5_moe.py, glm4_moe.py, deepseek_v2.py and
@@ -109,6 +154,11 @@ inline constexpr std::string_view kMoeTensors[] = {
 inline constexpr LayerGroup kDenseOrMoe[] = {{kDenseMlpTensors, 1, "dense"},
                                              {kMoeTensors, 1, "moe"}};
 
+// DSA's indexer tensors (Blocks::dsa_indexer).
+inline constexpr std::string_view kDsaIndexerTensors[] = {
+    "indexer.attn_q_b.weight", "indexer.attn_k.weight", "indexer.k_norm.weight",
+    "indexer.k_norm.bias", "indexer.proj.weight"};
+
 inline std::vector<WeightEntry> cat(std::initializer_list<std::vector<WeightEntry>> parts) {
   std::vector<WeightEntry> out;
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
@@ -133,6 +183,12 @@ struct Blocks {
   std::vector<WeightEntry> stacked_experts, shared_experts, llama_attention, biased_attention,
       gated_mlp, ungated_mlp, experts, block_sparse_moe, scored_experts, two_norms, biased_norms,
       qk_norms, embed, norm_head, norm_bias_head, mamba2_mixer;
+  /// MLA's query LoRA, and its KV LoRA with o_proj (modeling_deepseek_v2.py,
+  /// DeepseekV2Attention; kv_b_proj from the converter's attn_k_b and attn_v_b, Transforms::kMla).
+  std::vector<WeightEntry> mla_query_lora, mla_kv_lora;
+  /// DSA's indexer after o_proj (modeling_deepseek_v32.py, DeepseekV32Indexer: wq_b from the
+  /// query LoRA, wk, k_norm a LayerNorm with its bias, weights_proj; gguf-py's INDEXER_*).
+  std::vector<WeightEntry> dsa_indexer;
 };
 const Blocks& blocks();
 
