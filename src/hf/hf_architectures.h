@@ -295,7 +295,7 @@ struct TensorDim {
 /// When a file the row's class would not run as the converter's input did is refused: bool key
 /// `<arch>.<name>` true (kKeyTrue), key `<arch>.<name>` present (kKeyPresent), tensor `name`
 /// absent (kTensorAbsent). `why` says what the file is instead.
-enum class RefuseWhen : std::uint8_t { kKeyTrue, kKeyPresent, kTensorAbsent };
+enum class RefuseWhen : std::uint8_t { kKeyTrue, kKeyFalse, kKeyPresent, kTensorAbsent };
 struct Refusal {
   RefuseWhen when;
   std::string_view name, why;

@@ -497,6 +497,9 @@ std::string refused(const hf::Architecture& row, const GgufFile& file, const std
     if (r.when == hf::RefuseWhen::kKeyTrue && on && *on) {
       return fmt::format("{}.{} is true: {}", printable(arch), r.name, r.why);
     }
+    if (r.when == hf::RefuseWhen::kKeyFalse && on && !*on) {
+      return fmt::format("{}.{} is false: {}", printable(arch), r.name, r.why);
+    }
     if (r.when == hf::RefuseWhen::kKeyPresent && v) {
       return fmt::format("{}.{}: {}", printable(arch), r.name, r.why);
     }

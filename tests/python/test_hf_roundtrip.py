@@ -1067,6 +1067,20 @@ ARCHS = {
                     tie_word_embeddings=False),
         file=dict(mla=True),
     ),
+    "hy_v3": dict(
+        # transformers 5's class only (4.57.6 has no models/hy_v3: the case skips itself)
+        cls="HYV3ForCausalLM",
+        tokenizer="gpt2",
+        outtypes=("f32", "bf16"),
+        # experts in layers 0 and 2, a dense MLP in layer 1 (not the class default of a dense
+        # first layer), with the router's expert_bias and 2 shared experts as one MLP 2·32 wide;
+        # q/k norms; head_dim 32 != hidden / heads; grouped KV; untied output
+        config=dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, head_dim=32,
+                    rms_norm_eps=1e-5, rope_theta=1000000.0, max_position_embeddings=512,
+                    mlp_layer_types=["sparse", "dense", "sparse"], num_experts=4,
+                    num_experts_per_tok=2, num_shared_experts=2, moe_intermediate_size=32,
+                    router_scaling_factor=2.5, tie_word_embeddings=False),
+    ),
     "qwen3next": dict(
         cls="Qwen3NextForCausalLM",
         tokenizer="qwen2",
@@ -1816,6 +1830,9 @@ RENAMED_AT_LOAD = (
     (r"block_sparse_moe\.router\.weight$", "block_sparse_moe.router.layer.weight"),
     (r"block_sparse_moe\.experts\.down_proj$", "block_sparse_moe.output_linear.weight"),
     (r"mlp\.gate\.moe_statics\.", "mlp.moe_statics."),
+    # HYV3MoE's buffer, the Hub's mlp.expert_bias (conversion_mapping.py, "hy_v3"); the
+    # converter keeps it without a suffix (blk.N.exp_probs_b: gguf_tensor)
+    (r"^(model\.layers\.\d+\.mlp)\.e_score_correction_bias$", r"\1.expert_bias"),
     # not transformers': the converter's own (base.py, ModelBase.filter_tensors)
     (r"e_score_correction_bias$", "e_score_correction.bias"),
     # and lfm2.py's (LFM2MoeModel.filter_tensors)
@@ -1891,7 +1908,9 @@ class Reference:
             name = self.names.get_name(hf_name.removeprefix("transformer."),
                                        try_suffixes=(".weight", ".bias"))
         name = name or ""
-        return self.tensors.get(name) or self.tensors.get(name + ".weight")
+        # or without the suffix the map tried (hunyuan.py, HYV3Model: exp_probs_b)
+        return (self.tensors.get(name) or self.tensors.get(name + ".weight")
+                or self.tensors.get(name.removesuffix(".bias")))
 
     def _transposed(self, hf_name):
         return hf_name.endswith(self.layout.get("transposed", ()))

@@ -77,6 +77,20 @@ TEST(HfConfig, AFalconMambaIsNotAMamba) {
   expect_refused(f, "mamba.ssm.dt_b_c_rms is true: a FalconMamba");
 }
 
+// hunyuan.py (HYV3Model.set_gguf_parameters) writes the Hub config's route_norm as
+// expert_weights_norm; HYV3ForCausalLM always normalises the chosen experts' weights
+// (modeling_hy_v3.py, HYV3TopKRouter), so a file with it false is no such model.
+TEST(HfConfig, AHy3WithoutRouteNormIsRefused) {
+  GgufFile f = tiny_decoder("hy_v3", 2);
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  add(f, "hy_v3.expert_weights_norm", boolean(true));
+  const HfConfigResult hy = render_hf_config(f);
+  ASSERT_TRUE(hy.config.has_value()) << hy.reason;
+  EXPECT_EQ(hy.config->model_type, "hy_v3");
+  *find(f, "hy_v3.expert_weights_norm") = boolean(false);
+  expect_refused(f, "hy_v3.expert_weights_norm is false: HYV3ForCausalLM always normalises");
+}
+
 // The converter writes general.architecture "granitehybrid" for BambaForCausalLM too, with
 // rope.scaling.finetuned true (granite.py, GraniteHybridModel.set_gguf_parameters): a model with
 // rope, which GraniteMoeHybridForCausalLM (no position_embedding_type) would run without.
