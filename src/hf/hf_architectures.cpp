@@ -207,6 +207,23 @@ std::string kind_fault(const Architecture& row, std::string_view prefix, std::ui
       return fmt::format("layer {} of {} has no {}, which {} builds in every '{}' layer of {}", n,
                          count, path(g.first()), row.class_name, g.layer_type, axis.field);
     }
+    // A group a layer may lack (choice 0) of a kind the row's layer_types gives, held by a layer
+    // of its other kind: a tensor the class does not build there (GlmMoeDsaAttention: no indexer
+    // in a "shared" layer).
+    const LayerTypes& lt = row.layer_types;
+    if (lt.gguf.empty() || axis.field != lt.field || axis.of_layer[n].empty()) continue;
+    for (const GroupNames& g : groups) {
+      if (g.choice != 0 || (g.layer_type != lt.nonzero && g.layer_type != lt.zero) ||
+          axis.of_layer[n] == g.layer_type) {
+        continue;
+      }
+      if (const std::string_view* held = held_of(g, tensors)) {
+        return fmt::format(
+            "layer {} of {} holds {}, which {} builds only in '{}' layers of {} "
+            "(this one is '{}')",
+            n, count, path(*held), row.class_name, g.layer_type, axis.field, axis.of_layer[n]);
+      }
+    }
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::uint8_t choice = groups[i].choice;

@@ -1002,5 +1002,89 @@ TEST(HfWeights, ExpertCountLoopsOnlyWhereALayerHasStacks) {
   expect_refused(f, "tensor 'blk.0.ffn_gate_exps.weight': fewer than the 10000000 experts");
 }
 
+// A two-layer GLM-5 (glm.py, GlmMoeDsaModel): hidden 16, 4 heads; MLA with LoRA ranks 8, a head's
+// 2 nope and 4 rope dims, values of 4 (kv_b_proj as the converter splits it: attn_k_b per head
+// transposed, attn_v_b); the DSA indexer's 2 heads of 4 in layer 0 only, the "full" layer
+// (attention.indexer.types [true, false]); layer 0 dense, layer 1 two experts of 8 and one
+// shared (modeling_glm_moe_dsa.py).
+GgufFile tiny_glm_dsa() {
+  GgufFile f = tiny_decoder("glm-dsa", 2);
+  const std::string a = "glm-dsa.";
+  add(f, a + "attention.q_lora_rank", u32(8));
+  add(f, a + "attention.kv_lora_rank", u32(8));
+  add(f, a + "rope.dimension_count", u32(4));
+  add(f, a + "attention.key_length_mla", u32(6));
+  add(f, a + "attention.value_length_mla", u32(4));
+  add(f, a + "leading_dense_block_count", u32(1));
+  add(f, a + "expert_count", u32(2));
+  add(f, a + "expert_used_count", u32(1));
+  add(f, a + "expert_feed_forward_length", u32(8));
+  add(f, a + "expert_shared_count", u32(1));
+  add(f, a + "attention.indexer.head_count", u32(2));
+  add(f, a + "attention.indexer.key_length", u32(4));
+  add(f, a + "attention.indexer.top_k", u32(2));
+  add(f, a + "attention.indexer.types", arr(ValueType::kBool, {boolean(true), boolean(false)}));
+  add(f, "tokenizer.ggml.tokens", arr(ValueType::kString, {str("a"), str("b"), str("c")}));
+  add_tensor(f, "token_embd.weight", {3, 16});
+  for (const int n : {0, 1}) {
+    const std::string b = fmt::format("blk.{}.", n);
+    add_tensor(f, b + "attn_q_a.weight", {8, 16});
+    add_tensor(f, b + "attn_q_a_norm.weight", {8});
+    add_tensor(f, b + "attn_q_b.weight", {24, 8});
+    add_tensor(f, b + "attn_kv_a_mqa.weight", {12, 16});
+    add_tensor(f, b + "attn_kv_a_norm.weight", {8});
+    add_tensor(f, b + "attn_k_b.weight", {4, 8, 2});
+    add_tensor(f, b + "attn_v_b.weight", {4, 4, 8});
+    add_tensor(f, b + "attn_output.weight", {16, 16});
+    add_tensor(f, b + "attn_norm.weight", {16});
+    add_tensor(f, b + "ffn_norm.weight", {16});
+  }
+  add_tensor(f, "blk.0.indexer.attn_q_b.weight", {8, 8});
+  add_tensor(f, "blk.0.indexer.attn_k.weight", {4, 16});
+  add_tensor(f, "blk.0.indexer.k_norm.weight", {4});
+  add_tensor(f, "blk.0.indexer.k_norm.bias", {4});
+  add_tensor(f, "blk.0.indexer.proj.weight", {2, 16});
+  add_tensor(f, "blk.0.ffn_gate.weight", {40, 16});
+  add_tensor(f, "blk.0.ffn_up.weight", {40, 16});
+  add_tensor(f, "blk.0.ffn_down.weight", {16, 40});
+  add_tensor(f, "blk.1.ffn_gate_inp.weight", {2, 16});
+  add_tensor(f, "blk.1.exp_probs_b.bias", {2});
+  add_tensor(f, "blk.1.ffn_gate_exps.weight", {2, 8, 16});
+  add_tensor(f, "blk.1.ffn_up_exps.weight", {2, 8, 16});
+  add_tensor(f, "blk.1.ffn_down_exps.weight", {2, 16, 8});
+  add_tensor(f, "blk.1.ffn_gate_shexp.weight", {8, 16});
+  add_tensor(f, "blk.1.ffn_up_shexp.weight", {8, 16});
+  add_tensor(f, "blk.1.ffn_down_shexp.weight", {16, 8});
+  add_tensor(f, "output_norm.weight", {16});
+  add_tensor(f, "output.weight", {3, 16});
+  return f;
+}
+
+// GlmMoeDsaAttention builds the indexer in a "full" layer and none in a "shared" one: a file
+// whose layers say otherwise is no such model, either way.
+TEST(HfWeights, GlmDsaIndexerOnlyInItsFullLayers) {
+  const HfWeightsResult r = hf_weight_map(tiny_glm_dsa());
+  ASSERT_TRUE(r.weights.has_value()) << r.reason;
+  EXPECT_TRUE(std::any_of(r.weights->begin(), r.weights->end(), [](const HfWeight& w) {
+    return w.hf_name == "model.layers.0.self_attn.indexer.wq_b.weight";
+  }));
+  GgufFile shared_holds = tiny_glm_dsa();
+  add_tensor(shared_holds, "blk.1.indexer.attn_q_b.weight", {8, 8});
+  add_tensor(shared_holds, "blk.1.indexer.attn_k.weight", {4, 16});
+  add_tensor(shared_holds, "blk.1.indexer.k_norm.weight", {4});
+  add_tensor(shared_holds, "blk.1.indexer.k_norm.bias", {4});
+  add_tensor(shared_holds, "blk.1.indexer.proj.weight", {2, 16});
+  expect_refused(shared_holds,
+                 "layer 1 of 2 holds 'blk.1.indexer.attn_q_b.weight', which "
+                 "GlmMoeDsaForCausalLM builds only in 'full' layers of "
+                 "indexer_types (this one is 'shared')");
+  GgufFile full_lacks = tiny_glm_dsa();
+  std::erase_if(full_lacks.tensors,
+                [](const TensorInfo& t) { return t.name.starts_with("blk.0.indexer."); });
+  expect_refused(full_lacks,
+                 "layer 0 of 2 has no 'blk.0.indexer.attn_q_b.weight', which "
+                 "GlmMoeDsaForCausalLM builds in every 'full' layer of indexer_types");
+}
+
 }  // namespace
 }  // namespace ggufs
