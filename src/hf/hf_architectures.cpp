@@ -211,7 +211,7 @@ std::string kind_fault(const Architecture& row, std::string_view prefix, std::ui
     // of its other kind: a tensor the class does not build there (GlmMoeDsaAttention: no indexer
     // in a "shared" layer).
     const LayerTypes& lt = row.layer_types;
-    if (lt.gguf.empty() || axis.field != lt.field || axis.of_layer[n].empty()) continue;
+    if (lt.empty() || axis.field != lt.field || axis.of_layer[n].empty()) continue;
     for (const GroupNames& g : groups) {
       if (g.choice != 0 || (g.layer_type != lt.nonzero && g.layer_type != lt.zero) ||
           axis.of_layer[n] == g.layer_type) {

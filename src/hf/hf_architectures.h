@@ -254,10 +254,14 @@ struct TensorFlag {
 /// non-zero element is `nonzero`, else `zero` (exaone.py writes the sliding layers as true; lfm2.py
 /// the attention layers' KV heads, 0 for a convolution layer; glm.py, GlmMoeDsaModel, the layers
 /// running their own DSA indexer as true in indexer_types). Without the key every layer is `zero`.
+/// Where `gguf` is empty, the layers holding layer tensor `tensor` are `nonzero` (HYV3Config's
+/// mlp_layer_types: the layers holding the router are "sparse"). None where both are empty.
 struct LayerTypes {
   std::string_view gguf;
   std::string_view nonzero, zero;
   std::string_view field = "layer_types";
+  std::string_view tensor{};
+  bool empty() const { return gguf.empty() && tensor.empty(); }
 };
 
 /// A config offset and period whose layers (i % period == offset) have a part the converter

@@ -820,15 +820,16 @@ std::string nonzero_layers(const Fields& f, const std::string& key,
   return "";
 }
 
-// layer_types (or the row's field) from the per-layer array (hf_architectures.h, LayerTypes): one
-// element a layer.
-// Without the key every layer is `zero`.
+// layer_types (or the row's field) from the per-layer array, or the layers holding the row's
+// tensor (hf_architectures.h, LayerTypes): one element a layer. Without the key every layer is
+// `zero`.
 std::string layer_types(Fields& f) {
   const hf::LayerTypes& lt = f.row.layer_types;
-  if (lt.gguf.empty()) return "";
-  const std::string key = fmt::format("{}.{}", f.arch, lt.gguf);
+  if (lt.empty()) return "";
   std::vector<std::uint64_t> set;
-  if (f.find(key)) {
+  if (lt.gguf.empty()) {
+    set = hf::layers_holding(f.file, lt.tensor, f.layers);
+  } else if (const std::string key = fmt::format("{}.{}", f.arch, lt.gguf); f.find(key)) {
     if (std::string why = nonzero_layers(f, key, set); !why.empty()) return why;
   }
   json types = json::array();

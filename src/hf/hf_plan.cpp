@@ -239,7 +239,7 @@ LayerKinds config_layer_kinds(const Plan& plan, std::uint64_t layers) {
       return std::string_view(n >= from && every != 0 && (n + 1) % every == 0 ? "moe" : "dense");
     }));
   }
-  if (!row.layer_types.gguf.empty()) {
+  if (!row.layer_types.empty()) {
     const std::string field(row.layer_types.field);
     const auto it = plan.config.find(field);
     if (it != plan.config.end() && it->is_array()) {

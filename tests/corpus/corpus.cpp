@@ -1961,7 +1961,7 @@ std::vector<HfRowSeed> hf_row_seeds() {
     // kind is the row's layer_types' nonzero one (row_keys sets layer 0's element only).
     auto of_kind = [&](const hf::LayerGroup& g, std::uint64_t n) {
       if (g.layer_type == lead.kind) return n < leading;
-      return g.layer_type == row.layer_types.nonzero && n == 0;
+      return !row.layer_types.gguf.empty() && g.layer_type == row.layer_types.nonzero && n == 0;
     };
     auto fill = [&](const std::vector<hf::WeightEntry>& entries, std::string_view under) {
       std::set<std::string_view> hf_names;

@@ -1,5 +1,4 @@
 // The rows of the classes llama.cpp's conversion/hunyuan.py converts (table.h).
-#include <algorithm>
 #include <string>
 
 #include "../config_fields.h"
@@ -43,19 +42,6 @@ constexpr std::string_view kHyV3MoeTensors[] = {"ffn_gate_inp.weight",  "exp_pro
                                                 "ffn_up_shexp.weight",  "ffn_down_shexp.weight"};
 constexpr LayerGroup kHyV3Groups[] = {{kDenseMlpTensors, 1, "dense"},
                                       {kHyV3MoeTensors, 1, "sparse"}};
-
-// mlp_layer_types from the layers holding the router (HYV3Config's default is a dense first
-// layer, then sparse; a file says its own).
-std::string mlp_layer_types(ConfigFields& f) {
-  const std::vector<std::uint64_t> moe = layers_holding(f.file, "ffn_gate_inp.weight", f.layers);
-  nlohmann::json types = nlohmann::json::array();
-  for (std::uint64_t n = 0; n < f.layers; ++n) {
-    types.push_back(std::binary_search(moe.begin(), moe.end(), n) ? "sparse" : "dense");
-  }
-  f.config["mlp_layer_types"] = std::move(types);
-  return "";
-}
-constexpr ConfigQuirk kHyV3Quirks[] = {{QuirkStage::kLayerFields, mlp_layer_types}};
 
 }  // namespace
 
@@ -112,10 +98,15 @@ void hunyuan(Rows& rows) {
              {"ffn_down_shexp.weight", "mlp.shared_mlp.down_proj.weight", Shape::kHiddenSharedFf}},
             two_norms}),
        .after = norm_head,
+       // mlp_layer_types from the layers holding the router (HYV3Config's default is a dense
+       // first layer, then sparse; a file says its own)
+       .layer_types = {.nonzero = "sparse",
+                       .zero = "dense",
+                       .field = "mlp_layer_types",
+                       .tensor = "ffn_gate_inp.weight"},
        .appended_layers = "nextn_predict_layers",
        .layer_groups = kHyV3Groups,
        .refusals = kHyV3Refusals,
-       .quirks = kHyV3Quirks,
        .mlx = {.absent = "mlx-lm 0.32.2 has no model of model_type hy_v3 (mlx_lm/models/)"}});
 }
 
